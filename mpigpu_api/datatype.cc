@@ -1,0 +1,529 @@
+#include "mpigpu_api/datatype.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+
+#include "mpigpu_api/errors.h"
+
+namespace mpigpu {
+namespace {
+
+// ---- predefined types (from the X-macro list, so handles, names and sizes cannot drift) ----
+
+#define MPIGPU_TYPE_HANDLE(handle, ctype) handle,
+constexpr MPIGPU_Datatype kPredefinedHandle[] = {
+    MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_HANDLE)};
+#undef MPIGPU_TYPE_HANDLE
+#define MPIGPU_TYPE_SIZE(handle, ctype) sizeof(ctype),
+constexpr size_t kPredefinedSize[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_SIZE)};
+#undef MPIGPU_TYPE_SIZE
+#define MPIGPU_TYPE_NAME(handle, ctype) #handle,
+constexpr const char* kPredefinedName[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_NAME)};
+#undef MPIGPU_TYPE_NAME
+
+constexpr bool HandlesAreIndices() {
+  for (int i = 0; i < MPIGPU_NUM_PREDEFINED_TYPES; ++i) {
+    if (kPredefinedHandle[i] != i) return false;
+  }
+  return true;
+}
+static_assert(sizeof(kPredefinedHandle) / sizeof(kPredefinedHandle[0]) ==
+                  MPIGPU_NUM_PREDEFINED_TYPES,
+              "MPIGPU_FOR_EACH_PREDEFINED_TYPE must list every predefined type");
+static_assert(HandlesAreIndices(), "predefined type handles must be 0, 1, 2, ... in list order");
+
+const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
+  static const std::vector<TypeInfo>* table = [] {
+    auto* t = new std::vector<TypeInfo>(MPIGPU_NUM_PREDEFINED_TYPES);
+    for (int i = 0; i < MPIGPU_NUM_PREDEFINED_TYPES; ++i) {
+      TypeInfo& info = (*t)[i];
+      info.predefined = true;
+      info.committed = true;
+      info.size = info.extent = kPredefinedSize[i];
+      info.basic_type = i;
+      info.pieces = std::make_shared<const std::vector<TypePiece>>(
+          1, TypePiece{0, info.size, info.size, 1});
+    }
+    return t;
+  }();
+  return (*table)[type];
+}
+
+std::string TypeLabel(MPIGPU_Datatype type) {
+  return IsPredefinedType(type) ? kPredefinedName[type] : "datatype " + std::to_string(type);
+}
+
+// ---- pieces ----
+
+// A canonical piece (see TypePiece) for nblocks blocks of `block` bytes, `stride` apart.
+TypePiece MakePiece(size_t offset, size_t block, size_t stride, size_t nblocks) {
+  if (nblocks == 1 || stride == block) {
+    return TypePiece{offset, block * nblocks, block * nblocks, 1};
+  }
+  return TypePiece{offset, block, stride, nblocks};
+}
+
+// Extends *p by q (which follows p in packed order) if q continues p's pattern: q dense and
+// adjacent to a dense p, or q's blocks the same size as p's and at the same regular stride.
+bool TryMerge(TypePiece* p, const TypePiece& q) {
+  if (p->nblocks == 1 && q.nblocks == 1 && q.offset == p->offset + p->block_bytes) {
+    p->block_bytes += q.block_bytes;
+    p->stride_bytes = p->block_bytes;
+    return true;
+  }
+  if (p->block_bytes != q.block_bytes || q.offset <= p->offset) return false;
+  const size_t stride = p->nblocks > 1   ? p->stride_bytes
+                        : q.nblocks > 1 ? q.stride_bytes
+                                        : q.offset - p->offset;
+  if (stride <= p->block_bytes) return false;
+  if (q.nblocks > 1 && q.stride_bytes != stride) return false;
+  if (q.offset != p->offset + p->nblocks * stride) return false;
+  p->stride_bytes = stride;
+  p->nblocks += q.nblocks;
+  return true;
+}
+
+// Takes pieces in packed order, merges neighbours, hands finished pieces to sink(piece) (which
+// returns false to stop). Add/Finish return false once the sink stopped.
+template <class Sink>
+class PieceMerger {
+ public:
+  explicit PieceMerger(Sink sink) : sink_(std::move(sink)) {}
+
+  bool Add(const TypePiece& q) {
+    if (has_pending_ && TryMerge(&pending_, q)) return true;
+    if (has_pending_ && !sink_(pending_)) return false;
+    pending_ = q;
+    has_pending_ = true;
+    return true;
+  }
+  bool Finish() {
+    if (!has_pending_) return true;
+    has_pending_ = false;
+    return sink_(pending_);
+  }
+
+ private:
+  Sink sink_;
+  TypePiece pending_;
+  bool has_pending_ = false;
+};
+
+// Copies of `pieces` placed `extent` apart collapse into one piece: a single dense piece
+// (copies become blocks of a strided piece) or a single strided piece whose pattern runs on.
+bool HasClosedForm(const std::vector<TypePiece>& pieces, size_t extent) {
+  return pieces.size() == 1 &&
+         (pieces[0].nblocks == 1 || pieces[0].stride_bytes * pieces[0].nblocks == extent);
+}
+
+// Feeds copies first..first+ncopies-1 of `pieces` (copy k at k * extent) to the merger.
+template <class Merger>
+bool AddCopies(const std::vector<TypePiece>& pieces, size_t extent, size_t first,
+               size_t ncopies, Merger* merger) {
+  if (ncopies == 0 || pieces.empty()) return true;
+  const size_t base = first * extent;
+  if (HasClosedForm(pieces, extent)) {
+    const TypePiece& p = pieces[0];
+    if (p.nblocks == 1) {
+      return merger->Add(MakePiece(base + p.offset, p.block_bytes, extent, ncopies));
+    }
+    return merger->Add(
+        MakePiece(base + p.offset, p.block_bytes, p.stride_bytes, p.nblocks * ncopies));
+  }
+  for (size_t k = 0; k < ncopies; ++k) {
+    for (const TypePiece& q : pieces) {
+      TypePiece shifted = q;
+      shifted.offset += base + k * extent;
+      if (!merger->Add(shifted)) return false;
+    }
+  }
+  return true;
+}
+
+// *out = merged pieces of ncopies copies of `pieces` placed `extent` apart. Fails (ARG) if the
+// result, or the work to build it, passes kMaxTypePieces.
+int Replicate(const char* fn, const std::vector<TypePiece>& pieces, size_t extent,
+              size_t ncopies, std::vector<TypePiece>* out) {
+  out->clear();
+  auto too_complex = [&] {
+    return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": type too complex (more than " +
+                                            std::to_string(kMaxTypePieces) +
+                                            " regular pieces)");
+  };
+  if (!HasClosedForm(pieces, extent) && pieces.size() > 1 &&
+      ncopies > 4 * kMaxTypePieces / pieces.size()) {
+    return too_complex();
+  }
+  auto sink = [out](const TypePiece& p) {
+    out->push_back(p);
+    return out->size() <= kMaxTypePieces;
+  };
+  PieceMerger<decltype(sink)> merger(sink);
+  if (!AddCopies(pieces, extent, 0, ncopies, &merger) || !merger.Finish()) return too_complex();
+  return MPIGPU_SUCCESS;
+}
+
+// Visits the part of piece p, whose packed bytes are [pos, pos + p.bytes()), that falls in
+// [begin, end): a partial first block, the whole blocks, a partial last block.
+bool VisitClipped(const TypePiece& p, size_t pos, size_t begin, size_t end, PieceVisitor visit,
+                  void* ctx) {
+  const size_t lo = std::max(begin, pos) - pos;
+  const size_t hi = std::min(end, pos + p.bytes()) - pos;
+  if (lo >= hi) return true;
+  if (lo == 0 && hi == p.bytes()) return visit(ctx, p, pos);
+  const size_t b = p.block_bytes;
+  auto block_at = [&](size_t i) { return p.offset + i * p.stride_bytes; };
+  size_t first = lo / b;
+  const size_t head_skip = lo % b;
+  const size_t last = (hi - 1) / b;
+  const size_t tail_len = (hi - 1) % b + 1;  // bytes of the last block inside the range
+  if (first == last) {
+    const size_t len = tail_len - head_skip;
+    return visit(ctx, MakePiece(block_at(first) + head_skip, len, len, 1), pos + lo);
+  }
+  if (head_skip != 0) {
+    const size_t len = b - head_skip;
+    if (!visit(ctx, MakePiece(block_at(first) + head_skip, len, len, 1), pos + lo)) return false;
+    ++first;
+  }
+  const size_t full_end = tail_len == b ? last + 1 : last;  // whole blocks are [first, full_end)
+  if (first < full_end &&
+      !visit(ctx, MakePiece(block_at(first), b, p.stride_bytes, full_end - first),
+             pos + first * b)) {
+    return false;
+  }
+  if (tail_len != b) {
+    return visit(ctx, MakePiece(block_at(last), tail_len, tail_len, 1), pos + last * b);
+  }
+  return true;
+}
+
+// ---- registry of derived types ----
+
+class Registry {
+ public:
+  int Lookup(MPIGPU_Datatype type, TypeInfo* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Slot* slot = Find(type);
+    if (slot == nullptr) return BadHandle(type);
+    *out = slot->info;
+    return MPIGPU_SUCCESS;
+  }
+
+  int Add(TypeInfo info, MPIGPU_Datatype* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      if (slots_.size() >= static_cast<size_t>(INT_MAX - MPIGPU_NUM_PREDEFINED_TYPES)) {
+        return SetLastError(MPIGPU_ERR_INTERN, "datatype handles exhausted");
+      }
+      index = slots_.size();
+      slots_.emplace_back();
+    }
+    slots_[index].in_use = true;
+    slots_[index].info = std::move(info);
+    *out = static_cast<MPIGPU_Datatype>(index + MPIGPU_NUM_PREDEFINED_TYPES);
+    return MPIGPU_SUCCESS;
+  }
+
+  int Commit(MPIGPU_Datatype type) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot* slot = Find(type);
+    if (slot == nullptr) return BadHandle(type);
+    slot->info.committed = true;
+    return MPIGPU_SUCCESS;
+  }
+
+  int Free(MPIGPU_Datatype type) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot* slot = Find(type);
+    if (slot == nullptr) return BadHandle(type);
+    slot->in_use = false;
+    slot->info = TypeInfo();  // drops this type's pieces (types built from it keep their own)
+    free_.push_back(static_cast<size_t>(type - MPIGPU_NUM_PREDEFINED_TYPES));
+    return MPIGPU_SUCCESS;
+  }
+
+ private:
+  struct Slot {
+    bool in_use = false;
+    TypeInfo info;
+  };
+
+  // Caller holds mu_. Null for anything but a live derived type.
+  Slot* Find(MPIGPU_Datatype type) {
+    if (type < MPIGPU_NUM_PREDEFINED_TYPES) return nullptr;
+    const size_t index = static_cast<size_t>(type - MPIGPU_NUM_PREDEFINED_TYPES);
+    if (index >= slots_.size() || !slots_[index].in_use) return nullptr;
+    return &slots_[index];
+  }
+
+  int BadHandle(MPIGPU_Datatype type) {
+    if (type == MPIGPU_DATATYPE_NULL) {
+      return SetLastError(MPIGPU_ERR_TYPE, "datatype is MPIGPU_DATATYPE_NULL");
+    }
+    const bool freed = type >= MPIGPU_NUM_PREDEFINED_TYPES &&
+                       static_cast<size_t>(type - MPIGPU_NUM_PREDEFINED_TYPES) < slots_.size();
+    return SetLastError(MPIGPU_ERR_TYPE, "datatype " + std::to_string(type) +
+                                             (freed ? " was freed" : " is not a valid handle"));
+  }
+
+  std::mutex mu_;
+  std::deque<Slot> slots_;  // slot i is handle MPIGPU_NUM_PREDEFINED_TYPES + i
+  std::vector<size_t> free_;
+};
+
+// Never destroyed, so type calls from static destructors or atexit handlers still work.
+Registry& GetRegistry() {
+  static Registry* registry = new Registry;
+  return *registry;
+}
+
+bool MulFits(size_t a, size_t b, size_t* out) {
+  return !__builtin_mul_overflow(a, b, out) && *out <= static_cast<size_t>(PTRDIFF_MAX);
+}
+
+// Type_vector, and Type_contiguous as vector(count, 1, 1).
+int MakeVector(const char* fn, int count, int blocklength, int stride, MPIGPU_Datatype oldtype,
+               MPIGPU_Datatype* newtype) {
+  const std::string where = fn;
+  if (newtype == nullptr) return SetLastError(MPIGPU_ERR_ARG, where + ": newtype is null");
+  if (count < 0) {
+    return SetLastError(MPIGPU_ERR_COUNT,
+                        where + ": count " + std::to_string(count) + " is negative");
+  }
+  if (blocklength < 0) {
+    return SetLastError(MPIGPU_ERR_COUNT, where + ": blocklength " +
+                                              std::to_string(blocklength) + " is negative");
+  }
+  if (stride < 0) {
+    return SetLastError(MPIGPU_ERR_ARG, where + ": stride " + std::to_string(stride) +
+                                            " is negative (not supported)");
+  }
+  if (count > 1 && stride < blocklength) {
+    return SetLastError(MPIGPU_ERR_ARG, where + ": stride " + std::to_string(stride) +
+                                            " < blocklength " + std::to_string(blocklength) +
+                                            ": blocks would overlap (not supported)");
+  }
+  TypeInfo old;
+  if (int rc = LookupType(oldtype, &old); rc != MPIGPU_SUCCESS) return rc;
+
+  const size_t n = static_cast<size_t>(count);
+  const size_t bl = static_cast<size_t>(blocklength);
+  const size_t st = static_cast<size_t>(stride);
+  TypeInfo info;
+  info.basic_type = old.basic_type;
+  size_t elems = 0;
+  size_t span = 0;
+  if (!MulFits(n, bl, &elems) || !MulFits(elems, old.size, &info.size) ||
+      !MulFits((n == 0 ? 0 : (n - 1) * st) + bl, old.extent, &span)) {
+    return SetLastError(MPIGPU_ERR_ARG, where + ": type too large (count " +
+                                            std::to_string(count) + ", blocklength " +
+                                            std::to_string(blocklength) + ", stride " +
+                                            std::to_string(stride) + ")");
+  }
+  // A type without data has extent 0 (its type map is empty).
+  info.extent = info.size == 0 ? 0 : span;
+  std::vector<TypePiece> pieces;
+  if (info.size > 0) {
+    std::vector<TypePiece> block;
+    if (int rc = Replicate(fn, *old.pieces, old.extent, bl, &block); rc != MPIGPU_SUCCESS) {
+      return rc;
+    }
+    // With one block the stride is never used (and st * extent might not fit).
+    const size_t block_stride = n > 1 ? st * old.extent : 0;
+    if (int rc = Replicate(fn, block, block_stride, n, &pieces); rc != MPIGPU_SUCCESS) return rc;
+  }
+  info.pieces = std::make_shared<const std::vector<TypePiece>>(std::move(pieces));
+  return GetRegistry().Add(std::move(info), newtype);
+}
+
+}  // namespace
+
+bool IsPredefinedType(MPIGPU_Datatype type) {
+  return type >= 0 && type < MPIGPU_NUM_PREDEFINED_TYPES;
+}
+
+size_t PredefinedTypeSize(MPIGPU_Datatype type) {
+  return IsPredefinedType(type) ? kPredefinedSize[type] : 0;
+}
+
+const char* TypeName(MPIGPU_Datatype type) {
+  return IsPredefinedType(type) ? kPredefinedName[type] : "derived";
+}
+
+int LookupType(MPIGPU_Datatype type, TypeInfo* out) {
+  if (out == nullptr) return SetLastError(MPIGPU_ERR_ARG, "LookupType: null out");
+  if (IsPredefinedType(type)) {
+    *out = PredefinedInfo(type);  // immutable table: no lock
+    return MPIGPU_SUCCESS;
+  }
+  return GetRegistry().Lookup(type, out);
+}
+
+int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
+  if (out == nullptr) return SetLastError(MPIGPU_ERR_ARG, "DescribeForComm: null out");
+  if (count < 0) {
+    return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
+  }
+  TypeInfo info;
+  if (int rc = LookupType(type, &info); rc != MPIGPU_SUCCESS) return rc;
+  if (!info.committed) {
+    return SetLastError(MPIGPU_ERR_TYPE, TypeLabel(type) +
+                                             " is not committed (call MPIGPU_Type_commit)");
+  }
+  const size_t n = static_cast<size_t>(count);
+  size_t span = 0;
+  TypeDesc d;
+  if (!MulFits(n, info.size, &d.total_bytes) || !MulFits(n, info.extent, &span)) {
+    return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " of " +
+                                              TypeLabel(type) + " is too large");
+  }
+  d.type = type;
+  d.basic_type = info.basic_type;
+  d.count = n;
+  d.size = info.size;
+  d.extent = info.extent;
+  d.base_size = PredefinedTypeSize(info.basic_type);
+  // Pieces never overlap and lie within the extent: size == extent means they tile it.
+  d.contiguous = info.size == info.extent;
+  d.type_pieces = std::move(info.pieces);
+  *out = std::move(d);
+  return MPIGPU_SUCCESS;
+}
+
+int VisitPieces(const TypeDesc& desc, size_t packed_offset, size_t bytes, PieceVisitor visit,
+                void* ctx) {
+  if (bytes > desc.total_bytes || packed_offset > desc.total_bytes - bytes) {
+    return SetLastError(MPIGPU_ERR_ARG, "packed range [" + std::to_string(packed_offset) +
+                                            ", +" + std::to_string(bytes) + ") passes the " +
+                                            std::to_string(desc.total_bytes) + "-byte buffer");
+  }
+  if (bytes == 0) return MPIGPU_SUCCESS;
+  if (desc.contiguous) {
+    visit(ctx, MakePiece(packed_offset, bytes, bytes, 1), packed_offset);
+    return MPIGPU_SUCCESS;
+  }
+  // Only the elements that hold the range are generated.
+  const size_t end = packed_offset + bytes;
+  const size_t first = packed_offset / desc.size;
+  const size_t last = (end - 1) / desc.size;
+  size_t pos = first * desc.size;  // packed offset of the next piece from the merger
+  auto sink = [&](const TypePiece& p) {
+    const size_t piece_pos = pos;
+    pos += p.bytes();
+    return VisitClipped(p, piece_pos, packed_offset, end, visit, ctx) && pos < end;
+  };
+  PieceMerger<decltype(sink)> merger(sink);
+  if (AddCopies(*desc.type_pieces, desc.extent, first, last - first + 1, &merger)) {
+    merger.Finish();
+  }
+  return MPIGPU_SUCCESS;
+}
+
+std::vector<TypePiece> FlattenPieces(const TypeDesc& desc) {
+  std::vector<TypePiece> out;
+  (void)ForEachPiece(desc, [&](const TypePiece& p, size_t) {
+    out.push_back(p);
+    return true;
+  });
+  return out;
+}
+
+// Host packing uses plain memcpy per block: blocks are typically small, and the streaming-store
+// path of HostCopy pays off only for large runs (the transport copies those itself).
+int Pack(const TypeDesc& desc, const void* buf, size_t packed_offset, size_t bytes,
+         void* packed) {
+  if (bytes > 0 && (buf == nullptr || packed == nullptr)) {
+    return SetLastError(MPIGPU_ERR_ARG, "Pack: null buffer");
+  }
+  const char* src = static_cast<const char*>(buf);
+  char* dst = static_cast<char*>(packed) - packed_offset;  // indexed by packed position
+  return ForEachPiece(desc, packed_offset, bytes, [&](const TypePiece& p, size_t pos) {
+    for (size_t i = 0; i < p.nblocks; ++i) {
+      std::memcpy(dst + pos + i * p.block_bytes, src + p.offset + i * p.stride_bytes,
+                  p.block_bytes);
+    }
+    return true;
+  });
+}
+
+int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_t bytes,
+           void* buf) {
+  if (bytes > 0 && (buf == nullptr || packed == nullptr)) {
+    return SetLastError(MPIGPU_ERR_ARG, "Unpack: null buffer");
+  }
+  const char* src = static_cast<const char*>(packed) - packed_offset;
+  char* dst = static_cast<char*>(buf);
+  return ForEachPiece(desc, packed_offset, bytes, [&](const TypePiece& p, size_t pos) {
+    for (size_t i = 0; i < p.nblocks; ++i) {
+      std::memcpy(dst + p.offset + i * p.stride_bytes, src + pos + i * p.block_bytes,
+                  p.block_bytes);
+    }
+    return true;
+  });
+}
+
+}  // namespace mpigpu
+
+// ---- C API ----
+
+extern "C" int MPIGPU_Type_contiguous(int count, MPIGPU_Datatype oldtype,
+                                      MPIGPU_Datatype* newtype) {
+  return mpigpu::MakeVector("MPIGPU_Type_contiguous", count, 1, 1, oldtype, newtype);
+}
+
+extern "C" int MPIGPU_Type_vector(int count, int blocklength, int stride,
+                                  MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype) {
+  return mpigpu::MakeVector("MPIGPU_Type_vector", count, blocklength, stride, oldtype, newtype);
+}
+
+extern "C" int MPIGPU_Type_commit(MPIGPU_Datatype* datatype) {
+  if (datatype == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_commit: datatype is null");
+  }
+  if (mpigpu::IsPredefinedType(*datatype)) return MPIGPU_SUCCESS;
+  return mpigpu::GetRegistry().Commit(*datatype);
+}
+
+extern "C" int MPIGPU_Type_free(MPIGPU_Datatype* datatype) {
+  if (datatype == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_free: datatype is null");
+  }
+  if (mpigpu::IsPredefinedType(*datatype)) {
+    return mpigpu::SetLastError(MPIGPU_ERR_TYPE, std::string("cannot free predefined type ") +
+                                                     mpigpu::TypeName(*datatype));
+  }
+  if (int rc = mpigpu::GetRegistry().Free(*datatype); rc != MPIGPU_SUCCESS) return rc;
+  *datatype = MPIGPU_DATATYPE_NULL;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size) {
+  if (size == nullptr) return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_size: size is null");
+  mpigpu::TypeInfo info;
+  if (int rc = mpigpu::LookupType(datatype, &info); rc != MPIGPU_SUCCESS) return rc;
+  *size = info.size > static_cast<size_t>(INT_MAX) ? MPIGPU_UNDEFINED
+                                                   : static_cast<int>(info.size);
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* lb,
+                                      MPIGPU_Aint* extent) {
+  if (lb == nullptr || extent == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_extent: null lb or extent");
+  }
+  mpigpu::TypeInfo info;
+  if (int rc = mpigpu::LookupType(datatype, &info); rc != MPIGPU_SUCCESS) return rc;
+  *lb = 0;
+  *extent = static_cast<MPIGPU_Aint>(info.extent);
+  return MPIGPU_SUCCESS;
+}

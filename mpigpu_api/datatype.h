@@ -1,0 +1,147 @@
+// Datatypes: the registry behind MPIGPU_Type_* and the flattened description of a typed buffer
+// that the transport moves.
+//
+// A type is described by its size (bytes of data), its extent (span of one element; the lower
+// bound is always 0 because only non-negative strides are accepted) and a flattened list of
+// regular pieces relative to the element's start. Derived types are contiguous or vector types
+// built over any type; each keeps its own flattened copy, so freeing the type it was built from
+// does not affect it. Every derived type has exactly one predefined "basic" type underneath
+// (the only constructors are contiguous and vector), which reductions and the "whole elements
+// per ring unit" rule use.
+//
+// Handles: predefined types are 0..MPIGPU_NUM_PREDEFINED_TYPES-1 (never freed); derived types
+// get the next handles, and a freed handle is reused by a later type. The registry has no fixed
+// capacity. All functions are thread-safe; describing a predefined type takes no lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "mpigpu_api/mpigpu.h"
+
+// X(handle, C type) for every predefined type, in handle order.
+#define MPIGPU_FOR_EACH_PREDEFINED_TYPE(X)     \
+  X(MPIGPU_BYTE, unsigned char)                \
+  X(MPIGPU_CHAR, char)                         \
+  X(MPIGPU_SIGNED_CHAR, signed char)           \
+  X(MPIGPU_UNSIGNED_CHAR, unsigned char)       \
+  X(MPIGPU_SHORT, short)                       \
+  X(MPIGPU_UNSIGNED_SHORT, unsigned short)     \
+  X(MPIGPU_INT, int)                           \
+  X(MPIGPU_UNSIGNED, unsigned)                 \
+  X(MPIGPU_LONG, long)                         \
+  X(MPIGPU_UNSIGNED_LONG, unsigned long)       \
+  X(MPIGPU_LONG_LONG, long long)               \
+  X(MPIGPU_UNSIGNED_LONG_LONG, unsigned long long) \
+  X(MPIGPU_FLOAT, float)                       \
+  X(MPIGPU_DOUBLE, double)                     \
+  X(MPIGPU_INT8_T, int8_t)                     \
+  X(MPIGPU_INT16_T, int16_t)                   \
+  X(MPIGPU_INT32_T, int32_t)                   \
+  X(MPIGPU_INT64_T, int64_t)                   \
+  X(MPIGPU_UINT8_T, uint8_t)                   \
+  X(MPIGPU_UINT16_T, uint16_t)                 \
+  X(MPIGPU_UINT32_T, uint32_t)                 \
+  X(MPIGPU_UINT64_T, uint64_t)
+
+namespace mpigpu {
+
+// nblocks blocks of block_bytes each; the first starts at `offset`, block starts are
+// stride_bytes apart. Canonical form (every piece handed out is canonical): block_bytes > 0,
+// nblocks >= 1; nblocks == 1 exactly when the piece is one dense run, and then stride_bytes ==
+// block_bytes; otherwise stride_bytes > block_bytes (blocks never overlap or touch).
+// This is the shape of one Copy2D(pitch = stride_bytes, width = block_bytes, height = nblocks).
+struct TypePiece {
+  size_t offset = 0;
+  size_t block_bytes = 0;
+  size_t stride_bytes = 0;
+  size_t nblocks = 0;
+
+  size_t bytes() const { return block_bytes * nblocks; }
+  friend bool operator==(const TypePiece& a, const TypePiece& b) {
+    return a.offset == b.offset && a.block_bytes == b.block_bytes &&
+           a.stride_bytes == b.stride_bytes && a.nblocks == b.nblocks;
+  }
+};
+
+// Upper bound on the pieces of one derived type; beyond it Type_vector/contiguous fail with
+// MPIGPU_ERR_ARG ("type too complex") rather than use unbounded memory.
+constexpr size_t kMaxTypePieces = size_t{1} << 20;
+
+// What the registry knows about one type.
+struct TypeInfo {
+  bool predefined = false;
+  bool committed = false;
+  size_t size = 0;    // bytes of data in one element
+  size_t extent = 0;  // bytes from the element's start to past its last byte
+  MPIGPU_Datatype basic_type = MPIGPU_DATATYPE_NULL;  // predefined type underneath
+  // Pieces of one element, offsets from its start, in type-map order (offsets increase).
+  std::shared_ptr<const std::vector<TypePiece>> pieces;
+};
+
+// A (count x type) buffer as the transport sees it. Cheap to copy (shares the piece list).
+struct TypeDesc {
+  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
+  MPIGPU_Datatype basic_type = MPIGPU_DATATYPE_NULL;
+  size_t count = 0;
+  size_t size = 0;         // bytes of data in one element of `type`
+  size_t extent = 0;       // bytes between consecutive elements of `type`
+  size_t total_bytes = 0;  // count * size: the packed (wire) length
+  size_t base_size = 0;    // bytes of one basic_type element: ring units carry whole ones
+  bool contiguous = true;  // the data is the single dense run [0, total_bytes)
+  std::shared_ptr<const std::vector<TypePiece>> type_pieces;  // one element's pieces
+};
+
+bool IsPredefinedType(MPIGPU_Datatype type);
+// sizeof the predefined type's C type; 0 for anything else.
+size_t PredefinedTypeSize(MPIGPU_Datatype type);
+// "MPIGPU_INT"; "derived" for other handles.
+const char* TypeName(MPIGPU_Datatype type);
+
+// Error class (MPIGPU_SUCCESS, or MPIGPU_ERR_TYPE for a bad or freed handle, MPIGPU_ERR_ARG for
+// a null out) and *out = the registry's entry. Uncommitted types are reported, not refused.
+int LookupType(MPIGPU_Datatype type, TypeInfo* out);
+
+// Describes `count` elements of `type` for communication. Errors: MPIGPU_ERR_TYPE (bad, freed
+// or uncommitted type), MPIGPU_ERR_COUNT (count < 0, or count * extent overflows), ARG (null out).
+int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out);
+
+// Visits the parts of the buffer that hold packed bytes [packed_offset, packed_offset + bytes),
+// in packed order, as canonical pieces merged where regular: fn(const TypePiece& piece,
+// size_t packed_pos) with piece.offset counted from the buffer's start and packed_pos the packed
+// offset of the piece's first byte; fn returns false to stop. Cost: O(pieces visited), so one
+// ring unit of a long message is cheap. Returns MPIGPU_ERR_ARG if the range passes total_bytes.
+using PieceVisitor = bool (*)(void* ctx, const TypePiece& piece, size_t packed_pos);
+int VisitPieces(const TypeDesc& desc, size_t packed_offset, size_t bytes, PieceVisitor visit,
+                void* ctx);
+
+template <class Fn>
+int ForEachPiece(const TypeDesc& desc, size_t packed_offset, size_t bytes, Fn&& fn) {
+  auto thunk = [](void* ctx, const TypePiece& piece, size_t packed_pos) -> bool {
+    return (*static_cast<std::remove_reference_t<Fn>*>(ctx))(piece, packed_pos);
+  };
+  return VisitPieces(desc, packed_offset, bytes, thunk, &fn);
+}
+template <class Fn>
+int ForEachPiece(const TypeDesc& desc, Fn&& fn) {
+  return ForEachPiece(desc, 0, desc.total_bytes, std::forward<Fn>(fn));
+}
+
+// All pieces of the whole buffer (a contiguous buffer: one piece with nblocks = 1; count = 1 of
+// a vector: one piece; count > 1 of a vector: count pieces). For tests and small types; the
+// transport should visit pieces per unit instead.
+std::vector<TypePiece> FlattenPieces(const TypeDesc& desc);
+
+// Host memory only: copies packed bytes [packed_offset, packed_offset + bytes) between the typed
+// buffer `buf` and the contiguous `packed` (which holds exactly that range). Errors: ARG (range
+// past total_bytes, null pointer with bytes > 0).
+int Pack(const TypeDesc& desc, const void* buf, size_t packed_offset, size_t bytes,
+         void* packed);
+int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_t bytes,
+           void* buf);
+
+}  // namespace mpigpu

@@ -1,0 +1,123 @@
+#include "mpigpu_api/errors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace mpigpu {
+namespace {
+
+struct ClassInfo {
+  const char* name;
+  const char* text;
+};
+
+// Indexed by code: 0 is MPIGPU_SUCCESS, then MPIGPU_ERR_RANK..MPIGPU_ERR_LASTCODE in order.
+constexpr ClassInfo kClasses[] = {
+    {"MPIGPU_SUCCESS", "no error"},
+    {"MPIGPU_ERR_RANK", "invalid rank"},
+    {"MPIGPU_ERR_COUNT", "invalid count"},
+    {"MPIGPU_ERR_TAG", "invalid tag"},
+    {"MPIGPU_ERR_TYPE", "invalid datatype"},
+    {"MPIGPU_ERR_BUFFER", "invalid buffer pointer or buffer type"},
+    {"MPIGPU_ERR_COMM", "invalid communicator"},
+    {"MPIGPU_ERR_REQUEST", "invalid request"},
+    {"MPIGPU_ERR_TRUNCATE", "message truncated: longer than the receive buffer"},
+    {"MPIGPU_ERR_PROC_FAILED", "a peer process failed"},
+    {"MPIGPU_ERR_NO_GPU", "no usable CUDA device"},
+    {"MPIGPU_ERR_INTERN", "internal error"},
+    {"MPIGPU_ERR_OTHER", "CUDA, system or timeout error"},
+    {"MPIGPU_ERR_ARG", "invalid argument"},
+    {"MPIGPU_ERR_OP", "invalid reduction operation"},
+    {"MPIGPU_ERR_NOT_INITIALIZED", "mpigpu is not initialized (or already finalized)"},
+};
+static_assert(sizeof(kClasses) / sizeof(kClasses[0]) == MPIGPU_ERR_LASTCODE + 1,
+              "one entry per error class");
+
+struct LastError {
+  int code = MPIGPU_SUCCESS;
+  std::string detail;
+};
+thread_local LastError t_last_error;
+
+}  // namespace
+
+bool IsValidErrorCode(int code) { return code >= MPIGPU_SUCCESS && code <= MPIGPU_ERR_LASTCODE; }
+
+const char* ErrorClassName(int code) {
+  return IsValidErrorCode(code) ? kClasses[code].name : nullptr;
+}
+
+const char* ErrorClassText(int code) {
+  return IsValidErrorCode(code) ? kClasses[code].text : nullptr;
+}
+
+int ErrorClassOf(Err err, int invalid_arg_class) {
+  switch (err) {
+    case Err::kOk: return MPIGPU_SUCCESS;
+    case Err::kInvalidArg: return invalid_arg_class;
+    case Err::kNoGpu: return MPIGPU_ERR_NO_GPU;
+    case Err::kTruncate: return MPIGPU_ERR_TRUNCATE;
+    case Err::kPeerFailed: return MPIGPU_ERR_PROC_FAILED;
+    case Err::kInternal:
+    case Err::kNoMemory: return MPIGPU_ERR_INTERN;
+    case Err::kCuda:
+    case Err::kSystem:
+    case Err::kTimeout: return MPIGPU_ERR_OTHER;
+  }
+  return MPIGPU_ERR_INTERN;  // an Err value outside the enum: a bug
+}
+
+int SetLastError(int code, std::string detail) {
+  if (code != MPIGPU_SUCCESS) {
+    t_last_error.code = code;
+    t_last_error.detail = std::move(detail);
+  }
+  return code;
+}
+
+int ReturnCode(const Status& st, int invalid_arg_class) {
+  if (st.ok()) return MPIGPU_SUCCESS;
+  return SetLastError(ErrorClassOf(st, invalid_arg_class), st.ToString());
+}
+
+std::string LastErrorDetail(int code) {
+  return code != MPIGPU_SUCCESS && t_last_error.code == code ? t_last_error.detail : "";
+}
+
+std::string ErrorMessage(int code) {
+  if (!IsValidErrorCode(code)) return "unknown error code " + std::to_string(code);
+  std::string msg = std::string(kClasses[code].text) + " (" + kClasses[code].name + ")";
+  std::string detail = LastErrorDetail(code);
+  if (!detail.empty()) msg += ": " + detail;
+  return msg;
+}
+
+}  // namespace mpigpu
+
+using mpigpu::IsValidErrorCode;
+
+extern "C" int MPIGPU_Error_string(int errorcode, char* str, int* resultlen) {
+  if (str == nullptr || resultlen == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Error_string: null str or resultlen");
+  }
+  std::string msg = mpigpu::ErrorMessage(errorcode);
+  size_t len = std::min(msg.size(), static_cast<size_t>(MPIGPU_MAX_ERROR_STRING - 1));
+  std::memcpy(str, msg.data(), len);
+  str[len] = '\0';
+  *resultlen = static_cast<int>(len);
+  if (!IsValidErrorCode(errorcode)) return MPIGPU_ERR_ARG;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Error_class(int errorcode, int* errorclass) {
+  if (errorclass == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Error_class: null errorclass");
+  }
+  if (!IsValidErrorCode(errorcode)) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG,
+                                "unknown error code " + std::to_string(errorcode));
+  }
+  *errorclass = errorcode;
+  return MPIGPU_SUCCESS;
+}

@@ -1,0 +1,121 @@
+// A rank program for the launcher's end-to-end tests.
+//
+//   launcher_probe OUTDIR ACTION [ARGS]
+//
+// Every rank first creates /dev/shm/mpigpu-<uid>-<jobid>-test-<rank> (so the tests can check the
+// launcher's sweep), then writes OUTDIR/rank-<rank>.env: its whole environment plus
+// "probe.pid=<pid>" and "probe.affinity=<cpu,cpu,...>" (written to a temporary name and renamed,
+// so a file that exists is complete). Then ACTION:
+//   ok                      exit 0
+//   exit R CODE             rank R exits with CODE once every rank wrote its file; others sleep
+//   exit-stubborn R CODE    as exit, but the sleeping ranks ignore SIGTERM (forces SIGKILL)
+//   kill R SIG              rank R raises SIG once every rank wrote its file; others sleep
+//   sleep                   every rank sleeps (until the launcher ends it)
+// Sleeps are bounded (60 s) so nothing outlives a broken test for long.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+extern char** environ;
+
+namespace {
+
+int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : -1;
+}
+
+std::string Affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "error";
+  std::string list;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    if (!list.empty()) list += ",";
+    list += std::to_string(c);
+  }
+  return list;
+}
+
+bool CreateShmFile(int rank) {
+  const char* jobid = std::getenv("MPIGPU_JOBID");
+  if (jobid == nullptr) return false;
+  std::string path = "/dev/shm/mpigpu-" + std::to_string(getuid()) + "-" + jobid + "-test-" +
+                     std::to_string(rank);
+  int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+bool WriteEnvFile(const std::string& dir, int rank) {
+  std::string path = dir + "/rank-" + std::to_string(rank) + ".env";
+  std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return false;
+  for (char** e = environ; *e; ++e) std::fprintf(f, "%s\n", *e);
+  std::fprintf(f, "probe.pid=%d\nprobe.affinity=%s\n", static_cast<int>(getpid()),
+               Affinity().c_str());
+  bool ok = std::fclose(f) == 0;
+  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+// Waits (at most 10 s) until `size` ranks have written their files.
+void WaitForAllFiles(const std::string& dir, int size) {
+  for (int tries = 0; tries < 1000; ++tries) {
+    int n = 0;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (struct dirent* e = readdir(d)) {
+        size_t len = std::strlen(e->d_name);
+        n += std::strncmp(e->d_name, "rank-", 5) == 0 && len > 4 &&
+             std::strcmp(e->d_name + len - 4, ".env") == 0;
+      }
+      closedir(d);
+    }
+    if (n >= size) return;
+    usleep(10000);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep [args]\n");
+    return 100;
+  }
+  const std::string dir = argv[1];
+  const std::string action = argv[2];
+  const int rank = EnvInt("MPIGPU_RANK");
+  const int size = EnvInt("MPIGPU_SIZE");
+  if (action == "exit-stubborn") signal(SIGTERM, SIG_IGN);  // before the file: see WaitForAllFiles
+  if (rank < 0 || size < 1 || !CreateShmFile(rank) || !WriteEnvFile(dir, rank)) {
+    std::fprintf(stderr, "launcher_probe: rank %d cannot record itself\n", rank);
+    return 101;
+  }
+
+  if (action == "ok") return 0;
+  if ((action == "exit" || action == "exit-stubborn" || action == "kill") && argc == 5) {
+    if (rank == std::atoi(argv[3])) {
+      WaitForAllFiles(dir, size);
+      if (action == "kill") raise(std::atoi(argv[4]));
+      return std::atoi(argv[4]);
+    }
+    sleep(60);
+    return 0;
+  }
+  if (action == "sleep") {
+    sleep(60);
+    return 0;
+  }
+  std::fprintf(stderr, "launcher_probe: bad action '%s'\n", action.c_str());
+  return 100;
+}

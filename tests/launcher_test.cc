@@ -1,0 +1,258 @@
+// Unit tests of the launcher's pieces: argument parser, rank environment, job id, /dev/shm sweep,
+// wait status wording, binding plans.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/binding.h"
+#include "tools/launcher.h"
+
+namespace mpigpu {
+namespace launcher {
+namespace {
+
+// An environment for -x VAR lookups.
+const char* FakeEnv(const char* name) {
+  static const std::map<std::string, std::string> env = {{"HOME", "/home/u"}, {"EMPTY", ""}};
+  auto it = env.find(name);
+  return it == env.end() ? nullptr : it->second.c_str();
+}
+
+Status Parse(const std::vector<std::string>& args, Options* out) {
+  return ParseArgs(args, FakeEnv, out);
+}
+
+// The parse must fail, and its message must contain `needle`.
+void ExpectBad(const std::vector<std::string>& args, const std::string& needle) {
+  Options o;
+  Status st = Parse(args, &o);
+  std::string joined;
+  for (const std::string& a : args) joined += "'" + a + "' ";
+  ASSERT_FALSE(st.ok()) << joined;
+  EXPECT_EQ(st.code(), Err::kInvalidArg) << joined;
+  EXPECT_NE(st.message().find(needle), std::string::npos)
+      << joined << "-> " << st.message() << " (wanted '" << needle << "')";
+}
+
+TEST(LauncherParse, MinimalCommand) {
+  Options o;
+  ASSERT_TRUE(Parse({"-n", "4", "./app"}, &o).ok());
+  EXPECT_EQ(o.nranks, 4);
+  EXPECT_EQ(o.bind_to, BindTo::kAuto);
+  EXPECT_FALSE(o.report_bindings);
+  EXPECT_EQ(o.timeout_s, 0);
+  EXPECT_TRUE(o.exports.empty());
+  EXPECT_EQ(o.program, std::vector<std::string>({"./app"}));
+}
+
+TEST(LauncherParse, EveryOption) {
+  Options o;
+  ASSERT_TRUE(Parse({"-np", "3", "--bind-to", "numa", "--report-bindings", "-x", "HOME", "-x",
+                     "A=b=c", "--timeout", "2.5", "prog", "-n", "9", "--help"},
+                    &o)
+                  .ok());
+  EXPECT_EQ(o.nranks, 3);
+  EXPECT_EQ(o.bind_to, BindTo::kNuma);
+  EXPECT_TRUE(o.report_bindings);
+  EXPECT_DOUBLE_EQ(o.timeout_s, 2.5);
+  ASSERT_EQ(o.exports.size(), 2u);
+  EXPECT_EQ(o.exports[0], std::make_pair(std::string("HOME"), std::string("/home/u")));
+  EXPECT_EQ(o.exports[1], std::make_pair(std::string("A"), std::string("b=c")));
+  // Everything from the program on is the program's, options included.
+  EXPECT_EQ(o.program, std::vector<std::string>({"prog", "-n", "9", "--help"}));
+  EXPECT_FALSE(o.help);
+}
+
+TEST(LauncherParse, SpellingsAndInlineValues) {
+  Options o;
+  ASSERT_TRUE(Parse({"--np=2", "--bind-to=core", "--timeout=7", "a"}, &o).ok());
+  EXPECT_EQ(o.nranks, 2);
+  EXPECT_EQ(o.bind_to, BindTo::kCore);
+  EXPECT_DOUBLE_EQ(o.timeout_s, 7);
+  ASSERT_TRUE(Parse({"--n", "5", "--bind-to", "none", "a"}, &o).ok());
+  EXPECT_EQ(o.nranks, 5);
+  EXPECT_EQ(o.bind_to, BindTo::kNone);
+  ASSERT_TRUE(Parse({"-n", "1", "-n", "6", "a"}, &o).ok());  // the last one counts
+  EXPECT_EQ(o.nranks, 6);
+  ASSERT_TRUE(Parse({"-x", "EMPTY", "-n", "1", "a"}, &o).ok());  // set but empty is still set
+  EXPECT_EQ(o.exports[0].second, "");
+}
+
+TEST(LauncherParse, DoubleDashEndsOptions) {
+  Options o;
+  ASSERT_TRUE(Parse({"-n", "2", "--", "-weird-name", "x"}, &o).ok());
+  EXPECT_EQ(o.program, std::vector<std::string>({"-weird-name", "x"}));
+}
+
+TEST(LauncherParse, HelpAndVersionNeedNothingElse) {
+  Options o;
+  ASSERT_TRUE(Parse({"-h"}, &o).ok());
+  EXPECT_TRUE(o.help);
+  ASSERT_TRUE(Parse({"--help"}, &o).ok());
+  EXPECT_TRUE(o.help);
+  ASSERT_TRUE(Parse({"--version"}, &o).ok());
+  EXPECT_TRUE(o.version);
+  EXPECT_NE(UsageText().find("--bind-to"), std::string::npos);
+  EXPECT_NE(UsageText().find("default:"), std::string::npos);
+}
+
+TEST(LauncherParse, BadRankCounts) {
+  for (const char* n : {"0", "-1", "abc", "4x", "", "1.5", " 3", "4097", "99999999999"})
+    ExpectBad({"-n", n, "a"}, std::string("bad -n '") + n + "'");
+  ExpectBad({"-np", "0", "a"}, "bad -np '0'");
+  ExpectBad({"a"}, "give -n N");
+  ExpectBad({}, "give -n N");
+  ExpectBad({"-n"}, "option -n needs a value");
+}
+
+TEST(LauncherParse, BadOptions) {
+  ExpectBad({"-n", "2"}, "no program given");
+  ExpectBad({"-n", "2", "--"}, "no program given");
+  ExpectBad({"--frob", "-n", "2", "a"}, "unknown option '--frob'");
+  ExpectBad({"-n", "2", "-q", "a"}, "unknown option '-q'");
+  ExpectBad({"-n", "2", "--bind-to", "socket", "a"}, "bad --bind-to 'socket'");
+  ExpectBad({"-n", "2", "--bind-to"}, "option --bind-to needs a value");
+  ExpectBad({"-n", "2", "--report-bindings=yes", "a"}, "takes no value");
+  ExpectBad({"--help=1"}, "takes no value");
+  for (const char* t : {"0", "-1", "abc", "inf", "nan", "1e3", "", "0x10"})
+    ExpectBad({"-n", "2", "--timeout", t, "a"}, std::string("bad --timeout '") + t + "'");
+}
+
+TEST(LauncherParse, BadExports) {
+  ExpectBad({"-n", "2", "-x"}, "option -x needs a value");
+  ExpectBad({"-n", "2", "-x", "NOT_SET_ANYWHERE", "a"}, "NOT_SET_ANYWHERE is not set");
+  ExpectBad({"-n", "2", "-x", "=v", "a"}, "bad -x '=v'");
+  ExpectBad({"-n", "2", "-x", "1A=v", "a"}, "bad -x '1A=v'");
+  ExpectBad({"-n", "2", "-x", "A-B=v", "a"}, "bad -x 'A-B=v'");
+  ExpectBad({"-n", "2", "-x", "MPIGPU_RANK=3", "a"}, "the launcher sets MPIGPU_RANK");
+  ExpectBad({"-n", "2", "-x", "WORLD_SIZE=3", "a"}, "the launcher sets WORLD_SIZE");
+}
+
+std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> m;
+  for (const std::string& e : env) {
+    size_t eq = e.find('=');
+    EXPECT_TRUE(m.emplace(e.substr(0, eq), e.substr(eq + 1)).second) << "duplicate " << e;
+  }
+  return m;
+}
+
+TEST(LauncherEnv, RankVariables) {
+  const std::string jobid = "0123456789abcdef";
+  RankInfo info{3, 8, 3, 8};
+  auto env = AsMap(BuildRankEnv({}, {}, info, jobid));
+  const std::map<std::string, std::string> want = {
+      {"MPIGPU_RANK", "3"},          {"MPIGPU_SIZE", "8"},         {"MPIGPU_LOCAL_RANK", "3"},
+      {"MPIGPU_LOCAL_SIZE", "8"},    {"MPIGPU_JOBID", jobid},      {"PMI_RANK", "3"},
+      {"PMI_SIZE", "8"},             {"MPI_LOCALRANKID", "3"},     {"MPI_LOCALNRANKS", "8"},
+      {"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"},
+      {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"},
+      {"LOCAL_RANK", "3"},           {"WORLD_SIZE", "8"}};
+  EXPECT_EQ(env, want);
+  for (const auto& [name, value] : want) EXPECT_TRUE(IsLauncherVariable(name)) << name;
+  EXPECT_FALSE(IsLauncherVariable("CUDA_VISIBLE_DEVICES"));
+}
+
+TEST(LauncherEnv, BaseExportsAndRankVariablesLayer) {
+  std::vector<std::string> base = {"PATH=/bin",           "KEEP=1",    "OVER=base",
+                                   "MPIGPU_RANK=99",      "NOEQUALS",  "CUDA_VISIBLE_DEVICES=2,0",
+                                   "WITH_EQ=a=b"};
+  auto env = AsMap(BuildRankEnv(base, {{"OVER", "x"}, {"NEW", "y"}}, RankInfo{1, 2, 1, 2}, "ab"));
+  EXPECT_EQ(env["PATH"], "/bin");
+  EXPECT_EQ(env["KEEP"], "1");
+  EXPECT_EQ(env["OVER"], "x");
+  EXPECT_EQ(env["NEW"], "y");
+  EXPECT_EQ(env["MPIGPU_RANK"], "1");  // a stale value from an outer job is replaced
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "2,0");  // passed through untouched
+  EXPECT_EQ(env["WITH_EQ"], "a=b");
+  EXPECT_EQ(env.count("NOEQUALS"), 1u);
+  EXPECT_EQ(env["MPIGPU_JOBID"], "ab");
+}
+
+TEST(LauncherJob, JobIdsAreRandomHex) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 16; ++i) {
+    std::string id;
+    ASSERT_TRUE(NewJobId(&id).ok());
+    ASSERT_EQ(id.size(), 16u);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen.size(), 16u);
+  EXPECT_EQ(JobShmPrefix(1000, "00ff"), "mpigpu-1000-00ff");
+}
+
+TEST(LauncherJob, SweepRemovesOnlyTheJobsNames) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/sweep-XXXXXX";
+  ASSERT_NE(mkdtemp(&dir[0]), nullptr);
+  const std::string prefix = "mpigpu-1000-0123456789abcdef";
+  const std::vector<std::string> job = {prefix, prefix + "-ring-0-1", prefix + "-test"};
+  const std::vector<std::string> others = {"mpigpu-1000-fedcba9876543210", "mpigpu-1000-0123",
+                                           "other"};
+  for (const auto& names : {job, others})
+    for (const std::string& n : names) {
+      int fd = open((dir + "/" + n).c_str(), O_CREAT | O_WRONLY, 0600);
+      ASSERT_GE(fd, 0) << n;
+      close(fd);
+    }
+  std::vector<std::string> failed;
+  EXPECT_EQ(SweepShm(dir, prefix, &failed), 3);
+  EXPECT_TRUE(failed.empty());
+  for (const std::string& n : job) EXPECT_NE(access((dir + "/" + n).c_str(), F_OK), 0) << n;
+  for (const std::string& n : others) EXPECT_EQ(access((dir + "/" + n).c_str(), F_OK), 0) << n;
+  EXPECT_EQ(SweepShm(dir, "", &failed), 0);  // an empty prefix sweeps nothing
+  EXPECT_EQ(SweepShm(dir + "/missing", prefix, &failed), 0);
+  for (const std::string& n : others) unlink((dir + "/" + n).c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(LauncherJob, WaitStatusWording) {
+  RankEnd ok = DescribeWaitStatus(0);  // exited 0
+  EXPECT_FALSE(ok.failed);
+  EXPECT_EQ(ok.exit_code, 0);
+  RankEnd three = DescribeWaitStatus(3 << 8);
+  EXPECT_TRUE(three.failed);
+  EXPECT_EQ(three.exit_code, 3);
+  EXPECT_EQ(three.what, "exited with status 3");
+  RankEnd killed = DescribeWaitStatus(SIGKILL);
+  EXPECT_TRUE(killed.failed);
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(killed.what, "was killed by signal 9 (Killed)");
+}
+
+TEST(LauncherBinding, PlansOnePerRank) {
+  BindingPlan plan;
+  ASSERT_TRUE(PlanBindings(BindTo::kNone, 3, &plan).ok());
+  EXPECT_EQ(plan.policy, BindTo::kNone);
+  ASSERT_EQ(plan.ranks.size(), 3u);
+  for (const RankBinding& b : plan.ranks) EXPECT_EQ(DescribeBinding(b), "not bound");
+
+  const int ncpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  for (BindTo policy : {BindTo::kCore, BindTo::kNuma}) {
+    ASSERT_TRUE(PlanBindings(policy, 5, &plan).ok()) << BindToName(policy);
+    EXPECT_EQ(plan.policy, policy);
+    ASSERT_EQ(plan.ranks.size(), 5u);
+    for (const RankBinding& b : plan.ranks) {
+      ASSERT_TRUE(b.bound);
+      EXPECT_GT(CPU_COUNT(&b.cpus), 0);
+      EXPECT_LE(CPU_COUNT(&b.cpus), ncpus);
+      EXPECT_EQ(DescribeBinding(b).rfind("bound to cpus ", 0), 0u) << DescribeBinding(b);
+    }
+  }
+  // Oversubscribed: auto binds nothing.
+  ASSERT_TRUE(PlanBindings(BindTo::kAuto, ncpus * 4, &plan).ok());
+  EXPECT_EQ(plan.policy, BindTo::kNone);
+}
+
+}  // namespace
+}  // namespace launcher
+}  // namespace mpigpu

@@ -1,0 +1,101 @@
+// RunJob: runs a function as the ranks of one job, each in its own forked process with the
+// launcher's environment (MPIGPU_RANK/SIZE/JOBID), and reports how they ended. A rank that
+// hangs is killed at the deadline, so a test fails instead of hanging.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mpigpu::testing {
+
+// In a rank: print the failed condition and leave with status 1.
+#define RANK_CHECK(cond)                                                              \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      std::fprintf(stderr, "%s:%d: rank check failed: %s\n", __FILE__, __LINE__, #cond); \
+      std::fflush(stderr);                                                            \
+      _exit(1);                                                                       \
+    }                                                                                 \
+  } while (0)
+
+inline std::string RandomHexJobId() {
+  unsigned long long v = (static_cast<unsigned long long>(getpid()) << 32) ^
+                         static_cast<unsigned long long>(
+                             std::chrono::steady_clock::now().time_since_epoch().count());
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", v);
+  return buf;
+}
+
+// Runs body(rank) in n processes; "" when every rank returned 0, else what went wrong.
+// expect_exit[r] (optional) lets a rank end otherwise on purpose (e.g. a rank that dies).
+inline std::string RunJob(int n, const std::function<int(int)>& body, int timeout_s = 60,
+                          const std::vector<int>& allowed_to_die = {}) {
+  const std::string jobid = RandomHexJobId();
+  std::vector<pid_t> pids(n, -1);
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("MPIGPU_RANK", std::to_string(r).c_str(), 1);
+      setenv("MPIGPU_SIZE", std::to_string(n).c_str(), 1);
+      setenv("MPIGPU_LOCAL_RANK", std::to_string(r).c_str(), 1);
+      setenv("MPIGPU_LOCAL_SIZE", std::to_string(n).c_str(), 1);
+      setenv("MPIGPU_JOBID", jobid.c_str(), 1);
+      alarm(static_cast<unsigned>(timeout_s + 5));  // never outlive the test
+      int rc = body(r);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      _exit(rc);
+    }
+    pids[r] = pid;
+  }
+  std::string result;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  int left = n;
+  while (left > 0) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      int r = 0;
+      while (r < n && pids[r] != pid) ++r;
+      if (r == n) continue;
+      --left;
+      pids[r] = -1;
+      bool may_die = false;
+      for (int d : allowed_to_die) may_die |= d == r;
+      if (may_die) continue;
+      if (WIFSIGNALED(status))
+        result += "rank " + std::to_string(r) + " killed by signal " +
+                  std::to_string(WTERMSIG(status)) + "; ";
+      else if (WEXITSTATUS(status) != 0)
+        result += "rank " + std::to_string(r) + " exited " + std::to_string(WEXITSTATUS(status)) +
+                  "; ";
+      continue;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (int r = 0; r < n; ++r)
+        if (pids[r] > 0) {
+          kill(pids[r], SIGKILL);
+          waitpid(pids[r], nullptr, 0);
+          result += "rank " + std::to_string(r) + " hung (killed at the deadline); ";
+        }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // A killed job leaves its shared memory behind: remove it, as the launcher would.
+  std::string cmd = "rm -f /dev/shm/mpigpu-" + std::to_string(getuid()) + "-" + jobid + "*";
+  if (std::system(cmd.c_str()) != 0) result += "shm cleanup failed; ";
+  return result;
+}
+
+}  // namespace mpigpu::testing

@@ -1,0 +1,376 @@
+// The intranode transport between forked ranks: every size around every threshold, vector
+// layouts, wildcards and order, many outstanding requests, truncation, a dead peer.
+// The same source runs as transport_test (MPIGPU_LMT=auto: CMA where the kernel allows it) and
+// transport_ring_test (MPIGPU_LMT=ring with small units, so long messages wrap the ring often).
+#include "transport/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "memcopy/config.h"
+#include "tests/multiproc.h"
+#include "tests/pattern.h"
+
+namespace mpigpu::transport {
+namespace {
+
+using mpigpu::testing::FillPattern;
+using mpigpu::testing::FirstMismatch;
+using mpigpu::testing::RunJob;
+
+std::unique_ptr<Engine> Join() {
+  JobInfo job;
+  Status st = JobInfo::FromEnvironment(&job);
+  RANK_CHECK(st.ok());
+  std::unique_ptr<Engine> e;
+  st = Engine::Create(job, &e);
+  if (!st.ok()) std::fprintf(stderr, "join: %s\n", st.ToString().c_str());
+  RANK_CHECK(st.ok());
+  return e;
+}
+
+UserBuffer Host(void* p, size_t n) { return UserBuffer{p, MemLoc::Host(), Layout::Contiguous(n)}; }
+
+void WaitOk(Engine& e, Request* r) {
+  Status st = e.Wait(r, 60);
+  if (!st.ok() || !r->status().ok())
+    std::fprintf(stderr, "wait: %s / %s\n", st.ToString().c_str(), r->status().ToString().c_str());
+  RANK_CHECK(st.ok() && r->status().ok());
+}
+
+std::vector<size_t> ThresholdSizes() {
+  const Config& c = GetConfig();
+  const size_t eager = std::min(c.eager_limit, c.cell_size);
+  const size_t unit = c.lmt_unit_host;
+  const size_t ring = c.lmt_unit_host * c.lmt_units;
+  return {0, 1, 7, eager - 1, eager, eager + 1, unit - 1, unit, unit + 1, ring - 1, ring, ring + 1,
+          3 * ring + 5, size_t{64} << 20};
+}
+
+TEST(TransportTest, PingPongEverySizeAroundThresholds) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    uint32_t seed = 1;
+    for (size_t n : ThresholdSizes()) {
+      std::vector<unsigned char> buf(n + 1, 0xEE);
+      if (rank == 0) FillPattern(buf.data(), n, seed);
+      for (int leg = 0; leg < 2; ++leg) {
+        Request* req = nullptr;
+        bool sending = (leg == 0) == (rank == 0);
+        Status st = sending ? e->Isend(Host(buf.data(), n), 1 - rank, 5, 0, &req)
+                            : e->Irecv(Host(buf.data(), n), 1 - rank, 5, 0, &req);
+        RANK_CHECK(st.ok());
+        WaitOk(*e, req);
+        if (!sending) {
+          RANK_CHECK(req->info().bytes == n && req->info().source == 1 - rank && req->info().tag == 5);
+          if (FirstMismatch(buf.data(), n, seed) != -1)
+            std::fprintf(stderr, "size %zu: mismatch at %lld\n", n, FirstMismatch(buf.data(), n, seed));
+          RANK_CHECK(FirstMismatch(buf.data(), n, seed) == -1);
+          RANK_CHECK(buf[n] == 0xEE);  // nothing written past the buffer
+        }
+        e->Release(req);
+      }
+      ++seed;
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, VectorLayoutsOnEitherSide) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    const size_t eager = std::min(GetConfig().eager_limit, GetConfig().cell_size);
+    // (count, block, stride) pairs for the sender and the receiver, same packed size.
+    struct Case { size_t count, block, stride; };
+    for (size_t total_blocks : {size_t{3}, eager / 48 + 7, 3 * GetConfig().lmt_unit_host / 48 + 11,
+                                size_t{40000}}) {
+      Case send{total_blocks, 48, 80}, recv{total_blocks * 2, 24, 40};
+      size_t packed = total_blocks * 48;
+      if (rank == 0) {
+        std::vector<unsigned char> src((send.count - 1) * send.stride + send.block);
+        FillPattern(src.data(), src.size(), 9);
+        Request* req;
+        RANK_CHECK(e->Isend({src.data(), MemLoc::Host(), Layout::Vector(send.count, send.block, send.stride)},
+                            1, 1, 0, &req).ok());
+        WaitOk(*e, req);
+        e->Release(req);
+      } else {
+        std::vector<unsigned char> dst((recv.count - 1) * recv.stride + recv.block, 0xEE);
+        Request* req;
+        RANK_CHECK(e->Irecv({dst.data(), MemLoc::Host(), Layout::Vector(recv.count, recv.block, recv.stride)},
+                            0, 1, 0, &req).ok());
+        WaitOk(*e, req);
+        RANK_CHECK(req->info().bytes == packed);
+        // Packed byte p came from sender offset (p/48)*80 + p%48 and lands at (p/24)*40 + p%24.
+        for (size_t p = 0; p < packed; ++p) {
+          unsigned char want = mpigpu::testing::PatternByte(9, (p / 48) * 80 + p % 48);
+          RANK_CHECK(dst[(p / 24) * 40 + p % 24] == want);
+        }
+        for (size_t b = 0; b + 1 < recv.count; ++b)  // gaps untouched
+          for (size_t g = recv.block; g < recv.stride; ++g) RANK_CHECK(dst[b * recv.stride + g] == 0xEE);
+        e->Release(req);
+      }
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, WildcardsAndNonOvertakingOrder) {
+  std::string r = RunJob(3, [](int rank) {
+    auto e = Join();
+    const int kMsgs = 200;
+    if (rank > 0) {
+      // Mixed sizes (eager and rendezvous) from each sender, same tag: must arrive in order.
+      for (int i = 0; i < kMsgs; ++i) {
+        size_t n = (i % 10 == 0) ? 200000 : 8;
+        std::vector<unsigned char> buf(n);
+        std::memcpy(buf.data(), &i, sizeof i);
+        buf[n - 1] = static_cast<unsigned char>(rank);
+        Request* req;
+        RANK_CHECK(e->Isend(Host(buf.data(), n), 0, 3, 0, &req).ok());
+        WaitOk(*e, req);
+        e->Release(req);
+      }
+    } else {
+      std::vector<int> next(3, 0);
+      for (int k = 0; k < 2 * kMsgs; ++k) {
+        std::vector<unsigned char> buf(200000);
+        Request* req;
+        RANK_CHECK(e->Irecv(Host(buf.data(), buf.size()), kAnySource, kAnyTag, 0, &req).ok());
+        WaitOk(*e, req);
+        int src = req->info().source, i;
+        std::memcpy(&i, buf.data(), sizeof i);
+        RANK_CHECK(src == 1 || src == 2);
+        RANK_CHECK(req->info().tag == 3);
+        RANK_CHECK(i == next[src]);  // per-sender order kept
+        RANK_CHECK(buf[req->info().bytes - 1] == src);
+        ++next[src];
+        e->Release(req);
+      }
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, TagsAndContextsSelectMessages) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    if (rank == 0) {
+      for (int ctx : {0, 2})
+        for (int tag : {1, 2}) {
+          int v = ctx * 10 + tag;
+          Request* req;
+          RANK_CHECK(e->Isend(Host(&v, sizeof v), 1, tag, ctx, &req).ok());
+          WaitOk(*e, req);
+          e->Release(req);
+        }
+    } else {
+      // Receive in another order than sent: tag and context pick the message.
+      for (int ctx : {2, 0})
+        for (int tag : {2, 1}) {
+          int v = -1;
+          Request* req;
+          RANK_CHECK(e->Irecv(Host(&v, sizeof v), 0, tag, ctx, &req).ok());
+          WaitOk(*e, req);
+          RANK_CHECK(v == ctx * 10 + tag);
+          e->Release(req);
+        }
+      bool found = true;
+      MsgInfo info;
+      RANK_CHECK(e->Iprobe(kAnySource, kAnyTag, 0, &found, &info).ok() && !found);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, ThousandOutstandingRequestsCompleteInAnyOrder) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    const int kN = 1000;
+    std::vector<std::vector<int>> bufs(kN, std::vector<int>(64 * (1 + rank)));
+    std::vector<Request*> reqs(kN);
+    for (int i = 0; i < kN; ++i) {
+      // Mostly small, some rendezvous-sized; both ranks send and receive at once.
+      size_t n = (i % 50 == 0) ? 100000 : 64;
+      bufs[i].assign(n / sizeof(int) + 1, rank == 0 ? i : -1);
+      Status st = rank == 0 ? e->Isend(Host(bufs[i].data(), n), 1, i, 0, &reqs[i])
+                            : e->Irecv(Host(bufs[i].data(), n), 0, i, 0, &reqs[i]);
+      RANK_CHECK(st.ok());
+    }
+    // Wait in reverse order.
+    for (int i = kN - 1; i >= 0; --i) {
+      WaitOk(*e, reqs[i]);
+      if (rank == 1) {
+        size_t n = (i % 50 == 0) ? 100000 : 64;
+        for (size_t k = 0; k < n / sizeof(int); ++k) RANK_CHECK(bufs[i][k] == i);
+      }
+      e->Release(reqs[i]);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, RandomStressWithChecksums) {
+  const unsigned seed = 20261122;
+  std::string r = RunJob(4, [seed](int rank) {
+    auto e = Join();
+    std::mt19937 rng(seed);  // the same plan in every rank
+    const int kMsgs = 300;
+    struct Msg { int src, dst, tag; size_t n; };
+    std::vector<Msg> plan;
+    for (int i = 0; i < kMsgs; ++i) {
+      int src = rng() % 4, dst = rng() % 4;
+      size_t n = std::vector<size_t>{0, 1, 100, 65535, 65536, 65537, 300000}[rng() % 7];
+      plan.push_back({src, dst, static_cast<int>(rng() % 4), n});
+    }
+    std::vector<std::vector<unsigned char>> sbuf, rbuf;
+    std::vector<Request*> reqs;
+    std::vector<int> recv_index;
+    for (int i = 0; i < kMsgs; ++i) {
+      const Msg& m = plan[i];
+      if (m.src == rank) {
+        sbuf.emplace_back(m.n);
+        FillPattern(sbuf.back().data(), m.n, 1000 + i);
+        Request* req;
+        RANK_CHECK(e->Isend(Host(sbuf.back().data(), m.n), m.dst, i, 0, &req).ok());
+        reqs.push_back(req);
+      }
+      if (m.dst == rank) {
+        rbuf.emplace_back(m.n);
+        Request* req;
+        RANK_CHECK(e->Irecv(Host(rbuf.back().data(), m.n), m.src, i, 0, &req).ok());
+        reqs.push_back(req);
+        recv_index.push_back(i);
+      }
+    }
+    for (Request* req : reqs) WaitOk(*e, req);
+    for (size_t k = 0; k < recv_index.size(); ++k) {
+      int i = recv_index[k];
+      if (FirstMismatch(rbuf[k].data(), plan[i].n, 1000 + i) != -1)
+        std::fprintf(stderr, "stress seed %u: message %d corrupt\n", seed, i);
+      RANK_CHECK(FirstMismatch(rbuf[k].data(), plan[i].n, 1000 + i) == -1);
+    }
+    for (Request* req : reqs) e->Release(req);
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
+  EXPECT_EQ(r, "") << "seed " << seed;
+}
+
+TEST(TransportTest, TruncationReportsTheRealSizeAndLeavesTheRestUntouched) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    for (size_t n : {size_t{100}, size_t{1} << 20}) {
+      if (rank == 0) {
+        std::vector<unsigned char> buf(n);
+        FillPattern(buf.data(), n, 4);
+        Request* req;
+        RANK_CHECK(e->Isend(Host(buf.data(), n), 1, 0, 0, &req).ok());
+        WaitOk(*e, req);
+        e->Release(req);
+      } else {
+        std::vector<unsigned char> buf(n, 0xEE);
+        Request* req;
+        RANK_CHECK(e->Irecv(Host(buf.data(), n / 2), 0, 0, 0, &req).ok());
+        RANK_CHECK(e->Wait(req, 60).ok());
+        RANK_CHECK(req->status().code() == Err::kTruncate);
+        RANK_CHECK(req->info().bytes == n);
+        RANK_CHECK(FirstMismatch(buf.data(), n / 2, 4) == -1);
+        for (size_t i = n / 2; i < n; ++i) RANK_CHECK(buf[i] == 0xEE);
+        e->Release(req);
+      }
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, BadArgumentsAreRejectedAndNothingIsSent) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    char b[8];
+    Request* req = nullptr;
+    RANK_CHECK(e->Isend(Host(b, 8), 2, 0, 0, &req).code() == Err::kInvalidArg && req == nullptr);
+    RANK_CHECK(e->Isend(Host(b, 8), -1, 0, 0, &req).code() == Err::kInvalidArg);
+    RANK_CHECK(e->Isend(Host(b, 8), 1, -5, 0, &req).code() == Err::kInvalidArg);
+    RANK_CHECK(e->Isend(Host(nullptr, 8), 1, 0, 0, &req).code() == Err::kInvalidArg);
+    RANK_CHECK(e->Irecv(Host(b, 8), 7, 0, 0, &req).code() == Err::kInvalidArg);
+    RANK_CHECK(e->Irecv(Host(b, 8), 0, -7, 0, &req).code() == Err::kInvalidArg);
+    RANK_CHECK(e->Irecv({b, MemLoc::Host(), Layout::Vector(3, 4, 2)}, 0, 0, 0, &req).code() ==
+               Err::kInvalidArg);
+    bool found = true;
+    MsgInfo info;
+    RANK_CHECK(e->Iprobe(kAnySource, kAnyTag, 0, &found, &info).ok() && !found);
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, ADeadPeerFailsTheBlockedReceiveWithinSeconds) {
+  std::string r = RunJob(2, [](int rank) {
+    auto e = Join();
+    if (rank == 1) _exit(3);  // dies without a word
+    char b[4];
+    Request* req;
+    RANK_CHECK(e->Irecv(Host(b, 4), 1, 0, 0, &req).ok());
+    auto t0 = std::chrono::steady_clock::now();
+    RANK_CHECK(e->Wait(req, 20).ok());
+    RANK_CHECK(req->status().code() == Err::kPeerFailed);
+    RANK_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    // Sends to it fail at once too.
+    Request* s;
+    RANK_CHECK(e->Isend(Host(b, 4), 1, 0, 0, &s).ok() && s->done() &&
+               s->status().code() == Err::kPeerFailed);
+    e->Release(s);
+    e->Release(req);
+    return 0;
+  }, 60, {1});
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportTest, OneRankJobWithoutLauncher) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    unsetenv("MPIGPU_RANK");
+    JobInfo job;
+    RANK_CHECK(JobInfo::FromEnvironment(&job).ok() && job.size == 1 && job.rank == 0);
+    std::unique_ptr<Engine> e;
+    RANK_CHECK(Engine::Create(job, &e).ok());
+    for (size_t n : {size_t{10}, size_t{1} << 20}) {  // eager and rendezvous to self
+      std::vector<unsigned char> a(n), b(n);
+      FillPattern(a.data(), n, 3);
+      Request *s, *q;
+      RANK_CHECK(e->Irecv(Host(b.data(), n), 0, 1, 0, &q).ok());
+      RANK_CHECK(e->Isend(Host(a.data(), n), 0, 1, 0, &s).ok());
+      WaitOk(*e, s);
+      WaitOk(*e, q);
+      RANK_CHECK(FirstMismatch(b.data(), n, 3) == -1);
+      e->Release(s);
+      e->Release(q);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+}  // namespace
+}  // namespace mpigpu::transport

@@ -1,0 +1,318 @@
+#include "tools/launcher.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+namespace mpigpu {
+namespace launcher {
+namespace {
+
+Status Bad(const std::string& msg) { return Status(Err::kInvalidArg, msg); }
+
+bool ParseRanks(const std::string& text, int* out) {
+  if (text.empty() || text.size() > 9) return false;
+  int v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1 || v > kMaxRanks) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseSeconds(const std::string& text, double* out) {
+  // strtod alone would take " 5", "inf", "nan" and hex: accept plain decimals only.
+  if (text.empty() || text.find_first_not_of("0123456789.") != std::string::npos) return false;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e9) return false;
+  *out = v;
+  return true;
+}
+
+bool ValidVarName(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "-x VAR" or "-x VAR=VAL" -> (VAR, value).
+Status ParseExport(const std::string& text, const std::function<const char*(const char*)>& getenv,
+                   std::pair<std::string, std::string>* out) {
+  size_t eq = text.find('=');
+  std::string name = text.substr(0, eq);
+  if (!ValidVarName(name))
+    return Bad("bad -x '" + text + "': expected VAR or VAR=VALUE with VAR a variable name");
+  if (IsLauncherVariable(name))
+    return Bad("bad -x '" + text + "': the launcher sets " + name + " for each rank");
+  if (eq != std::string::npos) {
+    *out = {name, text.substr(eq + 1)};
+    return Status::Ok();
+  }
+  const char* value = getenv(name.c_str());
+  if (value == nullptr)
+    return Bad("bad -x '" + name + "': " + name +
+               " is not set in the launcher's environment (use -x " + name + "=VALUE)");
+  *out = {name, value};
+  return Status::Ok();
+}
+
+const char* const kRankVariableNames[] = {
+    "MPIGPU_RANK",          "MPIGPU_SIZE",
+    "MPIGPU_LOCAL_RANK",    "MPIGPU_LOCAL_SIZE",
+    "MPIGPU_JOBID",         "PMI_RANK",
+    "PMI_SIZE",             "MPI_LOCALRANKID",
+    "MPI_LOCALNRANKS",      "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_RANK",
+    "WORLD_SIZE",
+};
+
+}  // namespace
+
+const char* BindToName(BindTo b) {
+  switch (b) {
+    case BindTo::kAuto: return "auto";
+    case BindTo::kNone: return "none";
+    case BindTo::kCore: return "core";
+    case BindTo::kNuma: return "numa";
+  }
+  return "?";
+}
+
+Status ParseArgs(const std::vector<std::string>& args,
+                 const std::function<const char*(const char*)>& getenv, Options* out) {
+  *out = Options();
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") {
+      ++i;
+      break;
+    }
+    if (word.size() < 2 || word[0] != '-') break;  // the program
+
+    // Long options also take "--name=value".
+    std::string name = word;
+    std::string value;
+    bool inline_value = false;
+    size_t eq = word.find('=');
+    if (word.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+      name = word.substr(0, eq);
+      value = word.substr(eq + 1);
+      inline_value = true;
+    }
+    auto flag = [&](bool* field) {
+      if (inline_value) return Bad("option " + name + " takes no value");
+      *field = true;
+      return Status::Ok();
+    };
+    auto take_value = [&]() {
+      if (inline_value) return Status::Ok();
+      if (i + 1 >= args.size()) return Bad("option " + name + " needs a value");
+      value = args[++i];
+      return Status::Ok();
+    };
+
+    if (name == "-h" || name == "--help") {
+      MPIGPU_RETURN_IF_ERROR(flag(&out->help));
+    } else if (name == "--version") {
+      MPIGPU_RETURN_IF_ERROR(flag(&out->version));
+    } else if (name == "--report-bindings") {
+      MPIGPU_RETURN_IF_ERROR(flag(&out->report_bindings));
+    } else if (name == "-n" || name == "-np" || name == "--n" || name == "--np") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      if (!ParseRanks(value, &out->nranks))
+        return Bad("bad " + name + " '" + value + "': expected a whole number of ranks from 1 to " +
+                   std::to_string(kMaxRanks));
+    } else if (name == "--bind-to") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      if (value == "none") {
+        out->bind_to = BindTo::kNone;
+      } else if (value == "core") {
+        out->bind_to = BindTo::kCore;
+      } else if (value == "numa") {
+        out->bind_to = BindTo::kNuma;
+      } else {
+        return Bad("bad --bind-to '" + value + "': expected none, core or numa");
+      }
+    } else if (name == "--timeout") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      if (!ParseSeconds(value, &out->timeout_s))
+        return Bad("bad --timeout '" + value + "': expected seconds > 0 (e.g. 30 or 0.5)");
+    } else if (name == "-x") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      std::pair<std::string, std::string> var;
+      MPIGPU_RETURN_IF_ERROR(ParseExport(value, getenv, &var));
+      out->exports.push_back(std::move(var));
+    } else {
+      return Bad("unknown option '" + word + "' (mpigpurun --help lists the options)");
+    }
+  }
+  out->program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+
+  if (out->help || out->version) return Status::Ok();
+  if (out->nranks == 0) return Bad("the number of ranks is missing: give -n N");
+  if (out->program.empty()) return Bad("no program given: mpigpurun -n N prog [args]");
+  return Status::Ok();
+}
+
+std::string UsageText() {
+  std::string t;
+  t += "usage: mpigpurun -n N [options] prog [args...]\n";
+  t += "Starts N ranks of prog on this node and waits for them.\n\n";
+  t += "options:\n";
+  t += "  -n, -np N               number of ranks (1 to " + std::to_string(kMaxRanks) + ")\n";
+  t += "  --bind-to none|core|numa\n";
+  t += "                          core: rank r on core (r mod cores);\n";
+  t += "                          numa: rank r on the NUMA node nearest its GPU (local rank mod\n";
+  t += "                          visible GPUs), round robin over NUMA nodes without GPUs;\n";
+  t += "                          none: no binding.\n";
+  t += "                          default: none when N exceeds the cores, else numa when GPUs\n";
+  t += "                          are visible, else core\n";
+  t += "  --report-bindings       print each rank's binding to stderr\n";
+  t += "  -x VAR[=VALUE]          set VAR in every rank (-x VAR: the launcher's value)\n";
+  t += "  --timeout S             end the job after S seconds (exit status 124)\n";
+  t += "  -h, --help              this text\n";
+  t += "  --version               the version\n\n";
+  t += "Each rank's environment gets MPIGPU_RANK, MPIGPU_SIZE, MPIGPU_LOCAL_RANK,\n";
+  t += "MPIGPU_LOCAL_SIZE, MPIGPU_JOBID and PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS,\n";
+  t += "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, LOCAL_RANK, WORLD_SIZE.\n";
+  t += "CUDA_VISIBLE_DEVICES is passed as is; each program picks its GPU (mpigpu: local rank\n";
+  t += "mod visible devices).\n\n";
+  t += "If a rank fails (non-zero exit or signal), the job times out, or the launcher gets\n";
+  t += "SIGINT/SIGTERM, the other ranks get SIGTERM, then SIGKILL 2 s later, and the job's\n";
+  t += "shared memory (/dev/shm/mpigpu-<uid>-<jobid>*) is removed.\n\n";
+  t += "exit status: 0 when every rank exits 0; else the first failing rank's status (128+signal\n";
+  t += "for a signal), 124 on timeout, 128+signal when the launcher was signalled, 2 on bad\n";
+  t += "usage, 127 when prog cannot be executed.\n";
+  return t;
+}
+
+std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& info,
+                                                               const std::string& jobid) {
+  const std::string rank = std::to_string(info.rank);
+  const std::string size = std::to_string(info.size);
+  const std::string local_rank = std::to_string(info.local_rank);
+  const std::string local_size = std::to_string(info.local_size);
+  // Same order as kRankVariableNames.
+  const std::string values[] = {rank,       size, local_rank, local_size, jobid,
+                                rank,       size, local_rank, local_size, rank,
+                                size,       local_rank, local_size, local_rank, size};
+  static_assert(sizeof(values) / sizeof(values[0]) ==
+                    sizeof(kRankVariableNames) / sizeof(kRankVariableNames[0]),
+                "one value per rank variable");
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); ++k)
+    vars.emplace_back(kRankVariableNames[k], values[k]);
+  return vars;
+}
+
+bool IsLauncherVariable(const std::string& name) {
+  for (const char* n : kRankVariableNames)
+    if (name == n) return true;
+  return false;
+}
+
+std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
+                                      const std::vector<std::pair<std::string, std::string>>& exports,
+                                      const RankInfo& info, const std::string& jobid) {
+  std::vector<std::string> env;
+  std::unordered_map<std::string, size_t> index;  // name -> position in env
+  auto set = [&](const std::string& name, const std::string& entry) {
+    auto it = index.find(name);
+    if (it != index.end()) {
+      env[it->second] = entry;
+    } else {
+      index.emplace(name, env.size());
+      env.push_back(entry);
+    }
+  };
+  for (const std::string& entry : base) set(entry.substr(0, entry.find('=')), entry);
+  for (const auto& [name, value] : exports) set(name, name + "=" + value);
+  for (const auto& [name, value] : RankVariables(info, jobid)) set(name, name + "=" + value);
+  return env;
+}
+
+Status NewJobId(std::string* jobid) {
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SysError("open /dev/urandom");
+  uint64_t bits = 0;
+  size_t got = 0;
+  auto* bytes = reinterpret_cast<unsigned char*>(&bits);
+  while (got < sizeof(bits)) {
+    ssize_t r = read(fd, bytes + got, sizeof(bits) - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      Status st = r < 0 ? SysError("read /dev/urandom") : Status(Err::kSystem, "/dev/urandom: EOF");
+      close(fd);
+      return st;
+    }
+    got += static_cast<size_t>(r);
+  }
+  close(fd);
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016" PRIx64, bits);
+  *jobid = text;
+  return Status::Ok();
+}
+
+std::string JobShmPrefix(uid_t uid, const std::string& jobid) {
+  return "mpigpu-" + std::to_string(uid) + "-" + jobid;
+}
+
+int SweepShm(const std::string& dir, const std::string& prefix, std::vector<std::string>* failed) {
+  if (prefix.empty()) return 0;  // never sweep a whole directory
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  int removed = 0;
+  while (struct dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+      ++removed;
+    } else if (errno != ENOENT && failed != nullptr) {  // ENOENT: its owner removed it first
+      failed->push_back(std::string(e->d_name) + ": " + std::strerror(errno));
+    }
+  }
+  closedir(d);
+  return removed;
+}
+
+RankEnd DescribeWaitStatus(int wait_status) {
+  RankEnd end;
+  if (WIFEXITED(wait_status)) {
+    end.exit_code = WEXITSTATUS(wait_status);
+    end.failed = end.exit_code != 0;
+    end.what = "exited with status " + std::to_string(end.exit_code);
+  } else if (WIFSIGNALED(wait_status)) {
+    int sig = WTERMSIG(wait_status);
+    end.failed = true;
+    end.exit_code = 128 + sig;
+    const char* name = strsignal(sig);
+    end.what = "was killed by signal " + std::to_string(sig) + " (" +
+               (name ? name : "unknown") + ")" + (WCOREDUMP(wait_status) ? ", core dumped" : "");
+  } else {
+    end.failed = true;
+    end.exit_code = 1;
+    end.what = "ended with wait status " + std::to_string(wait_status);
+  }
+  return end;
+}
+
+}  // namespace launcher
+}  // namespace mpigpu

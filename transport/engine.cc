@@ -1,0 +1,757 @@
+#include "transport/engine.h"
+
+#include <signal.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <type_traits>
+
+#include "memcopy/log.h"
+#include "memcopy/memcopy.h"
+#include "ringbuf/numa.h"
+#include "transport/wire.h"
+
+namespace mpigpu::transport {
+
+// One per rank in the job segment, written only by its rank.
+//   pid:   stored once at bootstrap (relaxed; published by the state store).
+//   state: kJoined at bootstrap, kFinalized in Finalize; release stores that pair with the
+//          acquire loads of the peers waiting in bootstrap and finalize.
+struct alignas(64) Engine::RankSlot {
+  enum : int32_t { kEmpty = 0, kJoined = 1, kFinalized = 2 };
+  std::atomic<int32_t> pid;
+  std::atomic<int32_t> state;
+  static void CheckLayout() {
+    static_assert(std::is_standard_layout<RankSlot>::value, "shared layout");
+    static_assert(sizeof(RankSlot) == 64, "one rank slot per cache line");
+    static_assert(std::atomic<int32_t>::is_always_lock_free, "shared between processes");
+  }
+};
+
+// A message waiting for a free cell.
+struct Engine::OutMsg {
+  int dst = -1;
+  MsgHeader hdr{};
+  Request* req = nullptr;  // eager: packed at send time and completed; RTS: waits for CTS/FIN
+};
+
+// An arrived message no receive matched yet.
+struct Engine::Unexpected {
+  MsgHeader hdr{};
+  std::vector<unsigned char> payload;  // eager only
+};
+
+// The ring of one ordered pair, mapped in this process. The receiver creates its region.
+struct Engine::RingPair {
+  ShmSegment region;
+  LmtRing ring;
+  bool creator = false;
+  bool pinned = false;
+};
+
+namespace {
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  return (*end == '\0' && x >= 0 && x <= (1 << 30)) ? static_cast<int>(x) : -1;
+}
+
+// A process that is gone or a zombie (kill(pid, 0) succeeds on zombies, which a launcher or a
+// test parent may not have reaped yet).
+bool ProcessAlive(pid_t pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) == -1 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string skip, state;
+  if (stat >> skip >> skip >> state) return state != "Z" && state != "X";
+  return true;
+}
+
+bool Matches(int want_src, int want_tag, int want_ctx, const MsgHeader& h) {
+  return want_ctx == h.context && (want_src == kAnySource || want_src == h.src) &&
+         (want_tag == kAnyTag || want_tag == h.tag);
+}
+
+}  // namespace
+
+Status JobInfo::FromEnvironment(JobInfo* out) {
+  *out = JobInfo();
+  if (std::getenv("MPIGPU_RANK") == nullptr) return Status::Ok();  // one-rank job
+  out->rank = EnvInt("MPIGPU_RANK", -1);
+  out->size = EnvInt("MPIGPU_SIZE", -1);
+  const char* jobid = std::getenv("MPIGPU_JOBID");
+  out->jobid = jobid ? jobid : "";
+  if (out->size < 1 || out->rank < 0 || out->rank >= out->size)
+    return Status(Err::kInvalidArg, "MPIGPU_RANK/MPIGPU_SIZE are not a valid rank and size (rank " +
+                                        std::to_string(out->rank) + ", size " +
+                                        std::to_string(out->size) + ")");
+  if (out->size > 1 && out->jobid.empty())
+    return Status(Err::kInvalidArg, "MPIGPU_JOBID is not set: start multi-rank jobs with mpigpurun");
+  for (char c : out->jobid)
+    if (!std::isxdigit(static_cast<unsigned char>(c)))
+      return Status(Err::kInvalidArg, "MPIGPU_JOBID must be hexadecimal, got '" + out->jobid + "'");
+  return Status::Ok();
+}
+
+Engine::~Engine() {
+  for (auto& [key, pair] : rings_)
+    if (pair->pinned) (void)UnpinHostRange(pair->ring.data());
+  for (Unexpected* u : unexpected_) delete u;
+}
+
+Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
+  std::unique_ptr<Engine> e(new Engine());
+  MPIGPU_RETURN_IF_ERROR(e->Bootstrap(job));
+  *out = std::move(e);
+  return Status::Ok();
+}
+
+Status Engine::Bootstrap(const JobInfo& job) {
+  config_ = &GetConfig();
+  rank_ = job.rank;
+  size_ = job.size;
+  jobid_ = job.jobid;
+  if (jobid_.empty()) MPIGPU_RETURN_IF_ERROR(RandomJobId(&jobid_));
+  SetLogRank(rank_);
+  eager_max_ = std::min(config_->eager_limit, config_->cell_size);
+  if (config_->eager_limit > config_->cell_size)
+    MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
+                config_->eager_limit, config_->cell_size, eager_max_);
+
+  const size_t slots_bytes = RoundUp(sizeof(RankSlot) * size_, 4096);
+  const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
+  if (queue_bytes == 0)
+    return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
+  const std::string name = SegmentName(jobid_);
+  const int timeout_ms = static_cast<int>(config_->bootstrap_timeout_s * 1000);
+  if (rank_ == 0) {
+    MPIGPU_RETURN_IF_ERROR(ShmSegment::Create(name, slots_bytes + queue_bytes, size_, &segment_));
+    MPIGPU_RETURN_IF_ERROR(CellQueues::Format(static_cast<char*>(segment_.payload()) + slots_bytes,
+                                              queue_bytes, size_, config_->cells_per_rank,
+                                              config_->cell_size, &queues_));
+  } else {
+    MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms));
+    if (segment_.payload_bytes() < slots_bytes + queue_bytes)
+      return Status(Err::kInvalidArg, "job segment " + name + " is smaller than this rank expects: "
+                                      "every rank must run with the same MPIGPU_* settings");
+    MPIGPU_RETURN_IF_ERROR(CellQueues::Attach(static_cast<char*>(segment_.payload()) + slots_bytes,
+                                              queue_bytes, &queues_, timeout_ms));
+  }
+  ranks_ = static_cast<RankSlot*>(segment_.payload());
+  ranks_[rank_].pid.store(getpid(), std::memory_order_relaxed);
+  ranks_[rank_].state.store(RankSlot::kJoined, std::memory_order_release);
+
+  // Wait until every rank joined: then the name can go (mappings stay).
+  const double deadline = Now() + config_->bootstrap_timeout_s;
+  for (int r = 0; r < size_; ++r) {
+    while (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kEmpty) {
+      if (Now() > deadline)
+        return Status(Err::kTimeout, "rank " + std::to_string(r) + " did not join the job within " +
+                                         std::to_string(config_->bootstrap_timeout_s) +
+                                         " s (MPIGPU_BOOTSTRAP_TIMEOUT)");
+      if (!ProcessAlive(segment_.creator_pid()))
+        return Status(Err::kPeerFailed, "rank 0 died during start-up");
+      usleep(200);
+    }
+  }
+  if (rank_ == 0) (void)segment_.Unlink();
+
+  pending_.resize(size_);
+  lmt_wait_.resize(size_);
+  lmt_recv_active_.assign(size_, nullptr);
+  peer_failed_.assign(size_, false);
+  outstanding_.assign(size_, 0);
+  MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
+              rank_, size_, eager_max_, config_->cells_per_rank);
+  return Status::Ok();
+}
+
+// ---- requests ----
+
+Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) {
+  *out = nullptr;
+  if (finalized_) return Status(Err::kInvalidArg, "send after finalize");
+  if (dst < 0 || dst >= size_)
+    return Status(Err::kInvalidArg, "destination rank " + std::to_string(dst) + " is not in [0, " +
+                                        std::to_string(size_) + ")");
+  if (tag < 0) return Status(Err::kInvalidArg, "send tag " + std::to_string(tag) + " is negative");
+  MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
+  const size_t bytes = buf.layout.packed_bytes();
+  if (bytes > 0 && buf.ptr == nullptr)
+    return Status(Err::kInvalidArg, "send of " + std::to_string(bytes) + " bytes from a null buffer");
+
+  auto* req = new Request();
+  req->kind_ = Request::Kind::kSend;
+  req->peer_ = dst;
+  req->tag_ = tag;
+  req->context_ = context;
+  req->buf_ = buf;
+  req->bytes_ = bytes;
+  req->info_ = MsgInfo{dst, tag, bytes};
+  ++outstanding_[dst];
+  *out = req;
+  if (peer_failed_[dst]) {
+    Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(dst) + " has failed"));
+    return Status::Ok();
+  }
+  OutMsg msg;
+  msg.dst = dst;
+  msg.req = req;
+  msg.hdr.src = rank_;
+  msg.hdr.tag = tag;
+  msg.hdr.context = context;
+  msg.hdr.bytes = bytes;
+  msg.hdr.sreq = reinterpret_cast<uint64_t>(req);
+  if (bytes <= eager_max_) {
+    msg.hdr.type = MsgType::kEager;
+  } else {
+    msg.hdr.type = MsgType::kRts;
+    msg.hdr.contiguous = buf.layout.contiguous();
+    msg.hdr.block = buf.layout.contiguous() ? 0 : static_cast<uint32_t>(buf.layout.block);
+    msg.hdr.addr = reinterpret_cast<uint64_t>(buf.ptr);
+    msg.hdr.loc = buf.loc;
+    req->state_ = Request::State::kWaitCts;
+  }
+  return SendOrQueue(std::move(msg));
+}
+
+Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) {
+  *out = nullptr;
+  if (finalized_) return Status(Err::kInvalidArg, "receive after finalize");
+  if (src != kAnySource && (src < 0 || src >= size_))
+    return Status(Err::kInvalidArg, "source rank " + std::to_string(src) + " is not in [0, " +
+                                        std::to_string(size_) + ")");
+  if (tag < 0 && tag != kAnyTag)
+    return Status(Err::kInvalidArg, "receive tag " + std::to_string(tag) + " is not valid");
+  MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
+  const size_t cap = buf.layout.packed_bytes();
+  if (cap > 0 && buf.ptr == nullptr)
+    return Status(Err::kInvalidArg, "receive of " + std::to_string(cap) + " bytes into a null buffer");
+
+  auto* req = new Request();
+  req->kind_ = Request::Kind::kRecv;
+  req->state_ = Request::State::kPosted;
+  req->peer_ = src;
+  req->tag_ = tag;
+  req->context_ = context;
+  req->buf_ = buf;
+  req->bytes_ = cap;
+  *out = req;
+  if (src != kAnySource) ++outstanding_[src];
+
+  // The oldest unexpected message that matches, in arrival order.
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    Unexpected* u = *it;
+    if (!Matches(src, tag, context, u->hdr)) continue;
+    unexpected_.erase(it);
+    if (src == kAnySource) {
+      req->peer_ = u->hdr.src;
+      ++outstanding_[u->hdr.src];
+    }
+    if (u->hdr.type == MsgType::kEager) DeliverEager(req, u->hdr, u->payload.data());
+    else StartRendezvousRecv(req, u->hdr);
+    delete u;
+    return Status::Ok();
+  }
+  if (src != kAnySource && peer_failed_[src]) {
+    Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(src) + " has failed"));
+    return Status::Ok();
+  }
+  posted_.push_back(req);
+  return Status::Ok();
+}
+
+Status Engine::Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) {
+  *found = false;
+  if (src != kAnySource && (src < 0 || src >= size_))
+    return Status(Err::kInvalidArg, "source rank " + std::to_string(src) + " is not in [0, " +
+                                        std::to_string(size_) + ")");
+  MPIGPU_RETURN_IF_ERROR(Progress());
+  for (Unexpected* u : unexpected_) {
+    if (!Matches(src, tag, context, u->hdr)) continue;
+    *found = true;
+    *info = MsgInfo{u->hdr.src, u->hdr.tag, u->hdr.bytes};
+    return Status::Ok();
+  }
+  if (src != kAnySource && peer_failed_[src])
+    return Status(Err::kPeerFailed, "rank " + std::to_string(src) + " has failed");
+  return Status::Ok();
+}
+
+void Engine::Release(Request* req) {
+  if (req == nullptr) return;
+  if (req->done_) delete req;
+  else req->released_ = true;
+}
+
+void Engine::Complete(Request* req, Status st) {
+  if (req->done_) return;
+  req->status_.KeepFirst(std::move(st));
+  req->state_ = Request::State::kDone;
+  req->done_ = true;
+  req->lmt_.reset();
+  if (req->kind_ == Request::Kind::kSend) waiting_sends_.erase(req);
+  if (req->peer_ >= 0) --outstanding_[req->peer_];
+  if (req->released_) delete req;
+}
+
+Status Engine::Wait(Request* req, double timeout_s) {
+  const double deadline = timeout_s < 0 ? -1 : Now() + timeout_s;
+  while (!req->done_) {
+    MPIGPU_RETURN_IF_ERROR(Progress());
+    if (deadline > 0 && Now() > deadline) return Status(Err::kTimeout, "request did not complete");
+  }
+  return Status::Ok();
+}
+
+// ---- sending ----
+
+Status Engine::SendOrQueue(OutMsg msg) {
+  std::deque<OutMsg>& q = pending_[msg.dst];
+  if (q.empty() && TrySend(msg)) return Status::Ok();
+  q.push_back(std::move(msg));  // behind earlier messages to the same rank: order is kept
+  ++pending_count_;
+  return Status::Ok();
+}
+
+bool Engine::TrySend(OutMsg& msg) {
+  Cell* cell = queues_.Alloc(rank_);
+  if (cell == nullptr) return false;
+  static_assert(sizeof(cell->hdr) >= sizeof(MsgHeader), "header fits");
+  Status st;
+  if (msg.hdr.type == MsgType::kEager && msg.hdr.bytes > 0) {
+    Request* req = msg.req;
+    CopyEngine* copier = nullptr;
+    st = CopierFor(req->buf_.loc, &copier);
+    Ticket t = 0;
+    if (st.ok())
+      st = CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc, req->buf_.layout, 0,
+                      msg.hdr.bytes, cell->payload(), MemLoc::Host());
+    if (st.ok()) st = copier->Mark(&t);
+    if (st.ok()) st = copier->Wait(t);
+  }
+  if (!st.ok()) {
+    queues_.Free(cell);
+    Complete(msg.req, st);
+    return true;  // consumed: the request carries the error
+  }
+  std::memcpy(cell->hdr, &msg.hdr, sizeof msg.hdr);
+  cell->payload_len = msg.hdr.type == MsgType::kEager ? static_cast<uint32_t>(msg.hdr.bytes) : 0;
+  queues_.Enqueue(msg.dst, cell);
+  if (msg.hdr.type == MsgType::kEager && msg.req != nullptr) Complete(msg.req, Status::Ok());
+  if (msg.hdr.type == MsgType::kRts) waiting_sends_.insert(msg.req);
+  return true;
+}
+
+Status Engine::FlushPending() {
+  if (pending_count_ == 0) return Status::Ok();
+  for (int dst = 0; dst < size_; ++dst) {
+    std::deque<OutMsg>& q = pending_[dst];
+    while (!q.empty() && TrySend(q.front())) {
+      q.pop_front();
+      --pending_count_;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Engine::CopierFor(MemLoc loc, CopyEngine** out) {
+  if (loc.is_host()) {
+    *out = &host_copier_;
+    return Status::Ok();
+  }
+  auto& slot = cuda_copiers_[loc.device];
+  if (!slot) {
+    auto engine = std::make_unique<CudaCopyEngine>();
+    MPIGPU_RETURN_IF_ERROR(CudaCopyEngine::Create(loc.device, engine.get()));
+    slot = std::move(engine);
+  }
+  *out = slot.get();
+  return Status::Ok();
+}
+
+// ---- receiving ----
+
+Status Engine::HandleCell(Cell* cell) {
+  MsgHeader h;
+  std::memcpy(&h, cell->hdr, sizeof h);
+  switch (h.type) {
+    case MsgType::kEager:
+    case MsgType::kRts: {
+      Request* req = nullptr;
+      for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        if (Matches((*it)->peer_, (*it)->tag_, (*it)->context_, h)) {
+          req = *it;
+          posted_.erase(it);
+          break;
+        }
+      }
+      if (req == nullptr) {
+        auto* u = new Unexpected();
+        u->hdr = h;
+        if (h.type == MsgType::kEager) u->payload.assign(cell->payload(), cell->payload() + h.bytes);
+        unexpected_.push_back(u);
+      } else {
+        if (req->peer_ == kAnySource) {
+          req->peer_ = h.src;
+          ++outstanding_[h.src];
+        }
+        if (h.type == MsgType::kEager) DeliverEager(req, h, cell->payload());
+        else StartRendezvousRecv(req, h);
+      }
+      break;
+    }
+    case MsgType::kCts:
+    case MsgType::kFin: {
+      // The id names one of our sends waiting for this answer; anything else is a stale or
+      // corrupt message and is dropped rather than trusted.
+      auto* req = reinterpret_cast<Request*>(h.sreq);
+      if (waiting_sends_.count(req) == 0 || req->state_ != Request::State::kWaitCts) {
+        MPIGPU_WARN("dropping a %s from rank %d for no waiting send",
+                    h.type == MsgType::kCts ? "CTS" : "FIN", h.src);
+        break;
+      }
+      Status st = h.type == MsgType::kCts ? StartRingSend(req, h) : Status::Ok();
+      if (h.type == MsgType::kFin || !st.ok()) Complete(req, st);
+      break;
+    }
+    default:
+      queues_.Free(cell);
+      return Status(Err::kInternal, "cell with unknown message type " +
+                                        std::to_string(static_cast<int>(h.type)) + " from rank " +
+                                        std::to_string(h.src));
+  }
+  queues_.Free(cell);
+  return Status::Ok();
+}
+
+static Status TruncationOf(const MsgHeader& h, size_t cap) {
+  if (h.bytes <= cap) return Status::Ok();
+  return Status(Err::kTruncate, "message of " + std::to_string(h.bytes) + " bytes from rank " +
+                                    std::to_string(h.src) + " (tag " + std::to_string(h.tag) +
+                                    ") is longer than the receive buffer (" + std::to_string(cap) +
+                                    " bytes)");
+}
+
+void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload) {
+  req->info_ = MsgInfo{h.src, h.tag, h.bytes};
+  const size_t n = std::min<size_t>(h.bytes, req->bytes_);
+  Status st;
+  if (n > 0) {
+    CopyEngine* copier = nullptr;
+    Ticket t = 0;
+    st = CopierFor(req->buf_.loc, &copier);
+    if (st.ok())
+      st = CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc, req->buf_.layout, 0,
+                      n, const_cast<void*>(payload), MemLoc::Host());
+    if (st.ok()) st = copier->Mark(&t);
+    if (st.ok()) st = copier->Wait(t);
+  }
+  st.KeepFirst(TruncationOf(h, req->bytes_));
+  Complete(req, st);
+}
+
+void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h) {
+  req->info_ = MsgInfo{h.src, h.tag, h.bytes};
+  req->peer_cookie_ = h.sreq;
+  req->peer_loc_ = h.loc;
+  req->peer_addr_ = h.addr;
+  req->peer_block_ = h.block;
+  req->peer_contig_ = h.contiguous != 0;
+  const size_t n = std::min<size_t>(h.bytes, req->bytes_);
+
+  // CMA: one copy straight out of the sender's host buffer.
+  const bool cma_fits = req->peer_contig_ && req->peer_loc_.is_host() && req->buf_.loc.is_host() &&
+                        req->buf_.layout.contiguous();
+  if (cma_fits && cma_ok_ &&
+      (config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kCma)) {
+    size_t done = 0;
+    while (done < n) {
+      iovec local{static_cast<char*>(req->buf_.ptr) + done, n - done};
+      iovec remote{reinterpret_cast<void*>(h.addr + done), n - done};
+      ssize_t got = process_vm_readv(ranks_[h.src].pid.load(std::memory_order_relaxed), &local, 1,
+                                     &remote, 1, 0);
+      if (got <= 0) break;
+      done += static_cast<size_t>(got);
+    }
+    if (done == n) {
+      OutMsg fin;
+      fin.dst = h.src;
+      fin.hdr.type = MsgType::kFin;
+      fin.hdr.src = rank_;
+      fin.hdr.sreq = h.sreq;
+      (void)SendOrQueue(std::move(fin));
+      Complete(req, TruncationOf(h, req->bytes_));
+      return;
+    }
+    if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EFAULT)) {
+      cma_ok_ = false;
+      MPIGPU_INFO("process_vm_readv is refused (%s): large host messages use the shared ring",
+                  std::strerror(errno));
+    } else {
+      Complete(req, SysError("process_vm_readv from the sender's buffer"));
+      return;
+    }
+  }
+  req->state_ = Request::State::kLmtWait;
+  lmt_wait_[h.src].push_back(req);
+  TryStartRingRecv(h.src);
+}
+
+void Engine::TryStartRingRecv(int src) {
+  while (lmt_recv_active_[src] == nullptr && !lmt_wait_[src].empty()) {
+    Request* req = lmt_wait_[src].front();
+    lmt_wait_[src].pop_front();
+    const bool gpu = req->buf_.loc.is_device() || req->peer_loc_.is_device();
+    RingPair* pair = nullptr;
+    Status st = RingFor(src, rank_, gpu, &pair);
+    size_t unit = gpu ? config_->lmt_unit_gpu : config_->lmt_unit_host;
+    unit = std::min(unit, pair ? pair->ring.capacity() : unit);
+    const uint64_t total = std::min<uint64_t>(req->info_.bytes, req->bytes_);
+    Layout sender_shape = req->peer_block_ == 0
+                              ? Layout::Contiguous(req->info_.bytes)
+                              : Layout::Vector(req->info_.bytes / req->peer_block_, req->peer_block_,
+                                               req->peer_block_ + 1);
+    LmtParams params;
+    params.total_bytes = total;
+    params.unit_bytes = unit;
+    params.fill_block = LmtFillBlock(sender_shape, req->buf_.layout, unit);
+    params.max_pending = config_->lmt_max_pending;
+    CopyEngine* copier = nullptr;
+    if (st.ok()) st = CopierFor(req->buf_.loc, &copier);
+    auto receiver = std::make_unique<LmtReceiver>();
+    if (st.ok())
+      st = LmtReceiver::Create(&pair->ring, copier,
+                               LmtBuffer{req->buf_.ptr, req->buf_.loc, req->buf_.layout}, params,
+                               receiver.get());
+    if (!st.ok()) {
+      Complete(req, st);  // the sender still waits for a CTS: it fails when this rank finalizes
+      continue;
+    }
+    req->lmt_ = std::move(receiver);
+    req->state_ = Request::State::kLmt;
+    lmt_recv_active_[src] = req;
+    lmt_active_.push_back(req);
+    OutMsg cts;
+    cts.dst = src;
+    cts.hdr.type = MsgType::kCts;
+    cts.hdr.src = rank_;
+    cts.hdr.sreq = req->peer_cookie_;
+    cts.hdr.bytes = total;
+    cts.hdr.unit = static_cast<uint32_t>(unit);
+    cts.hdr.block = static_cast<uint32_t>(params.fill_block);
+    cts.hdr.loc = req->buf_.loc;
+    (void)SendOrQueue(std::move(cts));
+  }
+}
+
+Status Engine::StartRingSend(Request* req, const MsgHeader& cts) {
+  const bool gpu = req->buf_.loc.is_device() || cts.loc.is_device();
+  RingPair* pair = nullptr;
+  MPIGPU_RETURN_IF_ERROR(RingFor(rank_, req->peer_, gpu, &pair));
+  CopyEngine* copier = nullptr;
+  MPIGPU_RETURN_IF_ERROR(CopierFor(req->buf_.loc, &copier));
+  LmtParams params;
+  params.total_bytes = cts.bytes;
+  params.unit_bytes = cts.unit;
+  params.fill_block = cts.block;
+  params.max_pending = config_->lmt_max_pending;
+  auto sender = std::make_unique<LmtSender>();
+  MPIGPU_RETURN_IF_ERROR(LmtSender::Create(
+      &pair->ring, copier, LmtBuffer{req->buf_.ptr, req->buf_.loc, req->buf_.layout}, params,
+      sender.get()));
+  req->lmt_ = std::move(sender);
+  req->state_ = Request::State::kLmt;
+  lmt_active_.push_back(req);
+  return Status::Ok();
+}
+
+Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
+  auto& slot = rings_[{src, dst}];
+  if (!slot) {
+    auto pair = std::make_unique<RingPair>();
+    const std::string name = RingSegmentName(jobid_, src, dst);
+    // Capacity: the GPU unit when a GPU exists (so GPU transfers get their large units), else
+    // the host unit; MPIGPU_LMT_UNITS units either way.
+    const size_t unit = CudaDeviceCount() > 0 ? config_->lmt_unit_gpu : config_->lmt_unit_host;
+    const size_t capacity = unit * config_->lmt_units;
+    const size_t bytes = LmtRing::BytesFor(capacity, config_->lmt_units);
+    if (bytes == 0) return Status(Err::kInvalidArg, "MPIGPU_LMT_UNITS / unit sizes out of range");
+    if (dst == rank_) {  // the receiver makes the ring; the sender attaches after the CTS
+      MPIGPU_RETURN_IF_ERROR(ShmSegment::Create(name, bytes, src == dst ? 1 : 2, &pair->region));
+      MPIGPU_RETURN_IF_ERROR(
+          LmtRing::Format(pair->region.payload(), bytes, capacity, config_->lmt_units, &pair->ring));
+      pair->creator = true;
+    } else {
+      MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(
+          name, &pair->region, static_cast<int>(config_->bootstrap_timeout_s * 1000)));
+      MPIGPU_RETURN_IF_ERROR(
+          LmtRing::Attach(pair->region.payload(), pair->region.payload_bytes(), &pair->ring));
+      (void)pair->region.Unlink();  // both sides have it now
+    }
+    slot = std::move(pair);
+  }
+  if (pin && !slot->pinned && config_->pin_shm) {
+    Status st = PinHostRange(slot->ring.data(), slot->ring.capacity());
+    if (st.ok()) slot->pinned = true;
+    else MPIGPU_INFO("ring %d->%d stays unpinned: %s", src, dst, st.ToString().c_str());
+  }
+  *out = slot.get();
+  return Status::Ok();
+}
+
+Status Engine::AdvanceLmts() {
+  for (auto it = lmt_active_.begin(); it != lmt_active_.end();) {
+    Request* req = *it;
+    bool done = false;
+    Status st = req->done_ ? Status::Ok() : req->lmt_->Progress(&done);
+    if (req->done_ || done || !st.ok()) {
+      it = lmt_active_.erase(it);
+      const bool recv = req->kind_ == Request::Kind::kRecv;
+      const int peer = req->peer_;
+      if (!req->done_) {
+        Status result = st;
+        if (recv && st.ok()) {
+          MsgHeader h{};
+          h.src = req->info_.source;
+          h.tag = req->info_.tag;
+          h.bytes = req->info_.bytes;
+          result = TruncationOf(h, req->bytes_);
+        }
+        Complete(req, result);
+      }
+      if (recv) {
+        lmt_recv_active_[peer] = nullptr;
+        TryStartRingRecv(peer);
+      }
+    } else {
+      ++it;
+    }
+  }
+  return Status::Ok();
+}
+
+// ---- progress and peers ----
+
+Status Engine::Progress() {
+  if (in_progress_) return Status::Ok();
+  in_progress_ = true;
+  Status st;
+  for (int budget = 64; budget > 0 && st.ok(); --budget) {
+    Cell* cell = queues_.Dequeue(rank_);
+    if (cell == nullptr) break;
+    st = HandleCell(cell);
+  }
+  if (st.ok()) st = FlushPending();
+  if (st.ok()) st = AdvanceLmts();
+  const double now = Now();
+  if (now >= next_peer_check_) {
+    next_peer_check_ = now + 0.02;
+    CheckPeers();
+  }
+  in_progress_ = false;
+  return st;
+}
+
+bool Engine::PeerAlive(int rank) {
+  if (rank < 0 || rank >= size_ || peer_failed_[rank]) return false;
+  if (rank == rank_) return true;
+  return ProcessAlive(ranks_[rank].pid.load(std::memory_order_relaxed));
+}
+
+void Engine::CheckPeers() {
+  bool any_source_waiting = false;
+  for (Request* r : posted_) any_source_waiting |= r->peer_ == kAnySource;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || peer_failed_[r]) continue;
+    if (outstanding_[r] == 0 && !any_source_waiting) continue;
+    if (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kFinalized &&
+        outstanding_[r] == 0)
+      continue;
+    if (!PeerAlive(r))
+      FailPeer(r, "rank " + std::to_string(r) + " (pid " +
+                      std::to_string(ranks_[r].pid.load(std::memory_order_relaxed)) + ") died");
+  }
+}
+
+void Engine::FailPeer(int rank, const std::string& why) {
+  if (rank < 0 || rank >= size_ || peer_failed_[rank]) return;
+  peer_failed_[rank] = true;
+  MPIGPU_WARN("%s: failing the requests that depend on it", why.c_str());
+  const Status st(Err::kPeerFailed, why);
+  for (OutMsg& m : pending_[rank])
+    if (m.req != nullptr) Complete(m.req, st);
+  pending_count_ -= pending_[rank].size();
+  pending_[rank].clear();
+  for (Request* r : lmt_wait_[rank]) Complete(r, st);
+  lmt_wait_[rank].clear();
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if ((*it)->peer_ == rank || (*it)->peer_ == kAnySource) {
+      Complete(*it, st);
+      it = posted_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = lmt_active_.begin(); it != lmt_active_.end();) {
+    if ((*it)->peer_ == rank) {
+      Complete(*it, st);
+      it = lmt_active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  lmt_recv_active_[rank] = nullptr;
+  // Sends waiting for a CTS or FIN from the dead peer (Complete edits the set: copy first).
+  std::vector<Request*> waiting(waiting_sends_.begin(), waiting_sends_.end());
+  for (Request* r : waiting)
+    if (r->peer_ == rank) Complete(r, st);
+}
+
+Status Engine::Finalize() {
+  if (finalized_) return Status::Ok();
+  const double deadline = Now() + config_->bootstrap_timeout_s;
+  Status st;
+  // 1. Our sends must finish: peers may still need our buffers (CMA, ring).
+  auto sends_busy = [&] {
+    if (pending_count_ > 0) return true;
+    for (Request* r : lmt_active_) if (r->kind_ == Request::Kind::kSend) return true;
+    for (int r = 0; r < size_; ++r) if (r != rank_ && outstanding_[r] > 0 && !peer_failed_[r]) return true;
+    return false;
+  };
+  while (st.ok() && sends_busy() && Now() < deadline) st = Progress();
+  // 2. Say we are done, and wait for every peer to say so (or die), serving their messages.
+  ranks_[rank_].state.store(RankSlot::kFinalized, std::memory_order_release);
+  for (int r = 0; r < size_ && st.ok(); ++r) {
+    while (r != rank_ && ranks_[r].state.load(std::memory_order_acquire) != RankSlot::kFinalized &&
+           PeerAlive(r) && Now() < deadline) {
+      st = Progress();
+      if (!st.ok()) break;
+    }
+  }
+  if (st.ok() && Now() >= deadline)
+    st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
+  finalized_ = true;
+  for (auto& [key, pair] : rings_)
+    if (pair->creator) (void)pair->region.Unlink();
+  return st;
+}
+
+}  // namespace mpigpu::transport

@@ -1,0 +1,213 @@
+// Engine: the intranode transport of one process (Nemesis design).
+//
+// Bootstrap: the job's ranks meet in one shared segment (ringbuf::JobSegment) named from
+// MPIGPU_JOBID; local rank 0 creates it, the others attach, every rank publishes its pid in the
+// rank table, and once all are there the name is unlinked. Without a launcher (no MPIGPU_RANK)
+// the process is a one-rank job.
+//
+// Protocols, chosen per message by its packed size:
+//   - eager (size <= min(MPIGPU_EAGER_LIMIT, MPIGPU_CELL_SIZE)): the payload is packed into one
+//     cell that is enqueued on the receiver's queue. An unexpected eager message is copied out
+//     and its cell freed at once, so cells never wait for the application.
+//   - rendezvous: RTS (size, location, address) -> the receiver matches it -> an LMT back-end:
+//       * CMA: the receiver reads the sender's host buffer with process_vm_readv, then FIN;
+//       * ring: the receiver sends CTS with the unit size; both sides run the pipeline engine
+//         over the pair's ring (sender -> receiver), one transfer per ordered pair at a time.
+//     The sender of a ring transfer completes when it has published its last unit.
+// Every message from one sender travels through the receiver's one FIFO queue, and sends that
+// find no free cell wait in a per-destination FIFO, so MPI's non-overtaking order holds.
+//
+// Progress: every call that waits or tests calls Progress(), which drains the receive queue,
+// moves the pending sends, advances the active LMT pipelines and, every few milliseconds, checks
+// that the peers with outstanding work are alive (a dead peer fails those requests with
+// kPeerFailed). Progress is re-entrant-safe: a nested call returns at once.
+//
+// Threading: one thread per process calls the engine (MPI_THREAD_FUNNELED-like).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "memcopy/config.h"
+#include "memcopy/memloc.h"
+#include "memcopy/status.h"
+#include "pipeline/copy_engine.h"
+#include "pipeline/layout.h"
+#include "pipeline/pipeline.h"
+#include "ringbuf/cell_queue.h"
+#include "ringbuf/lmt_ring.h"
+#include "ringbuf/segment.h"
+#include "transport/wire.h"
+
+namespace mpigpu::transport {
+
+constexpr int kAnySource = -2;
+constexpr int kAnyTag = -1;
+
+// What the job looks like to this process (from the launcher's environment).
+struct JobInfo {
+  int rank = 0;
+  int size = 1;
+  std::string jobid;  // empty: make one (single-rank job)
+  // From the environment: MPIGPU_RANK/SIZE/JOBID; a one-rank job when MPIGPU_RANK is unset.
+  static Status FromEnvironment(JobInfo* out);
+};
+
+// Envelope and size of a message, as a receive or a probe sees it.
+struct MsgInfo {
+  int source = -1;
+  int tag = -1;
+  size_t bytes = 0;  // packed bytes the sender sent (may exceed the receive buffer: truncation)
+};
+
+// A user buffer: where it lives and its shape (the packed stream is what travels).
+struct UserBuffer {
+  void* ptr = nullptr;
+  MemLoc loc = MemLoc::Host();
+  Layout layout;
+};
+
+class Engine;
+
+// A send or receive in flight. Owned by the engine; the caller releases it (Engine::Release).
+class Request {
+ public:
+  bool done() const { return done_; }
+  // The first error of this request (kTruncate, kPeerFailed, ...), ok otherwise.
+  const Status& status() const { return status_; }
+  // Receive: the matched envelope and the sender's size. Send: the destination and tag.
+  const MsgInfo& info() const { return info_; }
+  bool is_send() const { return kind_ == Kind::kSend; }
+
+ private:
+  friend class Engine;
+  enum class Kind { kSend, kRecv };
+  enum class State {
+    kQueued,     // send: waits for a cell in the destination's FIFO
+    kPosted,     // recv: in the posted queue
+    kWaitCts,    // send: RTS sent, waiting for CTS or FIN
+    kLmtWait,    // recv: matched an RTS, waits for the pair's ring
+    kLmt,        // either: the ring pipeline runs
+    kDone,
+  };
+  Kind kind_ = Kind::kSend;
+  State state_ = State::kQueued;
+  bool done_ = false;
+  bool released_ = false;  // the caller let go: delete on completion
+  Status status_;
+  MsgInfo info_;
+  int peer_ = -1;  // send: destination; recv: source (kAnySource until matched)
+  int tag_ = -1;
+  int context_ = 0;
+  UserBuffer buf_;
+  size_t bytes_ = 0;  // send: packed size; recv: capacity of the packed stream
+  // Rendezvous state.
+  uint64_t peer_cookie_ = 0;  // the other side's request id (RTS/CTS)
+  MemLoc peer_loc_;           // recv: the sender's buffer location
+  uint64_t peer_addr_ = 0;    // recv: the sender's buffer address (CMA)
+  bool peer_contig_ = false;  // recv: the sender's buffer is contiguous
+  uint32_t peer_block_ = 0;   // recv: the sender's layout block (0: contiguous)
+  std::unique_ptr<LmtPipelineBase> lmt_;
+};
+
+class Engine {
+ public:
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Joins the job described by `job` (creating or attaching its segment), waiting up to
+  // MPIGPU_BOOTSTRAP_TIMEOUT for the other ranks.
+  static Status Create(const JobInfo& job, std::unique_ptr<Engine>* out);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
+  // done when the buffer may be reused.
+  Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out);
+  // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
+  Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out);
+  // Looks for a matching message that has arrived, without receiving it.
+  Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info);
+
+  // Does all work possible now; returns an engine-level error (a broken segment), request
+  // errors stay with their requests.
+  Status Progress();
+  // Progress until `req` is done or `timeout_s` passed (kTimeout); request errors are in req.
+  Status Wait(Request* req, double timeout_s = -1);
+  // Lets go of a request: deleted now if done, else when it completes.
+  void Release(Request* req);
+
+  // Completes outstanding sends, waits (bounded) for every peer to finalize or die, removes the
+  // shared memory this process created. The engine is unusable afterwards.
+  Status Finalize();
+
+  bool PeerAlive(int rank);
+  // Marks a peer as failed (tests, the API's fault handling): its requests fail.
+  void FailPeer(int rank, const std::string& why);
+
+ private:
+  struct RankSlot;
+  struct OutMsg;
+  struct Unexpected;
+  struct RingPair;
+
+  Engine() = default;
+  Status Bootstrap(const JobInfo& job);
+
+  // Sending side.
+  Status SendOrQueue(OutMsg msg);
+  bool TrySend(OutMsg& msg);
+  Status FlushPending();
+  Status CopierFor(MemLoc loc, CopyEngine** out);
+  // Receiving side.
+  Status HandleCell(Cell* cell);
+  void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
+  void StartRendezvousRecv(Request* req, const MsgHeader& h);
+  void TryStartRingRecv(int src);
+  Status StartRingSend(Request* req, const MsgHeader& cts);
+  Status AdvanceLmts();
+  Status RingFor(int src, int dst, bool pin, RingPair** out);
+  void Complete(Request* req, Status st);
+  void CheckPeers();
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::string jobid_;
+  const Config* config_ = nullptr;
+  size_t eager_max_ = 0;
+  bool cma_ok_ = true;  // cleared for good the first time process_vm_readv is refused
+  bool in_progress_ = false;
+  bool finalized_ = false;
+
+  JobSegment segment_;
+  RankSlot* ranks_ = nullptr;  // in the segment: one slot per rank
+  CellQueues queues_;
+
+  std::vector<std::deque<OutMsg>> pending_;  // per destination, FIFO
+  size_t pending_count_ = 0;
+  std::list<Request*> posted_;        // receives in posting order
+  std::list<Unexpected*> unexpected_;  // arrivals in arrival order
+  std::unordered_set<Request*> waiting_sends_;  // RTS sent: the ids a CTS or FIN may name
+  HostCopyEngine host_copier_;
+  std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use
+  std::vector<std::deque<Request*>> lmt_wait_;  // receiver: matched RTS per source, FIFO
+  std::vector<Request*> lmt_recv_active_;        // receiver: the ring transfer per source
+  std::list<Request*> lmt_active_;              // both sides: pipelines to advance
+  std::map<std::pair<int, int>, std::unique_ptr<RingPair>> rings_;
+  std::vector<bool> peer_failed_;
+  std::vector<int> outstanding_;  // requests waiting on each peer (liveness checks)
+  double next_peer_check_ = 0;
+};
+
+}  // namespace mpigpu::transport
