@@ -5,11 +5,15 @@
 //    H2D, D2H, D2D and P2P (GPU 0 -> GPU 1) from 8 B to 64 MiB, pinned host memory.
 //  - BM_HostCopy: host-to-host copy bandwidth, memcpy against non-temporal stores, 1 KiB-256 MiB,
 //    to place MPIGPU_MEMCPY_NT_THRESHOLD.
+//  - BM_ParamVsBare: the parameterized copy and the bare cudaMemcpyAsync timed alternately in one
+//    loop, medians and their ratio (the acceptance check: within 3% at every size).
 // Run: bazel run -c opt //benchmarks:memcopy_bench -- --benchmark_repetitions=5
 //        --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -90,6 +94,49 @@ void BM_DeviceCopy(benchmark::State& state, Dir dir, Strat strat) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// Parameterized copy against the bare cudaMemcpyAsync of the same size, interleaved: each round
+// times one bare copy and one parameterized copy (each issued and waited for), so drift in the
+// machine hits both alike. Reports the median of each and their ratio.
+void BM_ParamVsBare(benchmark::State& state, Dir dir) {
+  DeviceBuffers& b = Buffers();
+  size_t bytes = static_cast<size_t>(state.range(0));
+  void* dst = dir == kH2D ? b.dev0 : dir == kD2H ? b.host : dir == kD2D ? b.dev0b : b.dev1;
+  void* src = dir == kH2D ? b.host : b.dev0;
+  MemLoc dl = dir == kD2H ? MemLoc::Host() : MemLoc::Device(dir == kP2P ? 1 : 0);
+  MemLoc sl = dir == kH2D ? MemLoc::Host() : MemLoc::Device(0);
+  cudaMemcpyKind kind = dir == kH2D ? cudaMemcpyHostToDevice
+                        : dir == kD2H ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
+  std::vector<double> bare, param;
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  for (auto _ : state) {
+    for (int order = 0; order < 2; ++order) {  // alternate which goes first
+      for (int which = 0; which < 2; ++which) {
+        bool is_param = (which ^ order) != 0;
+        auto t0 = now();
+        if (is_param) {
+          (void)Copy(dst, dl, src, sl, bytes, b.stream);
+        } else if (dir == kP2P) {
+          cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, b.stream);
+        } else {
+          cudaMemcpyAsync(dst, src, bytes, kind, b.stream);
+        }
+        cudaStreamSynchronize(b.stream);
+        double us = std::chrono::duration<double, std::micro>(now() - t0).count();
+        (is_param ? param : bare).push_back(us);
+      }
+    }
+  }
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  double mb = median(bare), mp = median(param);
+  state.counters["bare_us"] = mb;
+  state.counters["param_us"] = mp;
+  state.counters["param_over_bare"] = mp / mb;
+  state.counters["bare_GBps"] = static_cast<double>(bytes) / mb * 1e-3;
+}
+
 void BM_HostCopy(benchmark::State& state, bool streaming) {
   size_t bytes = static_cast<size_t>(state.range(0));
   std::vector<char> src(bytes, 3), dst(bytes);
@@ -116,6 +163,11 @@ void RegisterAll() {
   }
   for (int d = kH2D; d <= kP2P; ++d) {
     if (d == kP2P && gpus < 2) continue;
+    benchmark::RegisterBenchmark((std::string("BM_ParamVsBare/") + kDirNames[d]).c_str(),
+                                 BM_ParamVsBare, static_cast<Dir>(d))
+        ->RangeMultiplier(8)
+        ->Range(8, static_cast<int64_t>(kMaxBytes))
+        ->UseRealTime();
     for (int s = kBare; s <= kQuery; ++s) {
       std::string name = std::string("BM_DeviceCopy/") + kDirNames[d] + "/" + kStratNames[s];
       benchmark::RegisterBenchmark(name.c_str(), BM_DeviceCopy, static_cast<Dir>(d),

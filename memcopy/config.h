@@ -35,6 +35,7 @@ struct Config {
   size_t eager_limit = 0;          // largest message sent through cells
   size_t cell_size = 0;            // payload bytes of one cell
   size_t cells_per_rank = 0;       // free cells each process owns
+  size_t fastbox_size = 0;         // payload bytes of each pair's fastbox; 0 = no fastboxes
   size_t lmt_unit_host = 0;        // ring unit size when both buffers are in host memory
   size_t lmt_unit_gpu = 0;         // ring unit size when a GPU buffer is on either side
   size_t lmt_units = 0;            // units per ring (ring depth)

@@ -508,7 +508,9 @@ extern "C" int MPIGPU_Type_free(MPIGPU_Datatype* datatype) {
 }
 
 extern "C" int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size) {
-  if (size == nullptr) return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_size: size is null");
+  if (size == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_size: size is null");
+  }
   mpigpu::TypeInfo info;
   if (int rc = mpigpu::LookupType(datatype, &info); rc != MPIGPU_SUCCESS) return rc;
   *size = info.size > static_cast<size_t>(INT_MAX) ? MPIGPU_UNDEFINED

@@ -24,28 +24,28 @@
 #include "mpigpu_api/mpigpu.h"
 
 // X(handle, C type) for every predefined type, in handle order.
-#define MPIGPU_FOR_EACH_PREDEFINED_TYPE(X)     \
-  X(MPIGPU_BYTE, unsigned char)                \
-  X(MPIGPU_CHAR, char)                         \
-  X(MPIGPU_SIGNED_CHAR, signed char)           \
-  X(MPIGPU_UNSIGNED_CHAR, unsigned char)       \
-  X(MPIGPU_SHORT, short)                       \
-  X(MPIGPU_UNSIGNED_SHORT, unsigned short)     \
-  X(MPIGPU_INT, int)                           \
-  X(MPIGPU_UNSIGNED, unsigned)                 \
-  X(MPIGPU_LONG, long)                         \
-  X(MPIGPU_UNSIGNED_LONG, unsigned long)       \
-  X(MPIGPU_LONG_LONG, long long)               \
-  X(MPIGPU_UNSIGNED_LONG_LONG, unsigned long long) \
-  X(MPIGPU_FLOAT, float)                       \
-  X(MPIGPU_DOUBLE, double)                     \
-  X(MPIGPU_INT8_T, int8_t)                     \
-  X(MPIGPU_INT16_T, int16_t)                   \
-  X(MPIGPU_INT32_T, int32_t)                   \
-  X(MPIGPU_INT64_T, int64_t)                   \
-  X(MPIGPU_UINT8_T, uint8_t)                   \
-  X(MPIGPU_UINT16_T, uint16_t)                 \
-  X(MPIGPU_UINT32_T, uint32_t)                 \
+#define MPIGPU_FOR_EACH_PREDEFINED_TYPE(X)        \
+  X(MPIGPU_BYTE, unsigned char)                   \
+  X(MPIGPU_CHAR, char)                            \
+  X(MPIGPU_SIGNED_CHAR, signed char)              \
+  X(MPIGPU_UNSIGNED_CHAR, unsigned char)          \
+  X(MPIGPU_SHORT, short)                          \
+  X(MPIGPU_UNSIGNED_SHORT, unsigned short)        \
+  X(MPIGPU_INT, int)                              \
+  X(MPIGPU_UNSIGNED, unsigned)                    \
+  X(MPIGPU_LONG, long)                            \
+  X(MPIGPU_UNSIGNED_LONG, unsigned long)          \
+  X(MPIGPU_LONG_LONG, long long)                  \
+  X(MPIGPU_UNSIGNED_LONG_LONG, unsigned long long)\
+  X(MPIGPU_FLOAT, float)                          \
+  X(MPIGPU_DOUBLE, double)                        \
+  X(MPIGPU_INT8_T, int8_t)                        \
+  X(MPIGPU_INT16_T, int16_t)                      \
+  X(MPIGPU_INT32_T, int32_t)                      \
+  X(MPIGPU_INT64_T, int64_t)                      \
+  X(MPIGPU_UINT8_T, uint8_t)                      \
+  X(MPIGPU_UINT16_T, uint16_t)                    \
+  X(MPIGPU_UINT32_T, uint32_t)                    \
   X(MPIGPU_UINT64_T, uint64_t)
 
 namespace mpigpu {

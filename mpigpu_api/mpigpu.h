@@ -86,7 +86,7 @@ typedef struct {
 
 #define MPIGPU_ERR_RANK 1            /* rank out of range for the communicator */
 #define MPIGPU_ERR_COUNT 2           /* negative or too large count */
-#define MPIGPU_ERR_TAG 3             /* tag outside 0..MPIGPU_TAG_UB (or wildcard where none allowed) */
+#define MPIGPU_ERR_TAG 3             /* tag outside 0..MPIGPU_TAG_UB (or a misplaced wildcard) */
 #define MPIGPU_ERR_TYPE 4            /* bad, freed or uncommitted datatype */
 #define MPIGPU_ERR_BUFFER 5          /* bad buffer pointer or buffer-type tag */
 #define MPIGPU_ERR_COMM 6            /* bad or freed communicator */

@@ -12,6 +12,7 @@
 #include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -26,6 +27,8 @@ namespace {
 constexpr const char* kShmDir = "/dev/shm";
 // A segment that was never published is someone's Create in progress for at most this long.
 constexpr time_t kUnpublishedGraceSec = 60;
+// The settings that size the segments (cells: job segment; LMT: ring segments).
+constexpr const char* kSizeKnobs = "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE / MPIGPU_LMT_UNITS";
 
 size_t RoundUpPage(size_t n) { return (n + 4095) & ~size_t{4095}; }
 
@@ -118,9 +121,8 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
   unsigned long long free_bytes = 0;
   if (ShmFreeBytes(&free_bytes) && total > free_bytes) {
     return Status(Err::kNoMemory, std::string("shared memory ") + kShmDir + " has " +
-                                      MiB(free_bytes) + " free, the job segment needs " +
-                                      MiB(total) +
-                                      "; free space or lower MPIGPU_CELLS_PER_RANK");
+                                      MiB(free_bytes) + " free, segment " + name + " needs " +
+                                      MiB(total) + "; free space or lower " + kSizeKnobs);
   }
 
   bip::shared_memory_object shm;
@@ -162,7 +164,7 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
     return fail(Status(Err::kNoMemory, std::string("shared memory ") + kShmDir +
                                            " ran out of space allocating " + MiB(total) +
                                            " for segment " + name +
-                                           "; free space or lower MPIGPU_CELLS_PER_RANK"));
+                                           "; free space or lower " + kSizeKnobs));
   }
   if (err != 0) return fail(SysError(("posix_fallocate(" + name + ")").c_str(), err));
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tools/binding.h"
+#include "ringbuf/segment.h"
 #include "tools/launcher.h"
 
 namespace mpigpu {
@@ -181,13 +182,13 @@ TEST(LauncherJob, JobIdsAreRandomHex) {
   std::set<std::string> seen;
   for (int i = 0; i < 16; ++i) {
     std::string id;
-    ASSERT_TRUE(NewJobId(&id).ok());
+    ASSERT_TRUE(RandomJobId(&id).ok());
     ASSERT_EQ(id.size(), 16u);
     EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
     seen.insert(id);
   }
   EXPECT_EQ(seen.size(), 16u);
-  EXPECT_EQ(JobShmPrefix(1000, "00ff"), "mpigpu-1000-00ff");
+  EXPECT_EQ(SegmentName("00ff"), "mpigpu-" + std::to_string(getuid()) + "-00ff");
 }
 
 TEST(LauncherJob, SweepRemovesOnlyTheJobsNames) {

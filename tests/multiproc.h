@@ -36,7 +36,13 @@ inline std::string RandomHexJobId() {
   return buf;
 }
 
-// Runs body(rank) in n processes; "" when every rank returned 0, else what went wrong.
+// A rank returns this when the test cannot run here (no GPU); RunJob then reports kSkipped.
+// Ranks decide, not the parent: the parent must not initialise CUDA before it forks.
+constexpr int kRankSkip = 77;
+inline const char kSkipped[] = "skipped";
+
+// Runs body(rank) in n processes; "" when every rank returned 0, kSkipped when every rank
+// returned kRankSkip, else what went wrong.
 // expect_exit[r] (optional) lets a rank end otherwise on purpose (e.g. a rank that dies).
 inline std::string RunJob(int n, const std::function<int(int)>& body, int timeout_s = 60,
                           const std::vector<int>& allowed_to_die = {}) {
@@ -60,7 +66,7 @@ inline std::string RunJob(int n, const std::function<int(int)>& body, int timeou
   }
   std::string result;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  int left = n;
+  int left = n, skipped = 0;
   while (left > 0) {
     int status = 0;
     pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -73,6 +79,10 @@ inline std::string RunJob(int n, const std::function<int(int)>& body, int timeou
       bool may_die = false;
       for (int d : allowed_to_die) may_die |= d == r;
       if (may_die) continue;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == kRankSkip) {
+        ++skipped;
+        continue;
+      }
       if (WIFSIGNALED(status))
         result += "rank " + std::to_string(r) + " killed by signal " +
                   std::to_string(WTERMSIG(status)) + "; ";
@@ -95,6 +105,8 @@ inline std::string RunJob(int n, const std::function<int(int)>& body, int timeou
   // A killed job leaves its shared memory behind: remove it, as the launcher would.
   std::string cmd = "rm -f /dev/shm/mpigpu-" + std::to_string(getuid()) + "-" + jobid + "*";
   if (std::system(cmd.c_str()) != 0) result += "shm cleanup failed; ";
+  if (result.empty() && skipped == n) return kSkipped;
+  if (skipped > 0 && skipped < n) result += "only some ranks skipped; ";
   return result;
 }
 

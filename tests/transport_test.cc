@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memcopy/config.h"
+#include "memcopy/memcopy.h"
 #include "tests/multiproc.h"
 #include "tests/pattern.h"
 
@@ -341,6 +342,58 @@ TEST(TransportTest, ADeadPeerFailsTheBlockedReceiveWithinSeconds) {
     e->Release(req);
     return 0;
   }, 60, {1});
+  EXPECT_EQ(r, "");
+}
+
+// GPU buffers through the engine: every location pair, sizes around the thresholds. Rank r uses
+// device r mod count (two ranks on two GPUs, or both on one).
+TEST(TransportGpuTest, EveryLocationPairAroundThresholds) {
+  std::string r = RunJob(2, [](int rank) {
+    int gpus = CudaDeviceCount();
+    if (gpus == 0) return mpigpu::testing::kRankSkip;
+    const int dev = rank % gpus;
+    RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
+    auto e = Join();
+    uint32_t seed = 50;
+    const size_t unit = GetConfig().lmt_unit_gpu;
+    std::vector<size_t> sizes = ThresholdSizes();
+    for (size_t extra : {unit - 1, unit, unit + 1, 9 * unit + 3}) sizes.push_back(extra);
+    for (int send_dev : {0, 1})
+      for (int recv_dev : {0, 1})
+        for (size_t n : sizes) {
+          ++seed;
+          const bool me_send = rank == 0;
+          const bool on_dev = me_send ? send_dev : recv_dev;
+          MemLoc loc = on_dev ? MemLoc::Device(dev) : MemLoc::Host();
+          std::vector<unsigned char> host(n + 1, 0xEE);
+          void* dbuf = nullptr;
+          if (on_dev) RANK_CHECK(cudaMalloc(&dbuf, n + 1) == cudaSuccess);
+          if (me_send) {
+            FillPattern(host.data(), n, seed);
+            if (on_dev) RANK_CHECK(cudaMemcpy(dbuf, host.data(), n, cudaMemcpyHostToDevice) == cudaSuccess);
+          } else if (on_dev) {
+            RANK_CHECK(cudaMemcpy(dbuf, host.data(), n + 1, cudaMemcpyHostToDevice) == cudaSuccess);
+          }
+          UserBuffer buf{on_dev ? dbuf : host.data(), loc, Layout::Contiguous(n)};
+          Request* req;
+          RANK_CHECK((me_send ? e->Isend(buf, 1, 1, 0, &req) : e->Irecv(buf, 0, 1, 0, &req)).ok());
+          WaitOk(*e, req);
+          e->Release(req);
+          if (!me_send) {
+            if (on_dev)
+              RANK_CHECK(cudaMemcpy(host.data(), dbuf, n + 1, cudaMemcpyDeviceToHost) == cudaSuccess);
+            long long bad = FirstMismatch(host.data(), n, seed);
+            if (bad != -1)
+              std::fprintf(stderr, "%s->%s %zu bytes: first mismatch at %lld\n", send_dev ? "D" : "H",
+                           recv_dev ? "D" : "H", n, bad);
+            RANK_CHECK(bad == -1 && host[n] == 0xEE);
+          }
+          if (dbuf) cudaFree(dbuf);
+        }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 300);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");
 }
 

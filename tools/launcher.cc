@@ -249,32 +249,6 @@ std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
   return env;
 }
 
-Status NewJobId(std::string* jobid) {
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return SysError("open /dev/urandom");
-  uint64_t bits = 0;
-  size_t got = 0;
-  auto* bytes = reinterpret_cast<unsigned char*>(&bits);
-  while (got < sizeof(bits)) {
-    ssize_t r = read(fd, bytes + got, sizeof(bits) - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      Status st = r < 0 ? SysError("read /dev/urandom") : Status(Err::kSystem, "/dev/urandom: EOF");
-      close(fd);
-      return st;
-    }
-    got += static_cast<size_t>(r);
-  }
-  close(fd);
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016" PRIx64, bits);
-  *jobid = text;
-  return Status::Ok();
-}
-
-std::string JobShmPrefix(uid_t uid, const std::string& jobid) {
-  return "mpigpu-" + std::to_string(uid) + "-" + jobid;
-}
 
 int SweepShm(const std::string& dir, const std::string& prefix, std::vector<std::string>* failed) {
   if (prefix.empty()) return 0;  // never sweep a whole directory

@@ -72,11 +72,7 @@ std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
                                       const std::vector<std::pair<std::string, std::string>>& exports,
                                       const RankInfo& info, const std::string& jobid);
 
-// A fresh job id: 16 lowercase hex digits (64 bits) from /dev/urandom.
-Status NewJobId(std::string* jobid);
 
-// "mpigpu-<uid>-<jobid>": the transport's segment name and the prefix of every per-pair region.
-std::string JobShmPrefix(uid_t uid, const std::string& jobid);
 
 // Unlinks every entry of `dir` (normally /dev/shm) whose name starts with `prefix`. Returns how
 // many were removed; names it could not remove are appended to `failed` when given.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tools/binding.h"
+#include "ringbuf/segment.h"
 #include "tools/launcher.h"
 
 extern char** environ;
@@ -236,14 +237,14 @@ int Main(int argc, char** argv) {
   }
 
   std::string jobid;
-  st = NewJobId(&jobid);
+  st = RandomJobId(&jobid);
   BindingPlan plan;
   if (st.ok()) st = PlanBindings(opts.bind_to, opts.nranks, &plan);
   if (!st.ok()) {
     std::fprintf(stderr, "mpigpurun: %s\n", st.message().c_str());
     return kExitInternal;
   }
-  const std::string shm_prefix = JobShmPrefix(getuid(), jobid);
+  const std::string shm_prefix = SegmentName(jobid);
 
   // A launcher started with SIGCHLD ignored would have its ranks reaped by the kernel.
   signal(SIGCHLD, SIG_DFL);

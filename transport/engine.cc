@@ -41,12 +41,6 @@ struct Engine::OutMsg {
   Request* req = nullptr;  // eager: packed at send time and completed; RTS: waits for CTS/FIN
 };
 
-// An arrived message no receive matched yet.
-struct Engine::Unexpected {
-  MsgHeader hdr{};
-  std::vector<unsigned char> payload;  // eager only
-};
-
 // The ring of one ordered pair, mapped in this process. The receiver creates its region.
 struct Engine::RingPair {
   ShmSegment region;
@@ -84,10 +78,7 @@ bool ProcessAlive(pid_t pid) {
   return true;
 }
 
-bool Matches(int want_src, int want_tag, int want_ctx, const MsgHeader& h) {
-  return want_ctx == h.context && (want_src == kAnySource || want_src == h.src) &&
-         (want_tag == kAnyTag || want_tag == h.tag);
-}
+MatchKey EnvelopeOf(const MsgHeader& h) { return MatchKey{h.context, h.src, h.tag}; }
 
 }  // namespace
 
@@ -113,7 +104,12 @@ Status JobInfo::FromEnvironment(JobInfo* out) {
 Engine::~Engine() {
   for (auto& [key, pair] : rings_)
     if (pair->pinned) (void)UnpinHostRange(pair->ring.data());
-  for (Unexpected* u : unexpected_) delete u;
+  for (std::vector<Cell*>& held : held_)
+    for (Cell* c : held) queues_.Free(c);
+  while (Unexpected* u = unexpected_.front()) {
+    unexpected_.Remove(u);
+    delete u;
+  }
 }
 
 Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
@@ -135,24 +131,41 @@ Status Engine::Bootstrap(const JobInfo& job) {
     MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
                 config_->eager_limit, config_->cell_size, eager_max_);
 
+  // Segment payload: rank slots | fastboxes (if any) | cell queues, each 4096-aligned.
   const size_t slots_bytes = RoundUp(sizeof(RankSlot) * size_, 4096);
+  const size_t fbox_bytes =
+      config_->fastbox_size ? RoundUp(Fastboxes::BytesFor(size_, config_->fastbox_size), 4096) : 0;
   const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
   if (queue_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
+  if (config_->fastbox_size && fbox_bytes == 0)
+    return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const std::string name = SegmentName(jobid_);
   const int timeout_ms = static_cast<int>(config_->bootstrap_timeout_s * 1000);
+  char* fbox_mem = nullptr;
+  char* queue_mem = nullptr;
+  auto place = [&] {
+    fbox_mem = static_cast<char*>(segment_.payload()) + slots_bytes;
+    queue_mem = fbox_mem + fbox_bytes;
+  };
   if (rank_ == 0) {
-    MPIGPU_RETURN_IF_ERROR(ShmSegment::Create(name, slots_bytes + queue_bytes, size_, &segment_));
-    MPIGPU_RETURN_IF_ERROR(CellQueues::Format(static_cast<char*>(segment_.payload()) + slots_bytes,
-                                              queue_bytes, size_, config_->cells_per_rank,
-                                              config_->cell_size, &queues_));
+    MPIGPU_RETURN_IF_ERROR(
+        ShmSegment::Create(name, slots_bytes + fbox_bytes + queue_bytes, size_, &segment_));
+    place();
+    if (fbox_bytes)
+      MPIGPU_RETURN_IF_ERROR(
+          Fastboxes::Format(fbox_mem, fbox_bytes, size_, config_->fastbox_size, &fastboxes_));
+    MPIGPU_RETURN_IF_ERROR(CellQueues::Format(queue_mem, queue_bytes, size_,
+                                              config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
     MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms));
-    if (segment_.payload_bytes() < slots_bytes + queue_bytes)
-      return Status(Err::kInvalidArg, "job segment " + name + " is smaller than this rank expects: "
-                                      "every rank must run with the same MPIGPU_* settings");
-    MPIGPU_RETURN_IF_ERROR(CellQueues::Attach(static_cast<char*>(segment_.payload()) + slots_bytes,
-                                              queue_bytes, &queues_, timeout_ms));
+    if (segment_.payload_bytes() != slots_bytes + fbox_bytes + queue_bytes)
+      return Status(Err::kInvalidArg, "job segment " + name + " has another size than this rank "
+                                      "expects: every rank must run with the same MPIGPU_* settings");
+    place();
+    // Format runs before the queues publish their magic, which CellQueues::Attach waits for.
+    MPIGPU_RETURN_IF_ERROR(CellQueues::Attach(queue_mem, queue_bytes, &queues_, timeout_ms));
+    if (fbox_bytes) MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(fbox_mem, fbox_bytes, &fastboxes_));
   }
   ranks_ = static_cast<RankSlot*>(segment_.payload());
   ranks_[rank_].pid.store(getpid(), std::memory_order_relaxed);
@@ -174,6 +187,9 @@ Status Engine::Bootstrap(const JobInfo& job) {
   if (rank_ == 0) (void)segment_.Unlink();
 
   pending_.resize(size_);
+  seq_out_.assign(size_, 0);
+  seq_in_.assign(size_, 0);
+  held_.resize(size_);
   lmt_wait_.resize(size_);
   lmt_recv_active_.assign(size_, nullptr);
   peer_failed_.assign(size_, false);
@@ -256,11 +272,9 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
   *out = req;
   if (src != kAnySource) ++outstanding_[src];
 
+  req->key = MatchKey{context, src, tag};
   // The oldest unexpected message that matches, in arrival order.
-  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-    Unexpected* u = *it;
-    if (!Matches(src, tag, context, u->hdr)) continue;
-    unexpected_.erase(it);
+  if (Unexpected* u = unexpected_.FindAndRemove(req->key)) {
     if (src == kAnySource) {
       req->peer_ = u->hdr.src;
       ++outstanding_[u->hdr.src];
@@ -274,7 +288,7 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
     Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(src) + " has failed"));
     return Status::Ok();
   }
-  posted_.push_back(req);
+  posted_.PushBack(req);
   return Status::Ok();
 }
 
@@ -284,8 +298,7 @@ Status Engine::Iprobe(int src, int tag, int context, bool* found, MsgInfo* info)
     return Status(Err::kInvalidArg, "source rank " + std::to_string(src) + " is not in [0, " +
                                         std::to_string(size_) + ")");
   MPIGPU_RETURN_IF_ERROR(Progress());
-  for (Unexpected* u : unexpected_) {
-    if (!Matches(src, tag, context, u->hdr)) continue;
+  if (const Unexpected* u = unexpected_.Find(MatchKey{context, src, tag})) {
     *found = true;
     *info = MsgInfo{u->hdr.src, u->hdr.tag, u->hdr.bytes};
     return Status::Ok();
@@ -331,31 +344,57 @@ Status Engine::SendOrQueue(OutMsg msg) {
   return Status::Ok();
 }
 
-bool Engine::TrySend(OutMsg& msg) {
-  Cell* cell = queues_.Alloc(rank_);
-  if (cell == nullptr) return false;
-  static_assert(sizeof(cell->hdr) >= sizeof(MsgHeader), "header fits");
-  Status st;
-  if (msg.hdr.type == MsgType::kEager && msg.hdr.bytes > 0) {
-    Request* req = msg.req;
-    CopyEngine* copier = nullptr;
-    st = CopierFor(req->buf_.loc, &copier);
-    Ticket t = 0;
-    if (st.ok())
-      st = CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc, req->buf_.layout, 0,
-                      msg.hdr.bytes, cell->payload(), MemLoc::Host());
-    if (st.ok()) st = copier->Mark(&t);
-    if (st.ok()) st = copier->Wait(t);
+// Packs an eager message's payload into `dst` (host memory).
+Status Engine::PackEager(Request* req, size_t bytes, void* dst) {
+  if (bytes == 0) return Status::Ok();
+  if (req->buf_.loc.is_host() && req->buf_.layout.contiguous()) {
+    std::memcpy(dst, req->buf_.ptr, bytes);  // the common small case: no engine round trip
+    return Status::Ok();
   }
+  CopyEngine* copier = nullptr;
+  Ticket t = 0;
+  MPIGPU_RETURN_IF_ERROR(CopierFor(req->buf_.loc, &copier));
+  MPIGPU_RETURN_IF_ERROR(CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc,
+                                    req->buf_.layout, 0, bytes, dst, MemLoc::Host()));
+  MPIGPU_RETURN_IF_ERROR(copier->Mark(&t));
+  return copier->Wait(t);
+}
+
+bool Engine::TrySend(OutMsg& msg) {
+  const bool eager = msg.hdr.type == MsgType::kEager;
+  const size_t payload = eager ? msg.hdr.bytes : 0;
+  unsigned char* hdr_dst = nullptr;
+  unsigned char* payload_dst = nullptr;
+  Fastbox* box = nullptr;
+  Cell* cell = nullptr;
+  if (fastboxes_.valid() && payload <= fastboxes_.payload() &&
+      (box = fastboxes_.TryBegin(rank_, msg.dst)) != nullptr) {
+    hdr_dst = box->hdr;
+    payload_dst = box->payload();
+  } else if ((cell = queues_.Alloc(rank_)) != nullptr) {
+    hdr_dst = cell->hdr;
+    payload_dst = cell->payload();
+  } else {
+    return false;  // no cell free: the message waits in the pair's FIFO
+  }
+  Status st = eager ? PackEager(msg.req, payload, payload_dst) : Status::Ok();
   if (!st.ok()) {
-    queues_.Free(cell);
+    if (cell) queues_.Free(cell);  // an unpublished fastbox stays the sender's: nothing to undo
     Complete(msg.req, st);
     return true;  // consumed: the request carries the error
   }
-  std::memcpy(cell->hdr, &msg.hdr, sizeof msg.hdr);
-  cell->payload_len = msg.hdr.type == MsgType::kEager ? static_cast<uint32_t>(msg.hdr.bytes) : 0;
-  queues_.Enqueue(msg.dst, cell);
-  if (msg.hdr.type == MsgType::kEager && msg.req != nullptr) Complete(msg.req, Status::Ok());
+  msg.hdr.seq = seq_out_[msg.dst]++;
+  static_assert(sizeof(cell->hdr) >= sizeof(MsgHeader) && sizeof(box->hdr) >= sizeof(MsgHeader),
+                "header fits");
+  std::memcpy(hdr_dst, &msg.hdr, sizeof msg.hdr);
+  if (box) {
+    box->len = static_cast<uint32_t>(payload);
+    Fastboxes::Publish(box);
+  } else {
+    cell->payload_len = static_cast<uint32_t>(payload);
+    queues_.Enqueue(msg.dst, cell);
+  }
+  if (eager && msg.req != nullptr) Complete(msg.req, Status::Ok());
   if (msg.hdr.type == MsgType::kRts) waiting_sends_.insert(msg.req);
   return true;
 }
@@ -389,31 +428,97 @@ Status Engine::CopierFor(MemLoc loc, CopyEngine** out) {
 
 // ---- receiving ----
 
-Status Engine::HandleCell(Cell* cell) {
+// Messages of one pair are handled in the order they were sent: a message whose number is not
+// the next expected one waits (a queue cell in held_, a fastbox message in its box).
+Status Engine::PollArrivals() {
+  Status st;
+  if (fastboxes_.valid()) {
+    for (int src = 0; src < size_ && st.ok(); ++src)
+      if (Fastbox* b = fastboxes_.Peek(src, rank_)) st = TakeFastbox(src, b);
+  }
+  for (int budget = 64; budget > 0 && st.ok(); --budget) {
+    Cell* cell = queues_.Dequeue(rank_);
+    if (cell == nullptr) break;
+    MsgHeader h;
+    std::memcpy(&h, cell->hdr, sizeof h);
+    if (h.src < 0 || h.src >= size_) {
+      queues_.Free(cell);
+      return Status(Err::kInternal, "cell from unknown rank " + std::to_string(h.src));
+    }
+    if (h.seq != seq_in_[h.src]) {
+      held_[h.src].push_back(cell);  // a fastbox message sent before it is still to come
+      continue;
+    }
+    st = HandleMessage(h, cell->payload());
+    queues_.Free(cell);
+    ++seq_in_[h.src];
+    if (st.ok()) st = DrainInOrder(h.src);
+  }
+  return st;
+}
+
+Status Engine::TakeFastbox(int src, Fastbox* b) {
   MsgHeader h;
-  std::memcpy(&h, cell->hdr, sizeof h);
+  std::memcpy(&h, b->hdr, sizeof h);
+  if (h.seq != seq_in_[src]) return Status::Ok();  // an earlier queue message goes first
+  Status st = HandleMessage(h, b->payload());
+  Fastboxes::Release(b);
+  ++seq_in_[src];
+  return st.ok() ? DrainInOrder(src) : st;
+}
+
+Status Engine::DrainInOrder(int src) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    std::vector<Cell*>& held = held_[src];
+    for (size_t i = 0; i < held.size(); ++i) {
+      MsgHeader h;
+      std::memcpy(&h, held[i]->hdr, sizeof h);
+      if (h.seq != seq_in_[src]) continue;
+      Cell* cell = held[i];
+      held.erase(held.begin() + static_cast<long>(i));
+      Status st = HandleMessage(h, cell->payload());
+      queues_.Free(cell);
+      ++seq_in_[src];
+      MPIGPU_RETURN_IF_ERROR(st);
+      moved = true;
+      break;
+    }
+    if (!moved && fastboxes_.valid()) {
+      Fastbox* b = fastboxes_.Peek(src, rank_);
+      if (b != nullptr) {
+        MsgHeader h;
+        std::memcpy(&h, b->hdr, sizeof h);
+        if (h.seq == seq_in_[src]) {
+          Status st = HandleMessage(h, b->payload());
+          Fastboxes::Release(b);
+          ++seq_in_[src];
+          MPIGPU_RETURN_IF_ERROR(st);
+          moved = true;
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
   switch (h.type) {
     case MsgType::kEager:
     case MsgType::kRts: {
-      Request* req = nullptr;
-      for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-        if (Matches((*it)->peer_, (*it)->tag_, (*it)->context_, h)) {
-          req = *it;
-          posted_.erase(it);
-          break;
-        }
-      }
+      Request* req = posted_.FindAndRemove(EnvelopeOf(h));
       if (req == nullptr) {
         auto* u = new Unexpected();
+        u->key = EnvelopeOf(h);
         u->hdr = h;
-        if (h.type == MsgType::kEager) u->payload.assign(cell->payload(), cell->payload() + h.bytes);
-        unexpected_.push_back(u);
+        if (h.type == MsgType::kEager) u->payload.assign(payload, payload + h.bytes);
+        unexpected_.PushBack(u);
       } else {
         if (req->peer_ == kAnySource) {
           req->peer_ = h.src;
           ++outstanding_[h.src];
         }
-        if (h.type == MsgType::kEager) DeliverEager(req, h, cell->payload());
+        if (h.type == MsgType::kEager) DeliverEager(req, h, payload);
         else StartRendezvousRecv(req, h);
       }
       break;
@@ -433,12 +538,10 @@ Status Engine::HandleCell(Cell* cell) {
       break;
     }
     default:
-      queues_.Free(cell);
-      return Status(Err::kInternal, "cell with unknown message type " +
+      return Status(Err::kInternal, "message of unknown type " +
                                         std::to_string(static_cast<int>(h.type)) + " from rank " +
                                         std::to_string(h.src));
   }
-  queues_.Free(cell);
   return Status::Ok();
 }
 
@@ -454,7 +557,9 @@ void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload)
   req->info_ = MsgInfo{h.src, h.tag, h.bytes};
   const size_t n = std::min<size_t>(h.bytes, req->bytes_);
   Status st;
-  if (n > 0) {
+  if (n > 0 && req->buf_.loc.is_host() && req->buf_.layout.contiguous()) {
+    std::memcpy(req->buf_.ptr, payload, n);  // the common small case: no engine round trip
+  } else if (n > 0) {
     CopyEngine* copier = nullptr;
     Ticket t = 0;
     st = CopierFor(req->buf_.loc, &copier);
@@ -595,7 +700,13 @@ Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
     const size_t bytes = LmtRing::BytesFor(capacity, config_->lmt_units);
     if (bytes == 0) return Status(Err::kInvalidArg, "MPIGPU_LMT_UNITS / unit sizes out of range");
     if (dst == rank_) {  // the receiver makes the ring; the sender attaches after the CTS
-      MPIGPU_RETURN_IF_ERROR(ShmSegment::Create(name, bytes, src == dst ? 1 : 2, &pair->region));
+      // Pages near the receiver's GPU: its H2D copies read them (MPIGPU_NUMA_PLACE).
+      int node = -1;
+      int device = 0;
+      if (config_->numa_place && CudaDeviceCount() > 0 && cudaGetDevice(&device) == cudaSuccess)
+        node = NumaNodeOfGpu(device);
+      MPIGPU_RETURN_IF_ERROR(
+          ShmSegment::Create(name, bytes, src == dst ? 1 : 2, &pair->region, node));
       MPIGPU_RETURN_IF_ERROR(
           LmtRing::Format(pair->region.payload(), bytes, capacity, config_->lmt_units, &pair->ring));
       pair->creator = true;
@@ -654,11 +765,7 @@ Status Engine::Progress() {
   if (in_progress_) return Status::Ok();
   in_progress_ = true;
   Status st;
-  for (int budget = 64; budget > 0 && st.ok(); --budget) {
-    Cell* cell = queues_.Dequeue(rank_);
-    if (cell == nullptr) break;
-    st = HandleCell(cell);
-  }
+  st = PollArrivals();
   if (st.ok()) st = FlushPending();
   if (st.ok()) st = AdvanceLmts();
   const double now = Now();
@@ -678,7 +785,7 @@ bool Engine::PeerAlive(int rank) {
 
 void Engine::CheckPeers() {
   bool any_source_waiting = false;
-  for (Request* r : posted_) any_source_waiting |= r->peer_ == kAnySource;
+  posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || peer_failed_[r]) continue;
     if (outstanding_[r] == 0 && !any_source_waiting) continue;
@@ -702,14 +809,12 @@ void Engine::FailPeer(int rank, const std::string& why) {
   pending_[rank].clear();
   for (Request* r : lmt_wait_[rank]) Complete(r, st);
   lmt_wait_[rank].clear();
-  for (auto it = posted_.begin(); it != posted_.end();) {
-    if ((*it)->peer_ == rank || (*it)->peer_ == kAnySource) {
-      Complete(*it, st);
-      it = posted_.erase(it);
-    } else {
-      ++it;
+  posted_.ForEach([&](Request* r) {
+    if (r->peer_ == rank || r->peer_ == kAnySource) {
+      posted_.Remove(r);
+      Complete(r, st);
     }
-  }
+  });
   for (auto it = lmt_active_.begin(); it != lmt_active_.end();) {
     if ((*it)->peer_ == rank) {
       Complete(*it, st);

@@ -44,14 +44,16 @@
 #include "pipeline/layout.h"
 #include "pipeline/pipeline.h"
 #include "ringbuf/cell_queue.h"
+#include "ringbuf/fastbox.h"
 #include "ringbuf/lmt_ring.h"
 #include "ringbuf/segment.h"
+#include "transport/match.h"
 #include "transport/wire.h"
 
 namespace mpigpu::transport {
 
-constexpr int kAnySource = -2;
-constexpr int kAnyTag = -1;
+constexpr int kAnySource = kMatchAnySource;
+constexpr int kAnyTag = kMatchAnyTag;
 
 // What the job looks like to this process (from the launcher's environment).
 struct JobInfo {
@@ -79,7 +81,8 @@ struct UserBuffer {
 class Engine;
 
 // A send or receive in flight. Owned by the engine; the caller releases it (Engine::Release).
-class Request {
+// A receive waits in the posted queue under its pattern (MatchEntry::key).
+class Request : public MatchEntry {
  public:
   bool done() const { return done_; }
   // The first error of this request (kTruncate, kPeerFailed, ...), ok otherwise.
@@ -159,8 +162,12 @@ class Engine {
  private:
   struct RankSlot;
   struct OutMsg;
-  struct Unexpected;
   struct RingPair;
+  // An arrived message no receive matched yet (key: its envelope).
+  struct Unexpected : MatchEntry {
+    MsgHeader hdr{};
+    std::vector<unsigned char> payload;  // eager only
+  };
 
   Engine() = default;
   Status Bootstrap(const JobInfo& job);
@@ -170,8 +177,12 @@ class Engine {
   bool TrySend(OutMsg& msg);
   Status FlushPending();
   Status CopierFor(MemLoc loc, CopyEngine** out);
+  Status PackEager(Request* req, size_t bytes, void* dst);
   // Receiving side.
-  Status HandleCell(Cell* cell);
+  Status PollArrivals();
+  Status TakeFastbox(int src, Fastbox* box);
+  Status DrainInOrder(int src);
+  Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h);
   void TryStartRingRecv(int src);
@@ -193,11 +204,15 @@ class Engine {
   JobSegment segment_;
   RankSlot* ranks_ = nullptr;  // in the segment: one slot per rank
   CellQueues queues_;
+  Fastboxes fastboxes_;  // invalid when MPIGPU_FASTBOX_SIZE=0
+  std::vector<uint32_t> seq_out_;  // per destination: number of the next message sent
+  std::vector<uint32_t> seq_in_;   // per source: number of the next message to handle
+  std::vector<std::vector<Cell*>> held_;  // per source: cells that arrived ahead of their turn
 
   std::vector<std::deque<OutMsg>> pending_;  // per destination, FIFO
   size_t pending_count_ = 0;
-  std::list<Request*> posted_;        // receives in posting order
-  std::list<Unexpected*> unexpected_;  // arrivals in arrival order
+  PostedQueue<Request> posted_;          // receives in posting order
+  UnexpectedQueue<Unexpected> unexpected_;  // arrivals in arrival order (owned)
   std::unordered_set<Request*> waiting_sends_;  // RTS sent: the ids a CTS or FIN may name
   HostCopyEngine host_copier_;
   std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use

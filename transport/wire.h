@@ -32,7 +32,8 @@ struct MsgHeader {
   uint32_t unit;       // CTS: ring unit size
   uint32_t block;      // RTS: the sender's layout block (0: contiguous); CTS: the fill block
   MemLoc loc;          // RTS: where the sender's buffer lives
-  uint32_t pad[3];
+  uint32_t seq;        // number of this message in its pair's order (fastbox and queue alike)
+  uint32_t pad[2];
 };
 static_assert(std::is_trivially_copyable<MsgHeader>::value, "copied into shared memory");
 static_assert(sizeof(MsgHeader) == 64, "MsgHeader fills a cell's header line");

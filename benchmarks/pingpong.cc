@@ -1,0 +1,127 @@
+// Two-rank ping-pong latency and windowed bandwidth over the transport engine, OSU style:
+// latency = half the round trip; bandwidth = a window of messages, then a 1-byte ack.
+//   mpigpurun -n 2 bazel-bin/benchmarks/pingpong [H|D H|D] [max_bytes]
+// Output: one line per size, "bytes  latency_us  bandwidth_GBps", checked (first and last bytes).
+// peers/mpi_pingpong.c measures Open MPI the same way.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memcopy/memcopy.h"
+#include "transport/engine.h"
+
+using namespace mpigpu;
+using namespace mpigpu::transport;
+
+namespace {
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Check(const Status& st, const char* what) {
+  if (!st.ok()) {
+    std::fprintf(stderr, "pingpong: %s: %s\n", what, st.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+void WaitAll(Engine& e, std::vector<Request*>& reqs) {
+  for (Request* r : reqs) {
+    Check(e.Wait(r), "wait");
+    Check(r->status(), "request");
+    e.Release(r);
+  }
+  reqs.clear();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  JobInfo job;
+  Check(JobInfo::FromEnvironment(&job), "environment");
+  if (job.size != 2) {
+    std::fprintf(stderr, "pingpong: run with mpigpurun -n 2\n");
+    return 2;
+  }
+  const bool dev[2] = {argc > 1 && argv[1][0] == 'D', argc > 2 && argv[2][0] == 'D'};
+  const size_t max_bytes = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : size_t{64} << 20;
+  const bool mine_dev = dev[job.rank];
+  int device = 0;
+  if (dev[0] || dev[1]) {
+    int n = CudaDeviceCount();
+    if (n == 0) {
+      std::fprintf(stderr, "pingpong: D requested but no CUDA device\n");
+      return 2;
+    }
+    device = job.rank % n;
+    cudaSetDevice(device);
+  }
+  std::unique_ptr<Engine> e;
+  Check(Engine::Create(job, &e), "join");
+  void* buf = nullptr;
+  if (mine_dev) {
+    if (cudaMalloc(&buf, max_bytes) != cudaSuccess) return 1;
+    cudaMemset(buf, 1, max_bytes);
+  } else {
+    buf = std::malloc(max_bytes);
+    std::memset(buf, 1, max_bytes);
+  }
+  MemLoc loc = mine_dev ? MemLoc::Device(device) : MemLoc::Host();
+  const int peer = 1 - job.rank;
+  char ack = 0;
+  if (job.rank == 0)
+    std::printf("# mpigpu pingpong %c->%c  (bytes, latency us, bandwidth GB/s)\n", dev[0] ? 'D' : 'H',
+                dev[1] ? 'D' : 'H');
+  for (size_t n = 1; n <= max_bytes; n *= 4) {
+    UserBuffer ub{buf, loc, Layout::Contiguous(n)};
+    const int iters = n <= 65536 ? 2000 : n <= (1 << 22) ? 200 : 20;
+    const int warm = iters / 10 + 2;
+    std::vector<Request*> reqs;
+    double t0 = 0;
+    for (int i = 0; i < iters + warm; ++i) {
+      if (i == warm) t0 = Seconds();
+      Request* r;
+      if (job.rank == 0) {
+        Check(e->Isend(ub, peer, 1, 0, &r), "send");
+        reqs.push_back(r);
+        Check(e->Irecv(ub, peer, 1, 0, &r), "recv");
+        reqs.push_back(r);
+      } else {
+        Check(e->Irecv(ub, peer, 1, 0, &r), "recv");
+        reqs.push_back(r);
+        WaitAll(*e, reqs);
+        Check(e->Isend(ub, peer, 1, 0, &r), "send");
+        reqs.push_back(r);
+      }
+      WaitAll(*e, reqs);
+    }
+    const double lat_us = (Seconds() - t0) / iters / 2 * 1e6;
+    // Bandwidth: a window of 64 messages, then an ack.
+    const int window = 64, bw_iters = n <= (1 << 20) ? 20 : 4;
+    UserBuffer ackb{&ack, MemLoc::Host(), Layout::Contiguous(1)};
+    for (int i = 0; i < bw_iters + 2; ++i) {
+      if (i == 2) t0 = Seconds();
+      Request* r;
+      for (int w = 0; w < window; ++w) {
+        Check(job.rank == 0 ? e->Isend(ub, peer, 2, 0, &r) : e->Irecv(ub, peer, 2, 0, &r), "bw");
+        reqs.push_back(r);
+      }
+      WaitAll(*e, reqs);
+      Check(job.rank == 0 ? e->Irecv(ackb, peer, 3, 0, &r) : e->Isend(ackb, peer, 3, 0, &r), "ack");
+      reqs.push_back(r);
+      WaitAll(*e, reqs);
+    }
+    const double bw = double(n) * window * bw_iters / (Seconds() - t0) / 1e9;
+    if (job.rank == 0) std::printf("%12zu %12.2f %12.2f\n", n, lat_us, bw);
+    std::fflush(stdout);
+  }
+  Check(e->Finalize(), "finalize");
+  return 0;
+}

@@ -1,0 +1,79 @@
+// mpigpu-info: what mpigpu sees on this node and how it is configured.
+//   mpigpu-info            configuration (every MPIGPU_* variable: value, default, meaning),
+//                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space
+//   mpigpu-info --config   the configuration only
+#include <cuda_runtime_api.h>
+#include <sys/statvfs.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "memcopy/config.h"
+#include "memcopy/memcopy.h"
+#include "ringbuf/numa.h"
+
+extern char** environ;
+
+namespace {
+
+void PrintConfig() {
+  std::printf("Configuration (environment variables; * = set in the environment)\n");
+  for (const mpigpu::ConfigEntry& e : mpigpu::DescribeConfig())
+    std::printf("  %c %-26s = %-14s (default %s)\n      %s\n", e.from_env ? '*' : ' ',
+                e.name.c_str(), e.value.c_str(), e.default_value.c_str(), e.help.c_str());
+  for (const std::string& name : mpigpu::UnknownConfigNames(environ))
+    std::printf("  ! %s is set but no part of mpigpu reads it (a typo?)\n", name.c_str());
+}
+
+void PrintNode() {
+  struct statvfs vfs{};
+  if (statvfs("/dev/shm", &vfs) == 0)
+    std::printf("\nShared memory: /dev/shm has %.1f GiB free\n",
+                static_cast<double>(vfs.f_bavail) * vfs.f_frsize / (1u << 30));
+  const int n = mpigpu::CudaDeviceCount();
+  std::printf("\nGPUs: %d%s\n", n, n == 0 ? " (no CUDA device or driver: host buffers only)" : "");
+  for (int d = 0; d < n; ++d) {
+    cudaDeviceProp p{};
+    cudaGetDeviceProperties(&p, d);
+    char bus[32] = "?";
+    cudaDeviceGetPCIBusId(bus, sizeof bus, d);
+    std::printf("  cuda:%d  %s  sm_%d%d  %.0f GiB  pci %s  numa %d\n", d, p.name, p.major, p.minor,
+                static_cast<double>(p.totalGlobalMem) / (1u << 30), bus, mpigpu::NumaNodeOfGpu(d));
+  }
+  if (n > 1) {
+    std::printf("\nPeer access (row can read/write column's memory directly)\n      ");
+    for (int j = 0; j < n; ++j) std::printf(" cuda:%-2d", j);
+    std::printf("\n");
+    for (int i = 0; i < n; ++i) {
+      std::printf("cuda:%-2d", i);
+      for (int j = 0; j < n; ++j) {
+        int can = 0;
+        if (i != j) cudaDeviceCanAccessPeer(&can, i, j);
+        std::printf(" %-7s", i == j ? "-" : can ? "yes" : "no");
+      }
+      std::printf("\n");
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool config_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--config")) {
+      config_only = true;
+    } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
+      std::printf("usage: mpigpu-info [--config]\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "mpigpu-info: unknown argument '%s' (try --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  std::printf("mpigpu 0.1.0\n\n");
+  PrintConfig();
+  if (!config_only) PrintNode();
+  return 0;
+}
