@@ -5,8 +5,9 @@
 //    H2D, D2H, D2D and P2P (GPU 0 -> GPU 1) from 8 B to 64 MiB, pinned host memory.
 //  - BM_HostCopy: host-to-host copy bandwidth, memcpy against non-temporal stores, 1 KiB-256 MiB,
 //    to place MPIGPU_MEMCPY_NT_THRESHOLD.
-//  - BM_ParamVsBare: the parameterized copy and the bare cudaMemcpyAsync timed alternately in one
-//    loop, medians and their ratio (the acceptance check: within 3% at every size).
+//  - BM_Strategies: the same four strategies timed in one loop in rotating order (robust against
+//    drift): medians, param/bare (the acceptance check: within 3% at every size) and what the
+//    query adds over the parameterized copy.
 // Run: bazel run -c opt //benchmarks:memcopy_bench -- --benchmark_repetitions=5
 //        --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -94,10 +95,11 @@ void BM_DeviceCopy(benchmark::State& state, Dir dir, Strat strat) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Parameterized copy against the bare cudaMemcpyAsync of the same size, interleaved: each round
-// times one bare copy and one parameterized copy (each issued and waited for), so drift in the
-// machine hits both alike. Reports the median of each and their ratio.
-void BM_ParamVsBare(benchmark::State& state, Dir dir) {
+// The four strategies timed in one loop, each round in a rotated order, so drift in the machine
+// hits all alike: each copy is issued and waited for. Reports the median of each, the
+// parameterized copy's ratio to the bare cudaMemcpyAsync (the acceptance check: within 3% at
+// every size) and what the query strategy adds over the parameterized one (the paper's Fig. 4).
+void BM_Strategies(benchmark::State& state, Dir dir) {
   DeviceBuffers& b = Buffers();
   size_t bytes = static_cast<size_t>(state.range(0));
   void* dst = dir == kH2D ? b.dev0 : dir == kD2H ? b.host : dir == kD2D ? b.dev0b : b.dev1;
@@ -106,35 +108,40 @@ void BM_ParamVsBare(benchmark::State& state, Dir dir) {
   MemLoc sl = dir == kH2D ? MemLoc::Host() : MemLoc::Device(0);
   cudaMemcpyKind kind = dir == kH2D ? cudaMemcpyHostToDevice
                         : dir == kD2H ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
-  std::vector<double> bare, param;
+  std::vector<double> us[4];
   auto now = [] { return std::chrono::steady_clock::now(); };
+  int round = 0;
   for (auto _ : state) {
-    for (int order = 0; order < 2; ++order) {  // alternate which goes first
-      for (int which = 0; which < 2; ++which) {
-        bool is_param = (which ^ order) != 0;
-        auto t0 = now();
-        if (is_param) {
-          (void)Copy(dst, dl, src, sl, bytes, b.stream);
-        } else if (dir == kP2P) {
-          cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, b.stream);
-        } else {
-          cudaMemcpyAsync(dst, src, bytes, kind, b.stream);
-        }
-        cudaStreamSynchronize(b.stream);
-        double us = std::chrono::duration<double, std::micro>(now() - t0).count();
-        (is_param ? param : bare).push_back(us);
+    for (int k = 0; k < 4; ++k) {
+      int strat = (k + round) % 4;
+      auto t0 = now();
+      if (strat == kBare) {
+        if (dir == kP2P) cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, b.stream);
+        else cudaMemcpyAsync(dst, src, bytes, kind, b.stream);
+      } else {
+        static const CopyStrategy map[] = {CopyStrategy::kParameterized,
+                                           CopyStrategy::kParameterized, CopyStrategy::kUvaDefault,
+                                           CopyStrategy::kQuery};
+        (void)CopyWithStrategy(map[strat], dst, dl, src, sl, bytes, b.stream);
       }
+      cudaStreamSynchronize(b.stream);
+      us[strat].push_back(std::chrono::duration<double, std::micro>(now() - t0).count());
     }
+    ++round;
   }
   auto median = [](std::vector<double>& v) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  double mb = median(bare), mp = median(param);
-  state.counters["bare_us"] = mb;
-  state.counters["param_us"] = mp;
-  state.counters["param_over_bare"] = mp / mb;
-  state.counters["bare_GBps"] = static_cast<double>(bytes) / mb * 1e-3;
+  double m[4];
+  for (int k = 0; k < 4; ++k) m[k] = median(us[k]);
+  state.counters["bare_us"] = m[kBare];
+  state.counters["param_us"] = m[kParam];
+  state.counters["uva_us"] = m[kUva];
+  state.counters["query_us"] = m[kQuery];
+  state.counters["param_over_bare"] = m[kParam] / m[kBare];
+  state.counters["query_minus_param_us"] = m[kQuery] - m[kParam];
+  state.counters["bare_GBps"] = static_cast<double>(bytes) / m[kBare] * 1e-3;
 }
 
 void BM_HostCopy(benchmark::State& state, bool streaming) {
@@ -153,7 +160,7 @@ void RegisterAll() {
   for (bool nt : {false, true})
     benchmark::RegisterBenchmark(nt ? "BM_HostCopy/nontemporal" : "BM_HostCopy/memcpy",
                                  BM_HostCopy, nt)
-        ->RangeMultiplier(4)
+        ->RangeMultiplier(2)
         ->Range(1 << 10, 256 << 20)
         ->UseRealTime();
   int gpus = CudaDeviceCount();
@@ -163,8 +170,8 @@ void RegisterAll() {
   }
   for (int d = kH2D; d <= kP2P; ++d) {
     if (d == kP2P && gpus < 2) continue;
-    benchmark::RegisterBenchmark((std::string("BM_ParamVsBare/") + kDirNames[d]).c_str(),
-                                 BM_ParamVsBare, static_cast<Dir>(d))
+    benchmark::RegisterBenchmark((std::string("BM_Strategies/") + kDirNames[d]).c_str(),
+                                 BM_Strategies, static_cast<Dir>(d))
         ->RangeMultiplier(8)
         ->Range(8, static_cast<int64_t>(kMaxBytes))
         ->UseRealTime();

@@ -64,7 +64,7 @@ const Var kVars[] = {
        c->memcpy_strategy = static_cast<CopyStrategy>(v);
        return true;
      }},
-    {"MPIGPU_MEMCPY_NT_THRESHOLD", "1M",
+    {"MPIGPU_MEMCPY_NT_THRESHOLD", "4M",
      "host-to-host copies of at least this many bytes use non-temporal stores",
      SIZE_VAR(memcpy_nt_threshold)},
     {"MPIGPU_EAGER_LIMIT", "64K", "largest message sent eagerly through cells; larger ones rendezvous",
@@ -94,6 +94,13 @@ const Var kVars[] = {
        c->lmt = static_cast<LmtMode>(v);
        return true;
      }},
+    {"MPIGPU_CMA_CHUNK", "1M",
+     "host-to-host single copies of at least two chunks are shared by both processes in chunks "
+     "of this size; 0 = the receiver copies alone",
+     SIZE_VAR(cma_chunk)},
+    {"MPIGPU_IPC_CACHE_SIZE", "64",
+     "peer GPU buffers kept mapped through CUDA IPC per process (least recently used go first)",
+     POSITIVE_SIZE_VAR(ipc_cache_size)},
     {"MPIGPU_BOOTSTRAP_TIMEOUT", "60", "seconds ranks wait for each other at start and in finalize",
      POSITIVE_SIZE_VAR(bootstrap_timeout_s)},
 };

@@ -43,6 +43,8 @@ struct Config {
   bool numa_place = true;          // place shared structures on the NUMA node near the GPU
   bool pin_shm = true;             // cudaHostRegister the shared rings when a GPU is used
   LmtMode lmt = LmtMode::kAuto;    // large-message back-end
+  size_t cma_chunk = 0;
+  size_t ipc_cache_size = 0;       // peer device buffers kept mapped (LRU)            // chunk of cooperative CMA copies; 0 = the receiver copies alone
   size_t bootstrap_timeout_s = 0;  // how long ranks wait for each other at start and finalize
 };
 

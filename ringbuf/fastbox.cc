@@ -7,13 +7,14 @@
 namespace mpigpu {
 namespace {
 
-size_t StrideFor(size_t payload) { return (sizeof(Fastbox) + payload + 63) / 64 * 64; }
+size_t StrideFor(size_t payload) { return (Fastbox::kPayloadOffset + payload + 127) / 128 * 128; }
+constexpr size_t kBoxesOffset = 128;  // the header line, padded to a box boundary
 
 }  // namespace
 
 size_t Fastboxes::BytesFor(int nranks, size_t payload) {
   if (nranks < 1 || nranks > kMaxRanks || payload == 0 || payload > kMaxPayload) return 0;
-  return sizeof(FastboxesHeader) + static_cast<size_t>(nranks) * nranks * StrideFor(payload);
+  return kBoxesOffset + static_cast<size_t>(nranks) * nranks * StrideFor(payload);
 }
 
 Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t payload, Fastboxes* out) {
@@ -21,8 +22,8 @@ Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t payload, Fa
   if (need == 0)
     return Status(Err::kInvalidArg, "fastboxes: " + std::to_string(nranks) + " ranks with " +
                                         std::to_string(payload) + "-byte boxes is out of range");
-  if (mem == nullptr || reinterpret_cast<uintptr_t>(mem) % 64 != 0 || bytes < need)
-    return Status(Err::kInvalidArg, "fastboxes: range must be 64-aligned and hold " +
+  if (mem == nullptr || reinterpret_cast<uintptr_t>(mem) % 128 != 0 || bytes < need)
+    return Status(Err::kInvalidArg, "fastboxes: range must be 128-aligned and hold " +
                                         std::to_string(need) + " bytes");
   auto* h = new (mem) FastboxesHeader();
   h->magic = kMagic;
@@ -30,7 +31,7 @@ Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t payload, Fa
   h->nranks = nranks;
   h->payload = payload;
   h->stride = StrideFor(payload);
-  h->boxes_offset = sizeof(FastboxesHeader);
+  h->boxes_offset = kBoxesOffset;
   h->total_bytes = need;
   char* base = static_cast<char*>(mem);
   for (size_t i = 0; i < static_cast<size_t>(nranks) * nranks; ++i) {
@@ -48,7 +49,7 @@ Status Fastboxes::Attach(void* mem, size_t bytes, Fastboxes* out) {
   if (h->magic != kMagic || h->version != kVersion)
     return Status(Err::kInvalidArg, "fastboxes: not formatted by this version of mpigpu");
   if (BytesFor(h->nranks, h->payload) != h->total_bytes || h->total_bytes > bytes ||
-      h->stride != StrideFor(h->payload) || h->boxes_offset != sizeof(FastboxesHeader))
+      h->stride != StrideFor(h->payload) || h->boxes_offset != kBoxesOffset)
     return Status(Err::kInvalidArg, "fastboxes: header does not match its range");
   out->base_ = static_cast<char*>(mem);
   out->nranks_ = h->nranks;

@@ -5,9 +5,9 @@
 // through the cell queues.
 //
 // Layout in a caller-given range (offsets only, so each process may map it elsewhere):
-//   [0, 64)   FastboxesHeader
+//   [0, 128)  FastboxesHeader (one line, then padding)
 //   then nranks * nranks boxes, box (src, dst) at index src * nranks + dst, each
-//   sizeof(Fastbox) + payload bytes rounded up to 64.
+//   Fastbox::kPayloadOffset + payload bytes rounded up to 128.
 //
 // Protocol of one box, one writer per field at any time:
 //   - full == 0: the box belongs to the sender. It writes hdr, len and payload, then stores
@@ -32,16 +32,24 @@
 
 namespace mpigpu {
 
-struct alignas(64) Fastbox {
+// One box: the header line, then the flag and length, then the payload, all in one 128-byte
+// aligned block for small messages, so the receiver's miss on the flag brings the header along
+// (the adjacent-line prefetcher works on 128-byte pairs) and a short payload sits beside the flag.
+struct alignas(128) Fastbox {
+  unsigned char hdr[64];       // the transport's message header, opaque here
   std::atomic<uint32_t> full;  // 0: sender's turn; 1: receiver's turn
   uint32_t len;                // payload bytes in use
-  alignas(64) unsigned char hdr[64];  // the transport's message header, opaque here
-  // `payload` bytes follow.
-  unsigned char* payload() { return reinterpret_cast<unsigned char*>(this + 1); }
-  const unsigned char* payload() const { return reinterpret_cast<const unsigned char*>(this + 1); }
+  // `payload` bytes follow at kPayloadOffset.
+  static constexpr size_t kPayloadOffset = 72;
+  unsigned char* payload() { return reinterpret_cast<unsigned char*>(this) + kPayloadOffset; }
+  const unsigned char* payload() const {
+    return reinterpret_cast<const unsigned char*>(this) + kPayloadOffset;
+  }
 };
 static_assert(std::is_standard_layout<Fastbox>::value, "shared layout");
-static_assert(sizeof(Fastbox) == 128 && offsetof(Fastbox, hdr) == 64, "flag line, header line");
+static_assert(offsetof(Fastbox, full) == 64 && offsetof(Fastbox, len) == 68 &&
+                  sizeof(Fastbox) == 128,
+              "header line, then flag, length and payload in the next line");
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared between processes");
 
 struct alignas(64) FastboxesHeader {
@@ -65,7 +73,7 @@ class Fastboxes {
 
   // Bytes for nranks^2 boxes of `payload` bytes; 0 when an argument is out of range.
   static size_t BytesFor(int nranks, size_t payload);
-  // Lays the boxes out in [mem, mem + bytes) (64-aligned), all empty. One process, before the
+  // Lays the boxes out in [mem, mem + bytes) (128-aligned), all empty. One process, before the
   // range is shared.
   static Status Format(void* mem, size_t bytes, int nranks, size_t payload, Fastboxes* out);
   // Opens boxes another process formatted; checks the header against `bytes`.

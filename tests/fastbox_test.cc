@@ -32,7 +32,7 @@ TEST(FastboxTest, FormatAndAttachCheckTheirArguments) {
   Mapping m(n);
   Fastboxes f;
   EXPECT_EQ(Fastboxes::Format(m.mem, n - 1, 3, 100, &f).code(), Err::kInvalidArg);
-  EXPECT_EQ(Fastboxes::Format(static_cast<char*>(m.mem) + 8, n, 3, 100, &f).code(), Err::kInvalidArg);
+  EXPECT_EQ(Fastboxes::Format(static_cast<char*>(m.mem) + 64, n, 3, 100, &f).code(), Err::kInvalidArg);
   ASSERT_TRUE(Fastboxes::Format(m.mem, n, 3, 100, &f).ok());
   EXPECT_EQ(f.nranks(), 3);
   EXPECT_EQ(f.payload(), 100u);
@@ -51,7 +51,7 @@ TEST(FastboxTest, BoxesAreDistinctAndHandOverOneMessage) {
   for (int s = 0; s < 4; ++s)
     for (int d = 0; d < 4; ++d) {
       Fastbox* b = f.box(s, d);
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 64, 0u);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 128, 0u);
       EXPECT_LE(reinterpret_cast<char*>(b->payload()) + 256, static_cast<char*>(m.mem) + n);
       for (int s2 = 0; s2 < 4; ++s2)
         for (int d2 = 0; d2 < 4; ++d2)

@@ -346,12 +346,12 @@ TEST(TransportTest, ADeadPeerFailsTheBlockedReceiveWithinSeconds) {
 }
 
 // GPU buffers through the engine: every location pair, sizes around the thresholds. Rank r uses
-// device r mod count (two ranks on two GPUs, or both on one).
-TEST(TransportGpuTest, EveryLocationPairAroundThresholds) {
-  std::string r = RunJob(2, [](int rank) {
+// device r mod count, or device 0 for both ranks (IPC within one GPU).
+std::string RunGpuPairs(bool same_gpu) {
+  return RunJob(2, [same_gpu](int rank) {
     int gpus = CudaDeviceCount();
     if (gpus == 0) return mpigpu::testing::kRankSkip;
-    const int dev = rank % gpus;
+    const int dev = same_gpu ? 0 : rank % gpus;
     RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
     auto e = Join();
     uint32_t seed = 50;
@@ -374,6 +374,9 @@ TEST(TransportGpuTest, EveryLocationPairAroundThresholds) {
           } else if (on_dev) {
             RANK_CHECK(cudaMemcpy(dbuf, host.data(), n + 1, cudaMemcpyHostToDevice) == cudaSuccess);
           }
+          // A pageable cudaMemcpy H2D may return before its DMA lands, and mpigpu copies on its
+          // own non-blocking streams: as with any CUDA-aware MPI, the data must be ready first.
+          if (on_dev) RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
           UserBuffer buf{on_dev ? dbuf : host.data(), loc, Layout::Contiguous(n)};
           Request* req;
           RANK_CHECK((me_send ? e->Isend(buf, 1, 1, 0, &req) : e->Irecv(buf, 0, 1, 0, &req)).ok());
@@ -393,6 +396,60 @@ TEST(TransportGpuTest, EveryLocationPairAroundThresholds) {
     RANK_CHECK(e->Finalize().ok());
     return 0;
   }, 300);
+}
+
+TEST(TransportGpuTest, EveryLocationPairAroundThresholds) {
+  std::string r = RunGpuPairs(false);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportGpuTest, BothRanksOnOneGpu) {
+  std::string r = RunGpuPairs(true);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+// A freed and reallocated send buffer (often at the same address) must never be read through
+// the receiver's stale IPC mapping: each message carries the bytes of the buffer it was sent from.
+TEST(TransportGpuTest, ReallocatedSendBufferCarriesNewBytes) {
+  std::string r = RunJob(2, [](int rank) {
+    int gpus = CudaDeviceCount();
+    if (gpus == 0) return mpigpu::testing::kRankSkip;
+    RANK_CHECK(cudaSetDevice(rank % gpus) == cudaSuccess);
+    auto e = Join();
+    for (size_t n : {size_t{4096}, size_t{3} << 20}) {
+      void* seen[3] = {};
+      for (int round = 0; round < 3; ++round) {
+        const uint32_t seed = 700 + round;
+        void* dbuf = nullptr;
+        RANK_CHECK(cudaMalloc(&dbuf, n) == cudaSuccess);
+        Request* req;
+        if (rank == 0) {
+          std::vector<unsigned char> host(n);
+          FillPattern(host.data(), n, seed);
+          RANK_CHECK(cudaMemcpy(dbuf, host.data(), n, cudaMemcpyHostToDevice) == cudaSuccess);
+          RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
+          RANK_CHECK(e->Isend({dbuf, MemLoc::Device(rank % gpus), Layout::Contiguous(n)}, 1, round, 0, &req).ok());
+          seen[round] = dbuf;
+        } else {
+          RANK_CHECK(e->Irecv({dbuf, MemLoc::Device(rank % gpus), Layout::Contiguous(n)}, 0, round, 0, &req).ok());
+        }
+        WaitOk(*e, req);
+        e->Release(req);
+        if (rank == 1) {
+          std::vector<unsigned char> host(n);
+          RANK_CHECK(cudaMemcpy(host.data(), dbuf, n, cudaMemcpyDeviceToHost) == cudaSuccess);
+          RANK_CHECK(FirstMismatch(host.data(), n, seed) == -1);
+        }
+        RANK_CHECK(cudaFree(dbuf) == cudaSuccess);
+      }
+      if (rank == 0 && seen[0] == seen[1])
+        std::fprintf(stderr, "note: reallocation reused address %p (the stale case ran)\n", seen[0]);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");
 }

@@ -27,6 +27,7 @@ struct alignas(64) Engine::RankSlot {
   enum : int32_t { kEmpty = 0, kJoined = 1, kFinalized = 2 };
   std::atomic<int32_t> pid;
   std::atomic<int32_t> state;
+  std::atomic<int32_t> gpu;  // the rank's CUDA device at start-up, -1 without one (as pid)
   static void CheckLayout() {
     static_assert(std::is_standard_layout<RankSlot>::value, "shared layout");
     static_assert(sizeof(RankSlot) == 64, "one rank slot per cache line");
@@ -39,6 +40,8 @@ struct Engine::OutMsg {
   int dst = -1;
   MsgHeader hdr{};
   Request* req = nullptr;  // eager: packed at send time and completed; RTS: waits for CTS/FIN
+  bool has_ipc = false;    // RTS with kFlagIpc, IpcPut: `ipc` travels as the payload
+  IpcExport ipc{};
 };
 
 // The ring of one ordered pair, mapped in this process. The receiver creates its region.
@@ -80,6 +83,15 @@ bool ProcessAlive(pid_t pid) {
 
 MatchKey EnvelopeOf(const MsgHeader& h) { return MatchKey{h.context, h.src, h.tag}; }
 
+// kTruncate when the message was longer than the receive buffer, else ok.
+Status TruncationOf(const MsgInfo& m, size_t cap) {
+  if (m.bytes <= cap) return Status::Ok();
+  return Status(Err::kTruncate, "message of " + std::to_string(m.bytes) + " bytes from rank " +
+                                    std::to_string(m.source) + " (tag " + std::to_string(m.tag) +
+                                    ") is longer than the receive buffer (" + std::to_string(cap) +
+                                    " bytes)");
+}
+
 }  // namespace
 
 Status JobInfo::FromEnvironment(JobInfo* out) {
@@ -104,6 +116,7 @@ Status JobInfo::FromEnvironment(JobInfo* out) {
 Engine::~Engine() {
   for (auto& [key, pair] : rings_)
     if (pair->pinned) (void)UnpinHostRange(pair->ring.data());
+  for (Request* r : free_requests_) delete r;
   for (std::vector<Cell*>& held : held_)
     for (Cell* c : held) queues_.Free(c);
   while (Unexpected* u = unexpected_.front()) {
@@ -131,8 +144,11 @@ Status Engine::Bootstrap(const JobInfo& job) {
     MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
                 config_->eager_limit, config_->cell_size, eager_max_);
 
-  // Segment payload: rank slots | fastboxes (if any) | cell queues, each 4096-aligned.
-  const size_t slots_bytes = RoundUp(sizeof(RankSlot) * size_, 4096);
+  // Segment payload: rank slots + CMA pair slots | fastboxes (if any) | cell queues, each
+  // 4096-aligned.
+  const size_t rank_slots_bytes = sizeof(RankSlot) * size_;
+  const size_t slots_bytes =
+      RoundUp(rank_slots_bytes + sizeof(CmaSlot) * size_ * size_, 4096);
   const size_t fbox_bytes =
       config_->fastbox_size ? RoundUp(Fastboxes::BytesFor(size_, config_->fastbox_size), 4096) : 0;
   const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
@@ -168,7 +184,11 @@ Status Engine::Bootstrap(const JobInfo& job) {
     if (fbox_bytes) MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(fbox_mem, fbox_bytes, &fastboxes_));
   }
   ranks_ = static_cast<RankSlot*>(segment_.payload());
+  cma_slots_ = reinterpret_cast<CmaSlot*>(static_cast<char*>(segment_.payload()) + rank_slots_bytes);
   ranks_[rank_].pid.store(getpid(), std::memory_order_relaxed);
+  int device = -1;
+  if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
+  ranks_[rank_].gpu.store(device, std::memory_order_relaxed);
   ranks_[rank_].state.store(RankSlot::kJoined, std::memory_order_release);
 
   // Wait until every rank joined: then the name can go (mappings stay).
@@ -188,6 +208,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
 
   pending_.resize(size_);
   seq_out_.assign(size_, 0);
+  cma_gen_.assign(size_, 0);
   seq_in_.assign(size_, 0);
   held_.resize(size_);
   lmt_wait_.resize(size_);
@@ -213,7 +234,7 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   if (bytes > 0 && buf.ptr == nullptr)
     return Status(Err::kInvalidArg, "send of " + std::to_string(bytes) + " bytes from a null buffer");
 
-  auto* req = new Request();
+  Request* req = NewRequest();
   req->kind_ = Request::Kind::kSend;
   req->peer_ = dst;
   req->tag_ = tag;
@@ -235,7 +256,15 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   msg.hdr.context = context;
   msg.hdr.bytes = bytes;
   msg.hdr.sreq = reinterpret_cast<uint64_t>(req);
-  if (bytes <= eager_max_) {
+  // A contiguous device buffer is offered for a single copy through CUDA IPC at any size: the
+  // receiver pulls it in one copy (D->D over NVLink, or D->H) instead of two staged ones.
+  const bool ipc_mode = config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kIpc;
+  if (bytes > 0 && buf.loc.is_device() && buf.layout.contiguous() && ipc_mode && ipc_ok_ &&
+      ExportDeviceBuffer(buf.ptr, &msg.ipc).ok()) {
+    msg.has_ipc = true;
+    msg.hdr.flags = kFlagIpc;
+  }
+  if (bytes <= eager_max_ && !msg.has_ipc) {
     msg.hdr.type = MsgType::kEager;
   } else {
     msg.hdr.type = MsgType::kRts;
@@ -261,7 +290,7 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
   if (cap > 0 && buf.ptr == nullptr)
     return Status(Err::kInvalidArg, "receive of " + std::to_string(cap) + " bytes into a null buffer");
 
-  auto* req = new Request();
+  Request* req = NewRequest();
   req->kind_ = Request::Kind::kRecv;
   req->state_ = Request::State::kPosted;
   req->peer_ = src;
@@ -280,7 +309,7 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
       ++outstanding_[u->hdr.src];
     }
     if (u->hdr.type == MsgType::kEager) DeliverEager(req, u->hdr, u->payload.data());
-    else StartRendezvousRecv(req, u->hdr);
+    else StartRendezvousRecv(req, u->hdr, u->payload.data());
     delete u;
     return Status::Ok();
   }
@@ -308,21 +337,39 @@ Status Engine::Iprobe(int src, int tag, int context, bool* found, MsgInfo* info)
   return Status::Ok();
 }
 
+// Requests are recycled: a ping-pong should not pay an allocation per message.
+Request* Engine::NewRequest() {
+  if (free_requests_.empty()) return new Request();
+  Request* req = free_requests_.back();
+  free_requests_.pop_back();
+  return req;
+}
+
+void Engine::FreeRequest(Request* req) {
+  *req = Request();
+  if (free_requests_.size() < 1024) free_requests_.push_back(req);
+  else delete req;
+}
+
 void Engine::Release(Request* req) {
   if (req == nullptr) return;
-  if (req->done_) delete req;
+  if (req->done_) FreeRequest(req);
   else req->released_ = true;
 }
 
 void Engine::Complete(Request* req, Status st) {
   if (req->done_) return;
   req->status_.KeepFirst(std::move(st));
+  if (req->kind_ == Request::Kind::kSend) {
+    if (req->state_ != Request::State::kQueued) waiting_sends_.erase(req);  // eager ones never were
+  } else if (req->state_ == Request::State::kWaitPut) {
+    waiting_puts_.erase(req);
+  }
   req->state_ = Request::State::kDone;
   req->done_ = true;
   req->lmt_.reset();
-  if (req->kind_ == Request::Kind::kSend) waiting_sends_.erase(req);
   if (req->peer_ >= 0) --outstanding_[req->peer_];
-  if (req->released_) delete req;
+  if (req->released_) FreeRequest(req);
 }
 
 Status Engine::Wait(Request* req, double timeout_s) {
@@ -362,7 +409,7 @@ Status Engine::PackEager(Request* req, size_t bytes, void* dst) {
 
 bool Engine::TrySend(OutMsg& msg) {
   const bool eager = msg.hdr.type == MsgType::kEager;
-  const size_t payload = eager ? msg.hdr.bytes : 0;
+  const size_t payload = eager ? msg.hdr.bytes : msg.has_ipc ? sizeof(IpcExport) : 0;
   unsigned char* hdr_dst = nullptr;
   unsigned char* payload_dst = nullptr;
   Fastbox* box = nullptr;
@@ -378,6 +425,7 @@ bool Engine::TrySend(OutMsg& msg) {
     return false;  // no cell free: the message waits in the pair's FIFO
   }
   Status st = eager ? PackEager(msg.req, payload, payload_dst) : Status::Ok();
+  if (msg.has_ipc) std::memcpy(payload_dst, &msg.ipc, sizeof msg.ipc);
   if (!st.ok()) {
     if (cell) queues_.Free(cell);  // an unpublished fastbox stays the sender's: nothing to undo
     Complete(msg.req, st);
@@ -512,6 +560,8 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         u->key = EnvelopeOf(h);
         u->hdr = h;
         if (h.type == MsgType::kEager) u->payload.assign(payload, payload + h.bytes);
+        if (h.type == MsgType::kRts && (h.flags & kFlagIpc))
+          u->payload.assign(payload, payload + sizeof(IpcExport));
         unexpected_.PushBack(u);
       } else {
         if (req->peer_ == kAnySource) {
@@ -519,18 +569,63 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
           ++outstanding_[h.src];
         }
         if (h.type == MsgType::kEager) DeliverEager(req, h, payload);
-        else StartRendezvousRecv(req, h);
+        else StartRendezvousRecv(req, h, payload);
+      }
+      break;
+    }
+    case MsgType::kPutDone: {
+      auto* req = reinterpret_cast<Request*>(h.addr);
+      if (waiting_puts_.erase(req) == 0 || req->state_ != Request::State::kWaitPut) {
+        MPIGPU_WARN("dropping a put notice from rank %d for no waiting receive", h.src);
+        break;
+      }
+      if (h.flags & kFlagFailed) {
+        FallBackToRing(req);
+      } else {
+        Complete(req, TruncationOf(req->info_, req->bytes_));
       }
       break;
     }
     case MsgType::kCts:
+    case MsgType::kIpcPut:
+    case MsgType::kCmaGo:
     case MsgType::kFin: {
       // The id names one of our sends waiting for this answer; anything else is a stale or
       // corrupt message and is dropped rather than trusted.
       auto* req = reinterpret_cast<Request*>(h.sreq);
       if (waiting_sends_.count(req) == 0 || req->state_ != Request::State::kWaitCts) {
-        MPIGPU_WARN("dropping a %s from rank %d for no waiting send",
-                    h.type == MsgType::kCts ? "CTS" : "FIN", h.src);
+        MPIGPU_WARN("dropping a control message (type %d) from rank %d for no waiting send",
+                    static_cast<int>(h.type), h.src);
+        break;
+      }
+      if (h.type == MsgType::kIpcPut) {
+        IpcExport e;
+        std::memcpy(&e, payload, sizeof e);
+        Status st = StartIpcPut(req, h, e);
+        if (!st.ok()) {  // tell the receiver to use the ring; this send then waits for its CTS
+          IpcUnavailable(st);
+          OutMsg no;
+          no.dst = h.src;
+          no.hdr.type = MsgType::kPutDone;
+          no.hdr.src = rank_;
+          no.hdr.flags = kFlagFailed;
+          no.hdr.addr = h.addr;
+          (void)SendOrQueue(std::move(no));
+        }
+        break;
+      }
+      if (h.type == MsgType::kCmaGo) {
+        if (h.unit == 0 || h.bytes > req->bytes_) {
+          Complete(req, Status(Err::kInternal, "malformed cooperative-copy request"));
+          break;
+        }
+        req->coop_ = true;
+        req->gen_ = h.block;
+        req->remote_ = h.addr;
+        req->total_ = h.bytes;
+        req->chunk_ = h.unit;
+        req->state_ = Request::State::kLmt;
+        lmt_active_.push_back(req);
         break;
       }
       Status st = h.type == MsgType::kCts ? StartRingSend(req, h) : Status::Ok();
@@ -545,13 +640,6 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
   return Status::Ok();
 }
 
-static Status TruncationOf(const MsgHeader& h, size_t cap) {
-  if (h.bytes <= cap) return Status::Ok();
-  return Status(Err::kTruncate, "message of " + std::to_string(h.bytes) + " bytes from rank " +
-                                    std::to_string(h.src) + " (tag " + std::to_string(h.tag) +
-                                    ") is longer than the receive buffer (" + std::to_string(cap) +
-                                    " bytes)");
-}
 
 void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload) {
   req->info_ = MsgInfo{h.src, h.tag, h.bytes};
@@ -569,11 +657,11 @@ void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload)
     if (st.ok()) st = copier->Mark(&t);
     if (st.ok()) st = copier->Wait(t);
   }
-  st.KeepFirst(TruncationOf(h, req->bytes_));
+  st.KeepFirst(TruncationOf(req->info_, req->bytes_));
   Complete(req, st);
 }
 
-void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h) {
+void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload) {
   req->info_ = MsgInfo{h.src, h.tag, h.bytes};
   req->peer_cookie_ = h.sreq;
   req->peer_loc_ = h.loc;
@@ -582,28 +670,41 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h) {
   req->peer_contig_ = h.contiguous != 0;
   const size_t n = std::min<size_t>(h.bytes, req->bytes_);
 
+  // CUDA IPC: one copy straight out of the sender's device buffer, or into ours.
+  if (h.flags & kFlagIpc) {
+    IpcExport e;
+    std::memcpy(&e, payload, sizeof e);
+    if (TryIpcPull(req, h, e)) return;
+  } else if (TryIpcPutRequest(req, h)) {
+    return;
+  }
+
   // CMA: one copy straight out of the sender's host buffer.
   const bool cma_fits = req->peer_contig_ && req->peer_loc_.is_host() && req->buf_.loc.is_host() &&
                         req->buf_.layout.contiguous();
   if (cma_fits && cma_ok_ &&
       (config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kCma)) {
-    size_t done = 0;
-    while (done < n) {
-      iovec local{static_cast<char*>(req->buf_.ptr) + done, n - done};
-      iovec remote{reinterpret_cast<void*>(h.addr + done), n - done};
-      ssize_t got = process_vm_readv(ranks_[h.src].pid.load(std::memory_order_relaxed), &local, 1,
-                                     &remote, 1, 0);
-      if (got <= 0) break;
-      done += static_cast<size_t>(got);
+    // Large ones are shared with the sender, once one plain copy showed the kernel allows it.
+    if (cma_verified_ && config_->cma_chunk > 0 && n >= 2 * config_->cma_chunk) {
+      req->coop_ = true;
+      req->total_ = n;
+      req->chunk_ = config_->cma_chunk;
+      req->state_ = Request::State::kLmtWait;
+      lmt_wait_[h.src].push_back(req);
+      TryStartRingRecv(h.src);
+      return;
     }
+    const pid_t pid = ranks_[h.src].pid.load(std::memory_order_relaxed);
+    const size_t done = CmaCopy(true, pid, static_cast<char*>(req->buf_.ptr), h.addr, n);
     if (done == n) {
+      cma_verified_ = true;
       OutMsg fin;
       fin.dst = h.src;
       fin.hdr.type = MsgType::kFin;
       fin.hdr.src = rank_;
       fin.hdr.sreq = h.sreq;
       (void)SendOrQueue(std::move(fin));
-      Complete(req, TruncationOf(h, req->bytes_));
+      Complete(req, TruncationOf(req->info_, req->bytes_));
       return;
     }
     if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EFAULT)) {
@@ -615,15 +716,118 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h) {
       return;
     }
   }
-  req->state_ = Request::State::kLmtWait;
-  lmt_wait_[h.src].push_back(req);
-  TryStartRingRecv(h.src);
+  FallBackToRing(req);
 }
 
+void Engine::FallBackToRing(Request* req) {
+  req->state_ = Request::State::kLmtWait;
+  lmt_wait_[req->info_.source].push_back(req);
+  TryStartRingRecv(req->info_.source);
+}
+
+void Engine::IpcUnavailable(const Status& why) {
+  if (!ipc_ok_) return;
+  ipc_ok_ = false;
+  MPIGPU_INFO("CUDA IPC is not usable here (%s): GPU buffers use the shared ring",
+              why.ToString().c_str());
+}
+
+// Maps a peer's exported buffer on this process's current device; `*copier` is that device's
+// copy engine and `*loc` where the mapping lives.
+Status Engine::IpcMap(int peer, const IpcExport& e, void** ptr, CopyEngine** copier, MemLoc* loc) {
+  int device = -1;
+  if (CudaDeviceCount() == 0) return Status(Err::kNoGpu, "no CUDA device to map a peer buffer on");
+  MPIGPU_CUDA_CHECK(cudaGetDevice(&device));
+  if (!ipc_cache_) ipc_cache_ = std::make_unique<IpcCache>(config_->ipc_cache_size);
+  MPIGPU_RETURN_IF_ERROR(ipc_cache_->Map(peer, e, ptr));
+  *loc = MemLoc::Device(device);
+  Status st = CopierFor(*loc, copier);
+  if (!st.ok()) (void)ipc_cache_->Release(peer, e);
+  return st;
+}
+
+// Receiver: copy the sender's device buffer (mapped) into ours, then FIN.
+bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcExport& e) {
+  if (!ipc_ok_) return false;
+  const size_t n = std::min<size_t>(h.bytes, req->bytes_);
+  void* peer_ptr = nullptr;
+  MemLoc peer_loc;
+  CopyEngine* copier = nullptr;
+  Status st = IpcMap(h.src, e, &peer_ptr, &copier, &peer_loc);
+  if (st.ok()) {
+    st = CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc, req->buf_.layout, 0,
+                    n, peer_ptr, peer_loc);
+    if (st.ok()) st = copier->Mark(&req->ticket_);
+    if (!st.ok()) {
+      (void)ipc_cache_->Release(h.src, e);
+      Complete(req, st);  // a copy error on our side: nothing to fall back to
+      return true;
+    }
+    req->ipc_ = e;
+    req->ipc_copier_ = copier;
+    req->state_ = Request::State::kIpcCopy;
+    lmt_active_.push_back(req);
+    return true;
+  }
+  IpcUnavailable(st);
+  return false;
+}
+
+// Receiver with a contiguous device buffer, sender with a host buffer: the sender copies H2D
+// straight into our buffer (pinned sources reach the PCIe limit).
+bool Engine::TryIpcPutRequest(Request* req, const MsgHeader& h) {
+  const bool ipc_mode = config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kIpc;
+  if (!ipc_ok_ || !ipc_mode || !req->buf_.loc.is_device() || !req->buf_.layout.contiguous() ||
+      !h.loc.is_host() || ranks_[h.src].gpu.load(std::memory_order_relaxed) < 0)
+    return false;
+  OutMsg put;
+  if (!ExportDeviceBuffer(req->buf_.ptr, &put.ipc).ok()) return false;
+  put.has_ipc = true;
+  put.dst = h.src;
+  put.hdr.type = MsgType::kIpcPut;
+  put.hdr.src = rank_;
+  put.hdr.sreq = h.sreq;
+  put.hdr.addr = reinterpret_cast<uint64_t>(req);
+  put.hdr.bytes = std::min<size_t>(h.bytes, req->bytes_);
+  req->state_ = Request::State::kWaitPut;
+  waiting_puts_.insert(req);
+  (void)SendOrQueue(std::move(put));
+  return true;
+}
+
+// Sender: copy our (host) buffer into the receiver's mapped device buffer.
+Status Engine::StartIpcPut(Request* req, const MsgHeader& h, const IpcExport& e) {
+  if (!ipc_ok_) return Status(Err::kInternal, "CUDA IPC already found unusable");
+  if (h.bytes > req->bytes_) return Status(Err::kInternal, "put larger than the send");
+  void* peer_ptr = nullptr;
+  MemLoc peer_loc;
+  CopyEngine* copier = nullptr;
+  MPIGPU_RETURN_IF_ERROR(IpcMap(h.src, e, &peer_ptr, &copier, &peer_loc));
+  Status st = CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc, req->buf_.layout,
+                         0, h.bytes, peer_ptr, peer_loc);
+  if (st.ok()) st = copier->Mark(&req->ticket_);
+  if (!st.ok()) {
+    (void)ipc_cache_->Release(h.src, e);
+    return st;
+  }
+  req->ipc_ = e;
+  req->ipc_copier_ = copier;
+  req->peer_req_ = h.addr;
+  req->state_ = Request::State::kIpcCopy;
+  lmt_active_.push_back(req);
+  return Status::Ok();
+}
+
+// The receiver runs one large transfer per source at a time (ring or cooperative CMA): both use
+// per-pair shared state.
 void Engine::TryStartRingRecv(int src) {
   while (lmt_recv_active_[src] == nullptr && !lmt_wait_[src].empty()) {
     Request* req = lmt_wait_[src].front();
     lmt_wait_[src].pop_front();
+    if (req->coop_) {
+      StartCoopRecv(req, src);
+      continue;
+    }
     const bool gpu = req->buf_.loc.is_device() || req->peer_loc_.is_device();
     RingPair* pair = nullptr;
     Status st = RingFor(src, rank_, gpu, &pair);
@@ -665,6 +869,41 @@ void Engine::TryStartRingRecv(int src) {
     cts.hdr.loc = req->buf_.loc;
     (void)SendOrQueue(std::move(cts));
   }
+}
+
+void Engine::StartCoopRecv(Request* req, int src) {
+  uint32_t gen = ++cma_gen_[src];
+  if (gen == 0) gen = ++cma_gen_[src];  // 0 never names a transfer
+  req->gen_ = gen;
+  CmaBegin(CmaSlotOf(src, rank_), gen);
+  req->state_ = Request::State::kLmt;
+  lmt_recv_active_[src] = req;
+  lmt_active_.push_back(req);
+  OutMsg go;
+  go.dst = src;
+  go.hdr.type = MsgType::kCmaGo;
+  go.hdr.src = rank_;
+  go.hdr.sreq = req->peer_cookie_;
+  go.hdr.addr = reinterpret_cast<uint64_t>(req->buf_.ptr);
+  go.hdr.bytes = req->total_;
+  go.hdr.unit = static_cast<uint32_t>(req->chunk_);
+  go.hdr.block = gen;
+  (void)SendOrQueue(std::move(go));
+}
+
+// Both sides: copy the chunks left, then see whether the transfer is complete.
+Status Engine::AdvanceCma(Request* req, bool* done) {
+  const bool recv = req->kind_ == Request::Kind::kRecv;
+  const int peer = req->peer_;
+  CmaSlot* slot = recv ? CmaSlotOf(peer, rank_) : CmaSlotOf(rank_, peer);
+  MPIGPU_RETURN_IF_ERROR(CmaCopyChunks(slot, req->gen_, recv,
+                                       ranks_[peer].pid.load(std::memory_order_relaxed),
+                                       static_cast<char*>(req->buf_.ptr),
+                                       recv ? req->peer_addr_ : req->remote_, req->total_,
+                                       req->chunk_));
+  if (int err = CmaFailed(slot, req->gen_)) return SysError("the peer's cooperative copy", err);
+  *done = CmaFinished(slot, req->gen_, req->total_);
+  return Status::Ok();
 }
 
 Status Engine::StartRingSend(Request* req, const MsgHeader& cts) {
@@ -732,23 +971,38 @@ Status Engine::AdvanceLmts() {
   for (auto it = lmt_active_.begin(); it != lmt_active_.end();) {
     Request* req = *it;
     bool done = false;
-    Status st = req->done_ ? Status::Ok() : req->lmt_->Progress(&done);
+    Status st;
+    if (req->done_) {
+    } else if (req->state_ == Request::State::kIpcCopy) {
+      st = req->ipc_copier_->Poll(req->ticket_, &done);
+      if (done || !st.ok()) {
+        (void)ipc_cache_->Release(req->peer_, req->ipc_);
+        if (st.ok()) {  // tell the peer its buffer is free (pull) or ours is filled (put)
+          OutMsg note;
+          note.dst = req->peer_;
+          note.hdr.src = rank_;
+          if (req->kind_ == Request::Kind::kRecv) {
+            note.hdr.type = MsgType::kFin;
+            note.hdr.sreq = req->peer_cookie_;
+          } else {
+            note.hdr.type = MsgType::kPutDone;
+            note.hdr.addr = req->peer_req_;
+          }
+          (void)SendOrQueue(std::move(note));
+        }
+      }
+    } else if (req->coop_) {
+      st = AdvanceCma(req, &done);
+    } else {
+      st = req->lmt_->Progress(&done);
+    }
     if (req->done_ || done || !st.ok()) {
       it = lmt_active_.erase(it);
       const bool recv = req->kind_ == Request::Kind::kRecv;
       const int peer = req->peer_;
-      if (!req->done_) {
-        Status result = st;
-        if (recv && st.ok()) {
-          MsgHeader h{};
-          h.src = req->info_.source;
-          h.tag = req->info_.tag;
-          h.bytes = req->info_.bytes;
-          result = TruncationOf(h, req->bytes_);
-        }
-        Complete(req, result);
-      }
-      if (recv) {
+      const bool held_pair = recv && lmt_recv_active_[peer] == req;  // ring or cooperative CMA
+      if (!req->done_) Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
+      if (held_pair) {
         lmt_recv_active_[peer] = nullptr;
         TryStartRingRecv(peer);
       }
@@ -808,6 +1062,9 @@ void Engine::FailPeer(int rank, const std::string& why) {
   pending_count_ -= pending_[rank].size();
   pending_[rank].clear();
   for (Request* r : lmt_wait_[rank]) Complete(r, st);
+  std::vector<Request*> puts(waiting_puts_.begin(), waiting_puts_.end());
+  for (Request* r : puts)
+    if (r->peer_ == rank) Complete(r, st);
   lmt_wait_[rank].clear();
   posted_.ForEach([&](Request* r) {
     if (r->peer_ == rank || r->peer_ == kAnySource) {
@@ -854,6 +1111,7 @@ Status Engine::Finalize() {
   if (st.ok() && Now() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
   finalized_ = true;
+  if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();
   return st;

@@ -23,6 +23,10 @@
 // kPeerFailed). Progress is re-entrant-safe: a nested call returns at once.
 //
 // Threading: one thread per process calls the engine (MPI_THREAD_FUNNELED-like).
+//
+// Device buffers: copies run on mpigpu's own non-blocking CUDA streams, so, as with any CUDA-aware
+// MPI, the work that fills a send buffer must be complete (its stream synchronised) before the
+// send starts, and a receive buffer is ready for kernels once its request is done.
 #pragma once
 
 #include <sys/types.h>
@@ -47,6 +51,8 @@
 #include "ringbuf/fastbox.h"
 #include "ringbuf/lmt_ring.h"
 #include "ringbuf/segment.h"
+#include "transport/cma.h"
+#include "transport/cuda_ipc.h"
 #include "transport/match.h"
 #include "transport/wire.h"
 
@@ -99,7 +105,9 @@ class Request : public MatchEntry {
     kPosted,     // recv: in the posted queue
     kWaitCts,    // send: RTS sent, waiting for CTS or FIN
     kLmtWait,    // recv: matched an RTS, waits for the pair's ring
-    kLmt,        // either: the ring pipeline runs
+    kLmt,        // either: the ring pipeline or the cooperative CMA copy runs
+    kIpcCopy,    // either: the single CUDA IPC copy runs (ticket_ on its copy engine)
+    kWaitPut,    // recv: exported its buffer, waits for the sender's put
     kDone,
   };
   Kind kind_ = Kind::kSend;
@@ -120,6 +128,17 @@ class Request : public MatchEntry {
   bool peer_contig_ = false;  // recv: the sender's buffer is contiguous
   uint32_t peer_block_ = 0;   // recv: the sender's layout block (0: contiguous)
   std::unique_ptr<LmtPipelineBase> lmt_;
+  // Cooperative CMA (both sides copy; see transport/cma.h).
+  bool coop_ = false;
+  uint32_t gen_ = 0;          // the transfer's generation in the pair's CmaSlot
+  uint64_t remote_ = 0;       // send: the receiver's buffer address
+  uint64_t total_ = 0;        // bytes to transfer
+  size_t chunk_ = 0;
+  // CUDA IPC single copy.
+  IpcExport ipc_{};           // the peer's buffer, mapped through the cache while the copy runs
+  CopyEngine* ipc_copier_ = nullptr;
+  Ticket ticket_ = 0;
+  uint64_t peer_req_ = 0;     // send (put): the receiver's request id
 };
 
 class Engine {
@@ -166,7 +185,7 @@ class Engine {
   // An arrived message no receive matched yet (key: its envelope).
   struct Unexpected : MatchEntry {
     MsgHeader hdr{};
-    std::vector<unsigned char> payload;  // eager only
+    std::vector<unsigned char> payload;  // eager data, or an RTS's IpcExport
   };
 
   Engine() = default;
@@ -184,13 +203,26 @@ class Engine {
   Status DrainInOrder(int src);
   Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
-  void StartRendezvousRecv(Request* req, const MsgHeader& h);
+  void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload);
+  bool TryIpcPull(Request* req, const MsgHeader& h, const IpcExport& e);
+  bool TryIpcPutRequest(Request* req, const MsgHeader& h);
+  Status StartIpcPut(Request* req, const MsgHeader& h, const IpcExport& e);
+  Status IpcMap(int peer, const IpcExport& e, void** ptr, CopyEngine** copier, MemLoc* loc);
+  void IpcUnavailable(const Status& why);
+  void FallBackToRing(Request* req);
   void TryStartRingRecv(int src);
+  void StartCoopRecv(Request* req, int src);
+  Status AdvanceCma(Request* req, bool* done);
+  CmaSlot* CmaSlotOf(int sender, int receiver) const {
+    return cma_slots_ + static_cast<size_t>(sender) * size_ + receiver;
+  }
   Status StartRingSend(Request* req, const MsgHeader& cts);
   Status AdvanceLmts();
   Status RingFor(int src, int dst, bool pin, RingPair** out);
   void Complete(Request* req, Status st);
   void CheckPeers();
+  Request* NewRequest();
+  void FreeRequest(Request* req);
 
   int rank_ = 0;
   int size_ = 1;
@@ -198,11 +230,17 @@ class Engine {
   const Config* config_ = nullptr;
   size_t eager_max_ = 0;
   bool cma_ok_ = true;  // cleared for good the first time process_vm_readv is refused
+  bool cma_verified_ = false;
+  bool ipc_ok_ = true;  // cleared for good the first time CUDA IPC fails (logged once)
+  std::unique_ptr<IpcCache> ipc_cache_;  // made on first use
+  std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into  // one receiver-only copy worked: cooperative copies may start
   bool in_progress_ = false;
   bool finalized_ = false;
 
   JobSegment segment_;
   RankSlot* ranks_ = nullptr;  // in the segment: one slot per rank
+  CmaSlot* cma_slots_ = nullptr;  // in the segment: one per ordered pair
+  std::vector<uint32_t> cma_gen_;  // receiver: last generation used per source
   CellQueues queues_;
   Fastboxes fastboxes_;  // invalid when MPIGPU_FASTBOX_SIZE=0
   std::vector<uint32_t> seq_out_;  // per destination: number of the next message sent
@@ -213,6 +251,7 @@ class Engine {
   size_t pending_count_ = 0;
   PostedQueue<Request> posted_;          // receives in posting order
   UnexpectedQueue<Unexpected> unexpected_;  // arrivals in arrival order (owned)
+  std::vector<Request*> free_requests_;  // recycled
   std::unordered_set<Request*> waiting_sends_;  // RTS sent: the ids a CTS or FIN may name
   HostCopyEngine host_copier_;
   std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use

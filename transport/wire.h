@@ -17,20 +17,30 @@ enum class MsgType : uint8_t {
   kRts = 2,    // rendezvous request: size, location, address of the sender's buffer
   kCts = 3,    // receiver -> sender: the pair's ring is ready, unit size in `unit`
   kFin = 4,    // receiver -> sender: a single-copy (CMA) transfer read the sender's buffer
+  kCmaGo = 5,  // receiver -> sender: join the cooperative copy into `addr` (generation in `block`)
+  kIpcPut = 6,    // receiver -> sender: copy into my device buffer (IpcExport in the payload);
+                  // `addr` = the receiver's request id
+  kPutDone = 7,   // sender -> receiver: the put is done (or kFlagFailed: use the ring); `addr` as
+                  // in kIpcPut
 };
+
+// MsgHeader::flags
+constexpr uint16_t kFlagIpc = 1;     // RTS: an IpcExport of the sender's device buffer is the payload
+constexpr uint16_t kFlagFailed = 2;  // PutDone: the sender could not copy; fall back to the ring
 
 struct MsgHeader {
   MsgType type;
   uint8_t contiguous;  // RTS: the sender's buffer is one run of bytes (CMA can read it)
-  uint16_t reserved;
+  uint16_t flags;      // kFlag* below
   int32_t src;         // sending rank
   int32_t tag;
   int32_t context;     // communicator context id
-  uint64_t bytes;      // eager / RTS: packed message size; CTS: bytes the ring will carry
+  uint64_t bytes;      // eager / RTS: packed message size; CTS, CmaGo: bytes to transfer
   uint64_t sreq;       // the sender's request id (echoed in CTS and FIN)
-  uint64_t addr;       // RTS: the sender's buffer address (CMA reads it)
-  uint32_t unit;       // CTS: ring unit size
-  uint32_t block;      // RTS: the sender's layout block (0: contiguous); CTS: the fill block
+  uint64_t addr;       // RTS: the sender's buffer address; CmaGo: the receiver's
+  uint32_t unit;       // CTS: ring unit size; CmaGo: chunk size
+  uint32_t block;      // RTS: the sender's layout block (0: contiguous); CTS: the fill block;
+                       // CmaGo: the transfer's generation
   MemLoc loc;          // RTS: where the sender's buffer lives
   uint32_t seq;        // number of this message in its pair's order (fastbox and queue alike)
   uint32_t pad[2];

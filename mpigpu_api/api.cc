@@ -1,0 +1,836 @@
+// The public API's environment (Init/Finalize/Abort/Wtime), error handling, point to point and
+// completion calls. See api_internal.h for the locking and error conventions.
+#include <cuda_runtime_api.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unordered_set>
+
+#include "memcopy/memcopy.h"
+#include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/buftype.h"
+#include "mpigpu_api/errors.h"
+
+namespace mpigpu::api {
+
+State& GetState() {
+  static State* state = [] {
+    auto* s = new State();  // never destroyed: calls may come during exit
+    s->comms.resize(2);
+    s->comms[MPIGPU_COMM_WORLD] = std::make_shared<CommData>();
+    s->comms[MPIGPU_COMM_SELF] = std::make_shared<CommData>();
+    return s;
+  }();
+  return *state;
+}
+
+namespace {
+
+// Rank for messages: the world rank once known, else the launcher's, else 0.
+int RankForMessages() {
+  State& s = GetState();
+  if (s.engine) return s.engine->rank();
+  const char* r = std::getenv("MPIGPU_RANK");
+  return r ? std::atoi(r) : 0;
+}
+
+// Makes `loc`'s device current for the scope (CUDA copies run on the current device's stream).
+class DeviceScope {
+ public:
+  explicit DeviceScope(MemLoc loc) {
+    if (loc.is_device() && cudaGetDevice(&saved_) == cudaSuccess && saved_ != loc.device)
+      active_ = cudaSetDevice(loc.device) == cudaSuccess;
+  }
+  ~DeviceScope() {
+    if (active_) (void)cudaSetDevice(saved_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int saved_ = 0;
+  bool active_ = false;
+};
+
+int SyncDefaultStream() {
+  cudaError_t e = cudaStreamSynchronize(nullptr);
+  if (e != cudaSuccess)
+    return SetLastError(MPIGPU_ERR_OTHER,
+                        std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
+  return MPIGPU_SUCCESS;
+}
+
+// The transport moves one regular layout. Describes `b` that way (*ptr, *layout), or returns
+// false when its pieces do not form one (the buffer then travels packed).
+bool EngineLayout(const TypedBuf& b, void** ptr, Layout* layout) {
+  const TypeDesc& d = b.desc;
+  if (d.contiguous || d.total_bytes == 0) {
+    *ptr = b.ptr;
+    *layout = Layout::Contiguous(d.total_bytes);
+    return true;
+  }
+  TypePiece first;
+  int pieces = 0;
+  (void)ForEachPiece(d, [&](const TypePiece& p, size_t) {
+    if (pieces++ == 0) first = p;
+    return pieces < 2;
+  });
+  // The wire carries a vector's block length in 32 bits.
+  if (pieces != 1 || first.block_bytes > UINT32_MAX) return false;
+  *ptr = static_cast<char*>(b.ptr) + first.offset;
+  *layout = first.nblocks == 1
+                ? Layout::Contiguous(first.block_bytes)
+                : Layout::Vector(first.nblocks, first.block_bytes, first.stride_bytes);
+  return true;
+}
+
+// Copies packed bytes [0, bytes) between the typed buffer `b` and the contiguous host `packed`.
+// Host: Pack/Unpack. Device: one strided copy per piece, then one synchronisation.
+int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack) {
+  if (bytes == 0) return MPIGPU_SUCCESS;
+  if (b.loc.is_host())
+    return pack ? Pack(b.desc, b.ptr, 0, bytes, packed) : Unpack(b.desc, packed, 0, bytes, b.ptr);
+  DeviceScope scope(b.loc);
+  Status st;
+  char* user = static_cast<char*>(b.ptr);
+  (void)ForEachPiece(b.desc, 0, bytes, [&](const TypePiece& p, size_t pos) {
+    if (pack)
+      st = Copy2D(packed + pos, MemLoc::Host(), p.block_bytes, user + p.offset, b.loc,
+                  p.stride_bytes, p.block_bytes, p.nblocks, nullptr);
+    else
+      st = Copy2D(user + p.offset, b.loc, p.stride_bytes, packed + pos, MemLoc::Host(),
+                  p.block_bytes, p.block_bytes, p.nblocks, nullptr);
+    return st.ok();
+  });
+  if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_BUFFER);
+  return SyncDefaultStream();
+}
+
+void SelectDevice(int local_rank) {
+  // mpigpurun leaves the choice to the program: local rank mod visible devices, unless the
+  // program already made another device current.
+  const int n = CudaDeviceCount();
+  int cur = 0;
+  if (n <= 1 || cudaGetDevice(&cur) != cudaSuccess || cur != 0) return;
+  cudaError_t e = cudaSetDevice(local_rank % n);
+  if (e != cudaSuccess)
+    std::fprintf(stderr, "mpigpu: rank %d: cudaSetDevice(%d): %s\n", RankForMessages(),
+                 local_rank % n, cudaGetErrorString(e));
+}
+
+// Adds `r` to the live handles (or, for a detached one, nothing).
+void Track(mpigpu_request* r) { GetState().requests.insert(r); }
+
+int CheckRequest(mpigpu_request* r) {
+  if (GetState().requests.count(r) == 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%p", static_cast<void*>(r));
+    return SetLastError(MPIGPU_ERR_REQUEST, std::string("request ") + buf +
+                                                " is not an active request (freed or never made)");
+  }
+  return MPIGPU_SUCCESS;
+}
+
+// Validates count requests (null ones allowed, none twice).
+int CheckRequests(int count, MPIGPU_Request requests[]) {
+  if (count < 0)
+    return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
+  if (count > 0 && requests == nullptr)
+    return SetLastError(MPIGPU_ERR_ARG, "null request array");
+  std::unordered_set<mpigpu_request*> seen;
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == MPIGPU_REQUEST_NULL) continue;
+    if (int rc = CheckRequest(requests[i]); rc != MPIGPU_SUCCESS) return rc;
+    if (!seen.insert(requests[i]).second)
+      return SetLastError(MPIGPU_ERR_REQUEST,
+                          "request " + std::to_string(i) + " appears twice in the array");
+  }
+  return MPIGPU_SUCCESS;
+}
+
+// Completes detached requests that are done (their errors have nobody to go to).
+void ReapDetached() {
+  State& s = GetState();
+  auto& d = s.detached;
+  for (size_t i = 0; i < d.size();) {
+    if (P2PDone(d[i])) {
+      mpigpu_request* r = d[i];
+      d[i] = d.back();
+      d.pop_back();
+      if (int rc = CompleteP2P(r, nullptr); rc != MPIGPU_SUCCESS)
+        MPIGPU_WARN("a request freed with MPIGPU_Request_free failed: %s",
+                    ErrorMessage(rc).c_str());
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+// ---- shared helpers (api_internal.h) ----
+
+int CheckActive() {
+  State& s = GetState();
+  if (!s.initialized)
+    return SetLastError(MPIGPU_ERR_NOT_INITIALIZED, "called before MPIGPU_Init");
+  if (s.finalized)
+    return SetLastError(MPIGPU_ERR_NOT_INITIALIZED, "called after MPIGPU_Finalize");
+  return MPIGPU_SUCCESS;
+}
+
+CommPtr LookupComm(MPIGPU_Comm handle) {
+  State& s = GetState();
+  if (handle >= 0 && static_cast<size_t>(handle) < s.comms.size() && s.comms[handle])
+    return s.comms[handle];
+  SetLastError(MPIGPU_ERR_COMM, handle == MPIGPU_COMM_NULL
+                                    ? std::string("communicator is MPIGPU_COMM_NULL")
+                                    : "communicator " + std::to_string(handle) +
+                                          " is not valid (freed or never created)");
+  return nullptr;
+}
+
+MPIGPU_Errhandler HandlerOf(MPIGPU_Comm handle) {
+  State& s = GetState();
+  if (handle >= 0 && static_cast<size_t>(handle) < s.comms.size() && s.comms[handle])
+    return s.comms[handle]->errhandler;
+  return s.comms[MPIGPU_COMM_WORLD]->errhandler;
+}
+
+int FinishWith(const char* fn, MPIGPU_Errhandler handler, int rc) {
+  if (rc == MPIGPU_SUCCESS) return rc;
+  const std::string detail = LastErrorDetail(rc);
+  SetLastError(rc, detail.empty() ? std::string(fn) : std::string(fn) + ": " + detail);
+  if (handler == MPIGPU_ERRORS_RETURN) return rc;
+  const char* name = ErrorClassName(rc);
+  std::fflush(stdout);
+  std::fprintf(stderr, "mpigpu: rank %d: %s: %s (%s)%s%s\n", RankForMessages(), fn,
+               ErrorClassText(rc) ? ErrorClassText(rc) : "unknown error", name ? name : "?",
+               detail.empty() ? "" : ": ", detail.c_str());
+  std::fflush(stderr);
+  _exit(1);  // the launcher ends the other ranks
+}
+
+int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
+                    MPIGPU_Datatype datatype, TypedBuf* out) {
+  if (int rc = DescribeForComm(datatype, count, &out->desc); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = ResolveBuftype(buftype, &out->loc); rc != MPIGPU_SUCCESS) return rc;
+  if (buf == nullptr && count > 0)
+    return SetLastError(MPIGPU_ERR_BUFFER, "null buffer with count " + std::to_string(count));
+  if (int rc = CheckBufferLocation(buf, out->loc); rc != MPIGPU_SUCCESS) return rc;
+  out->ptr = const_cast<void*>(buf);
+  return MPIGPU_SUCCESS;
+}
+
+int CheckPeer(const CommData& comm, int peer, bool recv) {
+  if (peer == MPIGPU_PROC_NULL || (recv && peer == MPIGPU_ANY_SOURCE)) return MPIGPU_SUCCESS;
+  if (peer < 0 || peer >= comm.size())
+    return SetLastError(MPIGPU_ERR_RANK, "rank " + std::to_string(peer) +
+                                             " is not in communicator of size " +
+                                             std::to_string(comm.size()));
+  return MPIGPU_SUCCESS;
+}
+
+int CheckTag(int tag, bool recv) {
+  if ((tag >= 0 && tag <= MPIGPU_TAG_UB) || (recv && tag == MPIGPU_ANY_TAG))
+    return MPIGPU_SUCCESS;
+  return SetLastError(MPIGPU_ERR_TAG, "tag " + std::to_string(tag) + " is outside 0.." +
+                                          std::to_string(MPIGPU_TAG_UB) +
+                                          (recv ? " (or MPIGPU_ANY_TAG)" : ""));
+}
+
+void EmptyStatus(MPIGPU_Status* status, int source) {
+  if (status == MPIGPU_STATUS_IGNORE) return;
+  status->MPIGPU_SOURCE = source;
+  status->MPIGPU_TAG = MPIGPU_ANY_TAG;
+  status->MPIGPU_ERROR = MPIGPU_SUCCESS;
+  status->count_bytes = 0;
+  status->cancelled = 0;
+}
+
+int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
+             mpigpu_request** out) {
+  auto r = std::make_unique<mpigpu_request>();
+  r->comm = comm;
+  r->recv = recv;
+  r->user = buf;
+  r->peer = peer;
+  r->tag = tag;
+  if (peer == MPIGPU_PROC_NULL) {
+    r->proc_null = true;
+  } else {
+    transport::UserBuffer ub;
+    ub.loc = buf.loc;
+    if (!EngineLayout(buf, &ub.ptr, &ub.layout)) {
+      r->staged = true;
+      r->staging.resize(buf.desc.total_bytes);
+      ub.ptr = r->staging.data();
+      ub.loc = MemLoc::Host();
+      ub.layout = Layout::Contiguous(buf.desc.total_bytes);
+      if (!recv) {
+        if (int rc = MovePacked(buf, r->staging.data(), buf.desc.total_bytes, true);
+            rc != MPIGPU_SUCCESS)
+          return rc;
+      }
+    }
+    transport::Engine& e = *GetState().engine;
+    const int world = peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm->group[peer];
+    const int etag = tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag;
+    Status st = recv ? e.Irecv(ub, world, etag, ctx, &r->op) : e.Isend(ub, world, etag, ctx, &r->op);
+    if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_ARG);
+  }
+  *out = r.release();
+  Track(*out);
+  return MPIGPU_SUCCESS;
+}
+
+bool P2PDone(const mpigpu_request* r) { return r->op == nullptr || r->op->done(); }
+
+int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
+  State& s = GetState();
+  int rc = MPIGPU_SUCCESS;
+  MPIGPU_Status st{};
+  EmptyStatus(&st, MPIGPU_PROC_NULL);
+  if (!r->proc_null) {
+    const transport::MsgInfo& info = r->op->info();
+    rc = ReturnCode(r->op->status(), MPIGPU_ERR_INTERN);
+    if (r->recv) {
+      const bool matched = info.source >= 0 && info.source < static_cast<int>(r->comm->from_world.size());
+      st.MPIGPU_SOURCE = matched ? r->comm->from_world[info.source] : r->peer;
+      st.MPIGPU_TAG = matched ? info.tag : r->tag;
+      st.count_bytes = matched ? info.bytes : 0;
+      if (r->staged && matched && (rc == MPIGPU_SUCCESS || rc == MPIGPU_ERR_TRUNCATE)) {
+        const size_t n = std::min(info.bytes, r->user.desc.total_bytes);
+        int urc = MovePacked(r->user, r->staging.data(), n, false);
+        if (rc == MPIGPU_SUCCESS) rc = urc;
+      }
+    } else {
+      st.MPIGPU_SOURCE = r->peer;
+      st.MPIGPU_TAG = r->tag;
+      st.count_bytes = info.bytes;
+    }
+    if (s.engine) s.engine->Release(r->op);
+  }
+  st.MPIGPU_ERROR = rc;
+  if (status != MPIGPU_STATUS_IGNORE) *status = st;
+  s.requests.erase(r);
+  delete r;
+  return rc;
+}
+
+int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status) {
+  if (int rc = ProgressUntil(lk, [r] { return P2PDone(r); }); rc != MPIGPU_SUCCESS) return rc;
+  return CompleteP2P(r, status);
+}
+
+int ProgressOnce() {
+  State& s = GetState();
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  Status st = s.engine->Progress();
+  if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_INTERN);
+  if (!s.detached.empty()) ReapDetached();
+  return MPIGPU_SUCCESS;
+}
+
+void YieldBetweenRounds(Lock& lk, int round) {
+  lk.unlock();  // let other threads of the process call in
+  if (round >= 64) sched_yield();  // ranks may outnumber cores: let the peer run
+  lk.lock();
+}
+
+}  // namespace mpigpu::api
+
+// ---- C API ----
+
+using mpigpu::SetLastError;
+using mpigpu::api::CheckActive;
+using mpigpu::api::CommPtr;
+using mpigpu::api::Finish;
+using mpigpu::api::FinishWith;
+using mpigpu::api::GetState;
+using mpigpu::api::Lock;
+using mpigpu::api::State;
+using mpigpu::api::TypedBuf;
+
+namespace {
+
+constexpr MPIGPU_Comm kWorld = MPIGPU_COMM_WORLD;
+
+int DoInit() {
+  State& s = GetState();
+  if (s.initialized)
+    return SetLastError(MPIGPU_ERR_INTERN, s.finalized ? "called after MPIGPU_Finalize"
+                                                       : "called twice");
+  mpigpu::transport::JobInfo job;
+  mpigpu::Status st = mpigpu::transport::JobInfo::FromEnvironment(&job);
+  if (st.ok()) st = mpigpu::transport::Engine::Create(job, &s.engine);
+  if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
+  const char* local = std::getenv("MPIGPU_LOCAL_RANK");
+  mpigpu::api::SelectDevice(local ? std::atoi(local) : job.rank);
+
+  const int n = s.engine->size(), me = s.engine->rank();
+  mpigpu::api::CommData& world = *s.comms[MPIGPU_COMM_WORLD];
+  world.group.resize(n);
+  world.from_world.resize(n);
+  for (int r = 0; r < n; ++r) world.group[r] = world.from_world[r] = r;
+  world.rank = me;
+  world.ctx_p2p = mpigpu::api::kWorldP2pContext;
+  world.ctx_coll = mpigpu::api::kWorldP2pContext + 1;
+  mpigpu::api::CommData& self = *s.comms[MPIGPU_COMM_SELF];
+  self.group.assign(1, me);
+  self.from_world.assign(n, -1);
+  self.from_world[me] = 0;
+  self.rank = 0;
+  self.ctx_p2p = mpigpu::api::kSelfP2pContext;
+  self.ctx_coll = mpigpu::api::kSelfP2pContext + 1;
+  s.initialized = true;
+  return MPIGPU_SUCCESS;
+}
+
+int DoFinalize(Lock& lk) {
+  State& s = GetState();
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  (void)mpigpu::api::ProgressOnce();
+  size_t pending = s.detached.size();
+  for (mpigpu_request* r : s.requests) pending += !mpigpu::api::P2PDone(r);
+  if (pending > 0)
+    std::fprintf(stderr,
+                 "mpigpu: rank %d: MPIGPU_Finalize: %zu request(s) still pending (never completed "
+                 "with MPIGPU_Wait/Test); they are abandoned\n",
+                 s.engine->rank(), pending);
+  mpigpu::Status st = s.engine->Finalize();
+  // The API's objects go; the engine's requests are released to it.
+  for (mpigpu_request* r : s.requests) {
+    if (r->op) s.engine->Release(r->op);
+    delete r;
+  }
+  for (mpigpu_request* r : s.detached) {
+    if (r->op) s.engine->Release(r->op);
+    delete r;
+  }
+  s.requests.clear();
+  s.detached.clear();
+  s.engine.reset();
+  s.finalized = true;
+  (void)lk;
+  if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
+  return MPIGPU_SUCCESS;
+}
+
+int ResolveCommAndBuf(MPIGPU_Comm comm, CommPtr* c, const void* buf, MPIGPU_Buftype bt,
+                      int count, MPIGPU_Datatype dt, TypedBuf* tb) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (!(*c = mpigpu::api::LookupComm(comm))) return MPIGPU_ERR_COMM;
+  return mpigpu::api::ResolveTypedBuf(buf, bt, count, dt, tb);
+}
+
+// Validates and starts one point-to-point operation on comm's point-to-point context.
+int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
+            int peer, int tag, MPIGPU_Comm comm, mpigpu_request** out) {
+  CommPtr c;
+  TypedBuf tb;
+  if (int rc = ResolveCommAndBuf(comm, &c, buf, bt, count, dt, &tb); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (int rc = mpigpu::api::CheckPeer(*c, peer, recv); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::CheckTag(tag, recv); rc != MPIGPU_SUCCESS) return rc;
+  return mpigpu::api::StartP2P(recv, tb, c, peer, tag, c->ctx_p2p, out);
+}
+
+int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int count,
+               MPIGPU_Datatype dt, int peer, int tag, MPIGPU_Comm comm, MPIGPU_Status* status) {
+  mpigpu_request* r = nullptr;
+  if (int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, &r); rc != MPIGPU_SUCCESS)
+    return rc;
+  return mpigpu::api::WaitP2P(lk, r, status);
+}
+
+int DoNonblocking(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
+                  int peer, int tag, MPIGPU_Comm comm, MPIGPU_Request* request) {
+  if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
+  *request = MPIGPU_REQUEST_NULL;
+  return DoStart(recv, buf, bt, count, dt, peer, tag, comm, request);
+}
+
+// Frees a request whose operation must still complete (the progress loop finishes it).
+void Detach(mpigpu_request* r) {
+  State& s = GetState();
+  s.requests.erase(r);
+  r->detached = true;
+  s.detached.push_back(r);
+}
+
+int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGPU_Datatype stype,
+               int dest, int stag, void* rbuf, MPIGPU_Buftype rbt, int rcount,
+               MPIGPU_Datatype rtype, int source, int rtag, MPIGPU_Comm comm,
+               MPIGPU_Status* status) {
+  // Validate both halves before starting either, so a bad argument sends nothing.
+  CommPtr c;
+  TypedBuf stb, rtb;
+  if (int rc = ResolveCommAndBuf(comm, &c, sbuf, sbt, scount, stype, &stb); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (int rc = mpigpu::api::ResolveTypedBuf(rbuf, rbt, rcount, rtype, &rtb); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (int rc = mpigpu::api::CheckPeer(*c, dest, false); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::CheckPeer(*c, source, true); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::CheckTag(stag, false); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::CheckTag(rtag, true); rc != MPIGPU_SUCCESS) return rc;
+  mpigpu_request *rr = nullptr, *sr = nullptr;
+  if (int rc = mpigpu::api::StartP2P(true, rtb, c, source, rtag, c->ctx_p2p, &rr);
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  if (int rc = mpigpu::api::StartP2P(false, stb, c, dest, stag, c->ctx_p2p, &sr);
+      rc != MPIGPU_SUCCESS) {
+    Detach(rr);
+    return rc;
+  }
+  int src = mpigpu::api::WaitP2P(lk, sr, MPIGPU_STATUS_IGNORE);
+  if (src != MPIGPU_SUCCESS && GetState().requests.count(sr)) Detach(sr);
+  int rrc = mpigpu::api::WaitP2P(lk, rr, status);
+  if (rrc != MPIGPU_SUCCESS && GetState().requests.count(rr)) Detach(rr);
+  return rrc != MPIGPU_SUCCESS ? rrc : src;
+}
+
+int DoWait(Lock& lk, MPIGPU_Request* request, MPIGPU_Status* status, MPIGPU_Errhandler* h) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
+  if (*request == MPIGPU_REQUEST_NULL) {
+    mpigpu::api::EmptyStatus(status, MPIGPU_ANY_SOURCE);
+    return MPIGPU_SUCCESS;
+  }
+  mpigpu_request* r = *request;
+  if (int rc = mpigpu::api::CheckRequest(r); rc != MPIGPU_SUCCESS) return rc;
+  *h = r->comm->errhandler;
+  if (int rc = mpigpu::api::ProgressUntil(lk, [r] { return mpigpu::api::P2PDone(r); });
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  *request = MPIGPU_REQUEST_NULL;
+  return mpigpu::api::CompleteP2P(r, status);
+}
+
+// Completes every request of the array (all done); the first error wins. statuses may be null.
+int CompleteAll(int count, MPIGPU_Request requests[], MPIGPU_Status statuses[],
+                MPIGPU_Errhandler* h) {
+  int first = MPIGPU_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    MPIGPU_Status* st = statuses == MPIGPU_STATUSES_IGNORE ? nullptr : &statuses[i];
+    if (requests[i] == MPIGPU_REQUEST_NULL) {
+      mpigpu::api::EmptyStatus(st, MPIGPU_ANY_SOURCE);
+      continue;
+    }
+    MPIGPU_Errhandler rh = requests[i]->comm->errhandler;
+    int rc = mpigpu::api::CompleteP2P(requests[i], st);
+    requests[i] = MPIGPU_REQUEST_NULL;
+    if (rc != MPIGPU_SUCCESS && first == MPIGPU_SUCCESS) {
+      first = rc;
+      *h = rh;
+    }
+  }
+  if (first != MPIGPU_SUCCESS)  // the detail of the first failure, not of a later one
+    SetLastError(first, mpigpu::LastErrorDetail(first));
+  return first;
+}
+
+bool AllDone(int count, MPIGPU_Request requests[]) {
+  for (int i = 0; i < count; ++i)
+    if (requests[i] != MPIGPU_REQUEST_NULL && !mpigpu::api::P2PDone(requests[i])) return false;
+  return true;
+}
+
+int DoWaitall(Lock& lk, int count, MPIGPU_Request requests[], MPIGPU_Status statuses[],
+              MPIGPU_Errhandler* h) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::CheckRequests(count, requests); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::ProgressUntil(lk, [&] { return AllDone(count, requests); });
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  return CompleteAll(count, requests, statuses, h);
+}
+
+int DoTestall(int count, MPIGPU_Request requests[], int* flag, MPIGPU_Status statuses[],
+              MPIGPU_Errhandler* h) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (flag == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null flag");
+  *flag = 0;
+  if (int rc = mpigpu::api::CheckRequests(count, requests); rc != MPIGPU_SUCCESS) return rc;
+  if (!AllDone(count, requests)) {
+    if (int rc = mpigpu::api::ProgressOnce(); rc != MPIGPU_SUCCESS) return rc;
+    if (!AllDone(count, requests)) return MPIGPU_SUCCESS;
+  }
+  *flag = 1;
+  return CompleteAll(count, requests, statuses, h);
+}
+
+int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU_Status* status,
+              MPIGPU_Errhandler* h) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (index == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null index");
+  *index = MPIGPU_UNDEFINED;
+  if (int rc = mpigpu::api::CheckRequests(count, requests); rc != MPIGPU_SUCCESS) return rc;
+  bool any = false;
+  for (int i = 0; i < count; ++i) any |= requests[i] != MPIGPU_REQUEST_NULL;
+  if (!any) {
+    mpigpu::api::EmptyStatus(status, MPIGPU_ANY_SOURCE);
+    return MPIGPU_SUCCESS;
+  }
+  int found = -1;
+  auto one_done = [&] {
+    for (int i = 0; i < count; ++i)
+      if (requests[i] != MPIGPU_REQUEST_NULL && mpigpu::api::P2PDone(requests[i])) {
+        found = i;
+        return true;
+      }
+    return false;
+  };
+  if (int rc = mpigpu::api::ProgressUntil(lk, one_done); rc != MPIGPU_SUCCESS) return rc;
+  *index = found;
+  *h = requests[found]->comm->errhandler;
+  int rc = mpigpu::api::CompleteP2P(requests[found], status);
+  requests[found] = MPIGPU_REQUEST_NULL;
+  return rc;
+}
+
+int DoTest(MPIGPU_Request* request, int* flag, MPIGPU_Status* status, MPIGPU_Errhandler* h) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (request == nullptr || flag == nullptr)
+    return SetLastError(MPIGPU_ERR_ARG, "null request pointer or flag");
+  *flag = 0;
+  if (*request == MPIGPU_REQUEST_NULL) {
+    *flag = 1;
+    mpigpu::api::EmptyStatus(status, MPIGPU_ANY_SOURCE);
+    return MPIGPU_SUCCESS;
+  }
+  mpigpu_request* r = *request;
+  if (int rc = mpigpu::api::CheckRequest(r); rc != MPIGPU_SUCCESS) return rc;
+  *h = r->comm->errhandler;
+  if (!mpigpu::api::P2PDone(r)) {
+    if (int rc = mpigpu::api::ProgressOnce(); rc != MPIGPU_SUCCESS) return rc;
+    if (!mpigpu::api::P2PDone(r)) return MPIGPU_SUCCESS;
+  }
+  *flag = 1;
+  *request = MPIGPU_REQUEST_NULL;
+  return mpigpu::api::CompleteP2P(r, status);
+}
+
+// Iprobe; with `block`, until a message is there.
+int DoProbe(Lock& lk, int source, int tag, MPIGPU_Comm comm, int* flag, MPIGPU_Status* status,
+            bool block) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  CommPtr c = mpigpu::api::LookupComm(comm);
+  if (!c) return MPIGPU_ERR_COMM;
+  if (!block && flag == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null flag");
+  if (int rc = mpigpu::api::CheckPeer(*c, source, true); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = mpigpu::api::CheckTag(tag, true); rc != MPIGPU_SUCCESS) return rc;
+  if (flag) *flag = 0;
+  if (source == MPIGPU_PROC_NULL) {
+    if (flag) *flag = 1;
+    mpigpu::api::EmptyStatus(status, MPIGPU_PROC_NULL);
+    return MPIGPU_SUCCESS;
+  }
+  const int world = source == MPIGPU_ANY_SOURCE ? mpigpu::transport::kAnySource : c->group[source];
+  const int etag = tag == MPIGPU_ANY_TAG ? mpigpu::transport::kAnyTag : tag;
+  bool found = false;
+  mpigpu::transport::MsgInfo info;
+  for (int round = 0;; ++round) {
+    mpigpu::Status st = GetState().engine->Iprobe(world, etag, c->ctx_p2p, &found, &info);
+    if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_INTERN);
+    if (found || !block) break;
+    mpigpu::api::YieldBetweenRounds(lk, round);
+    if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  }
+  if (!found) return MPIGPU_SUCCESS;
+  if (flag) *flag = 1;
+  if (status != MPIGPU_STATUS_IGNORE) {
+    mpigpu::api::EmptyStatus(status, c->from_world[info.source]);
+    status->MPIGPU_TAG = info.tag;
+    status->count_bytes = info.bytes;
+  }
+  return MPIGPU_SUCCESS;
+}
+
+int DoGetCount(const MPIGPU_Status* status, MPIGPU_Datatype datatype, int* count) {
+  if (status == nullptr || count == nullptr)
+    return SetLastError(MPIGPU_ERR_ARG, "null status or count");
+  mpigpu::TypeInfo info;
+  if (int rc = mpigpu::LookupType(datatype, &info); rc != MPIGPU_SUCCESS) return rc;
+  const size_t bytes = status->count_bytes;
+  if (info.size == 0) {
+    *count = bytes == 0 ? 0 : MPIGPU_UNDEFINED;
+  } else if (bytes % info.size != 0 || bytes / info.size > static_cast<size_t>(INT_MAX)) {
+    *count = MPIGPU_UNDEFINED;
+  } else {
+    *count = static_cast<int>(bytes / info.size);
+  }
+  return MPIGPU_SUCCESS;
+}
+
+int DoRequestFree(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
+  if (int rc = mpigpu::api::CheckRequest(*request); rc != MPIGPU_SUCCESS) return rc;
+  mpigpu_request* r = *request;
+  *h = r->comm->errhandler;
+  *request = MPIGPU_REQUEST_NULL;
+  if (mpigpu::api::P2PDone(r)) (void)mpigpu::api::CompleteP2P(r, nullptr);
+  else Detach(r);
+  return MPIGPU_SUCCESS;
+}
+
+}  // namespace
+
+// ---- environment ----
+
+extern "C" int MPIGPU_Init(int* /*argc*/, char*** /*argv*/) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Init", kWorld, DoInit());
+}
+
+extern "C" int MPIGPU_Finalize(void) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Finalize", kWorld, DoFinalize(lk));
+}
+
+extern "C" int MPIGPU_Initialized(int* flag) {
+  Lock lk(GetState().mu);
+  if (flag == nullptr)
+    return Finish("MPIGPU_Initialized", kWorld, SetLastError(MPIGPU_ERR_ARG, "null flag"));
+  *flag = GetState().initialized ? 1 : 0;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Finalized(int* flag) {
+  Lock lk(GetState().mu);
+  if (flag == nullptr)
+    return Finish("MPIGPU_Finalized", kWorld, SetLastError(MPIGPU_ERR_ARG, "null flag"));
+  *flag = GetState().finalized ? 1 : 0;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Abort(MPIGPU_Comm comm, int errorcode) {
+  Lock lk(GetState().mu);
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return Finish("MPIGPU_Abort", comm, rc);
+  std::fflush(stdout);
+  std::fprintf(stderr, "MPIGPU_Abort(%d) called by rank %d\n", errorcode,
+               GetState().engine->rank());
+  std::fflush(stderr);
+  _exit(errorcode);  // the launcher ends the other ranks
+}
+
+extern "C" double MPIGPU_Wtime(void) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---- point to point ----
+
+extern "C" int MPIGPU_Send(const void* buf, MPIGPU_Buftype buftype, int count,
+                           MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Send", comm,
+                DoBlocking(lk, false, buf, buftype, count, datatype, dest, tag, comm, nullptr));
+}
+
+extern "C" int MPIGPU_Recv(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                           int source, int tag, MPIGPU_Comm comm, MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Recv", comm,
+                DoBlocking(lk, true, buf, buftype, count, datatype, source, tag, comm, status));
+}
+
+extern "C" int MPIGPU_Isend(const void* buf, MPIGPU_Buftype buftype, int count,
+                            MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm,
+                            MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Isend", comm,
+                DoNonblocking(false, buf, buftype, count, datatype, dest, tag, comm, request));
+}
+
+extern "C" int MPIGPU_Irecv(void* buf, MPIGPU_Buftype buftype, int count,
+                            MPIGPU_Datatype datatype, int source, int tag, MPIGPU_Comm comm,
+                            MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Irecv", comm,
+                DoNonblocking(true, buf, buftype, count, datatype, source, tag, comm, request));
+}
+
+extern "C" int MPIGPU_Sendrecv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, int recvcount,
+                               MPIGPU_Datatype recvtype, int source, int recvtag,
+                               MPIGPU_Comm comm, MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Sendrecv", comm,
+                DoSendrecv(lk, sendbuf, sendbuftype, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvbuftype, recvcount, recvtype, source, recvtag, comm, status));
+}
+
+// ---- completion ----
+// Errors of completion calls go to the handler of the request's communicator (WORLD's when
+// the request itself is bad).
+
+extern "C" int MPIGPU_Wait(MPIGPU_Request* request, MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
+  int rc = DoWait(lk, request, status, &h);
+  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Wait", h, rc);
+}
+
+extern "C" int MPIGPU_Waitall(int count, MPIGPU_Request requests[], MPIGPU_Status statuses[]) {
+  Lock lk(GetState().mu);
+  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
+  int rc = DoWaitall(lk, count, requests, statuses, &h);
+  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Waitall", h, rc);
+}
+
+extern "C" int MPIGPU_Waitany(int count, MPIGPU_Request requests[], int* index,
+                              MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
+  int rc = DoWaitany(lk, count, requests, index, status, &h);
+  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Waitany", h, rc);
+}
+
+extern "C" int MPIGPU_Test(MPIGPU_Request* request, int* flag, MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
+  int rc = DoTest(request, flag, status, &h);
+  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Test", h, rc);
+}
+
+extern "C" int MPIGPU_Testall(int count, MPIGPU_Request requests[], int* flag,
+                              MPIGPU_Status statuses[]) {
+  Lock lk(GetState().mu);
+  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
+  int rc = DoTestall(count, requests, flag, statuses, &h);
+  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Testall", h, rc);
+}
+
+extern "C" int MPIGPU_Probe(int source, int tag, MPIGPU_Comm comm, MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Probe", comm, DoProbe(lk, source, tag, comm, nullptr, status, true));
+}
+
+extern "C" int MPIGPU_Iprobe(int source, int tag, MPIGPU_Comm comm, int* flag,
+                             MPIGPU_Status* status) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Iprobe", comm, DoProbe(lk, source, tag, comm, flag, status, false));
+}
+
+extern "C" int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype datatype,
+                                int* count) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Get_count", kWorld, DoGetCount(status, datatype, count));
+}
+
+extern "C" int MPIGPU_Request_free(MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
+  int rc = DoRequestFree(request, &h);
+  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Request_free", h, rc);
+}

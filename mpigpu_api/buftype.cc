@@ -1,0 +1,47 @@
+#include "mpigpu_api/buftype.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "memcopy/memcopy.h"
+#include "mpigpu_api/errors.h"
+
+namespace mpigpu {
+
+int ResolveBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
+  if (buftype == MPIGPU_BUF_HOST) {
+    *loc = MemLoc::Host();
+    return MPIGPU_SUCCESS;
+  }
+  if (!MPIGPU_BUFTYPE_IS_VALID(buftype)) {
+    return SetLastError(MPIGPU_ERR_BUFFER,
+                        "buffer type " + std::to_string(buftype) +
+                            " is not MPIGPU_BUF_HOST, MPIGPU_BUF_GPU or MPIGPU_BUF_GPU_DEVICE(n)");
+  }
+  const int ndev = CudaDeviceCount();  // cached after the first call
+  if (ndev == 0) {
+    return SetLastError(MPIGPU_ERR_NO_GPU,
+                        "buffer type names device memory but no CUDA device is usable");
+  }
+  if (buftype == MPIGPU_BUF_GPU) {
+    int dev = -1;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) {
+      return SetLastError(MPIGPU_ERR_OTHER,
+                          std::string("cudaGetDevice: ") + cudaGetErrorString(e));
+    }
+    *loc = MemLoc::Device(dev);
+    return MPIGPU_SUCCESS;
+  }
+  const int dev = buftype - MPIGPU_BUF_GPU_DEVICE(0);
+  if (dev >= ndev) {
+    return SetLastError(MPIGPU_ERR_BUFFER, "MPIGPU_BUF_GPU_DEVICE(" + std::to_string(dev) +
+                                               ") names a device that does not exist (" +
+                                               std::to_string(ndev) + " visible)");
+  }
+  *loc = MemLoc::Device(dev);
+  return MPIGPU_SUCCESS;
+}
+
+}  // namespace mpigpu

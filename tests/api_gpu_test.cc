@@ -1,0 +1,168 @@
+// The public API with device buffers (MPIGPU_BUF_GPU / MPIGPU_BUF_GPU_DEVICE(n)) between forked
+// ranks: contiguous ping-pong around the eager limit, device vector columns (regular: one
+// strided layout; irregular: packed with one Copy2D per piece), host<->device mixes, and
+// collectives on device buffers. Ranks skip where no CUDA device exists.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "memcopy/memcopy.h"
+#include "mpigpu_api/mpigpu.h"
+#include "tests/api_test_util.h"
+#include "tests/multiproc.h"
+#include "tests/pattern.h"
+
+namespace mpigpu::testing {
+namespace {
+
+constexpr MPIGPU_Comm kWorld = MPIGPU_COMM_WORLD;
+
+#define CUDA_OK(call) RANK_CHECK((call) == cudaSuccess)
+
+// Runs body(rank) in n ranks with the API initialised; every rank skips without a GPU (the
+// decision is the ranks': the parent must not touch CUDA before it forks).
+std::string RunGpuJob(int n, const std::function<void(int)>& body) {
+  return RunJob(n, [&](int) {
+    if (CudaDeviceCount() == 0) return kRankSkip;
+    API_OK(MPIGPU_Init(nullptr, nullptr));
+    int rank = -1;
+    API_OK(MPIGPU_Comm_rank(kWorld, &rank));
+    body(rank);
+    API_OK(MPIGPU_Finalize());
+    return 0;
+  });
+}
+
+void* DevAlloc(size_t bytes) {
+  void* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, bytes ? bytes : 1));
+  return p;
+}
+
+void ToDev(void* d, const void* h, size_t bytes) {
+  CUDA_OK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+}
+std::vector<unsigned char> FromDev(const void* d, size_t bytes) {
+  std::vector<unsigned char> h(bytes);
+  CUDA_OK(cudaMemcpy(h.data(), d, bytes, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+TEST(ApiGpuTest, ContiguousPingPongAroundEagerLimit) {
+  std::string r = RunGpuJob(2, [](int rank) {
+    const size_t kEager = 64 << 10;
+    uint32_t seed = 1;
+    for (size_t bytes : {size_t{1}, kEager - 1, kEager, kEager + 1, size_t{8} << 20}) {
+      // Device -> device, then host -> device and device -> host.
+      for (int mode = 0; mode < 3; ++mode, ++seed) {
+        const MPIGPU_Buftype send_bt = mode == 1 ? MPIGPU_BUF_HOST : MPIGPU_BUF_GPU;
+        const MPIGPU_Buftype recv_bt = mode == 2 ? MPIGPU_BUF_HOST : MPIGPU_BUF_GPU_DEVICE(0);
+        std::vector<unsigned char> host(bytes + 1, 0xEE);
+        void* dev = DevAlloc(bytes + 1);
+        CUDA_OK(cudaMemset(dev, 0xEE, bytes + 1));
+        if (rank == 0) {
+          FillPattern(host.data(), bytes, seed);
+          ToDev(dev, host.data(), bytes);
+          void* src = send_bt == MPIGPU_BUF_HOST ? static_cast<void*>(host.data()) : dev;
+          API_OK(MPIGPU_Send(src, send_bt, static_cast<int>(bytes), MPIGPU_BYTE, 1, 1, kWorld));
+        } else {
+          void* dst = recv_bt == MPIGPU_BUF_HOST ? static_cast<void*>(host.data()) : dev;
+          MPIGPU_Status st;
+          API_OK(MPIGPU_Recv(dst, recv_bt, static_cast<int>(bytes), MPIGPU_BYTE, 0, 1, kWorld,
+                             &st));
+          std::vector<unsigned char> got =
+              recv_bt == MPIGPU_BUF_HOST ? host : FromDev(dev, bytes + 1);
+          const long long bad = FirstMismatch(got.data(), bytes, seed);
+          if (bad != -1)
+            std::fprintf(stderr, "%zu bytes, mode %d: byte %lld is %d, expected %d\n", bytes, mode,
+                         bad, got[bad], PatternByte(seed, bad));
+          RANK_CHECK(bad == -1);
+          RANK_CHECK(got[bytes] == 0xEE);
+          RANK_CHECK(st.count_bytes == bytes);
+        }
+        CUDA_OK(cudaFree(dev));
+      }
+    }
+  });
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+// A rows x cols matrix of doubles on the device; Value(i, j) at (i, j).
+double Value(int i, int j) { return i * 1000.0 + j; }
+
+TEST(ApiGpuTest, DeviceVectorColumns) {
+  std::string r = RunGpuJob(2, [](int rank) {
+    const int rows = 4096, cols = 16;
+    const size_t n = static_cast<size_t>(2 * rows + 2) * cols;  // room for count 2 of a column
+    MPIGPU_Datatype column;
+    API_OK(MPIGPU_Type_vector(rows, 1, cols, MPIGPU_DOUBLE, &column));
+    API_OK(MPIGPU_Type_commit(&column));
+    std::vector<double> h(n);
+    for (size_t k = 0; k < n; ++k) h[k] = rank == 0 ? Value(k / cols, k % cols) : -1;
+    auto* d = static_cast<double*>(DevAlloc(n * sizeof(double)));
+    ToDev(d, h.data(), n * sizeof(double));
+    if (rank == 0) {
+      // Regular (one strided layout; 32 KiB: eager), then count 2 (irregular: sent packed).
+      API_OK(MPIGPU_Send(d + 3, MPIGPU_BUF_GPU, 1, column, 1, 1, kWorld));
+      API_OK(MPIGPU_Send(d + 1, MPIGPU_BUF_GPU, 2, column, 1, 2, kWorld));
+    } else {
+      API_OK(MPIGPU_Recv(d + 5, MPIGPU_BUF_GPU, 1, column, 0, 1, kWorld, MPIGPU_STATUS_IGNORE));
+      API_OK(MPIGPU_Recv(d + 7, MPIGPU_BUF_GPU, 2, column, 0, 2, kWorld, MPIGPU_STATUS_IGNORE));
+      std::vector<unsigned char> raw = FromDev(d, n * sizeof(double));
+      std::vector<double> got(n);
+      std::memcpy(got.data(), raw.data(), raw.size());
+      std::vector<double> want(n, -1);
+      const size_t ext = static_cast<size_t>(rows - 1) * cols + 1;
+      for (int i = 0; i < rows; ++i) want[5 + static_cast<size_t>(i) * cols] = Value(i, 3);
+      for (int e = 0; e < 2; ++e)
+        for (int i = 0; i < rows; ++i) {
+          const size_t src = 1 + e * ext + static_cast<size_t>(i) * cols;
+          want[7 + e * ext + static_cast<size_t>(i) * cols] = Value(src / cols, src % cols);
+        }
+      RANK_CHECK(got == want);
+    }
+    CUDA_OK(cudaFree(d));
+    API_OK(MPIGPU_Type_free(&column));
+  });
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+TEST(ApiGpuTest, CollectivesOnDeviceBuffers) {
+  std::string r = RunGpuJob(3, [](int rank) {
+    const int count = 30000;  // 240 KB of doubles: rendezvous
+    std::vector<double> h(count);
+    for (int i = 0; i < count; ++i) h[i] = rank == 1 ? i * 2.0 : -1;
+    auto* d = static_cast<double*>(DevAlloc(count * sizeof(double)));
+    ToDev(d, h.data(), count * sizeof(double));
+    API_OK(MPIGPU_Bcast(d, MPIGPU_BUF_GPU, count, MPIGPU_DOUBLE, 1, kWorld));
+    std::vector<unsigned char> raw = FromDev(d, count * sizeof(double));
+    std::memcpy(h.data(), raw.data(), raw.size());
+    for (int i = 0; i < count; ++i) RANK_CHECK(h[i] == i * 2.0);
+    // Allreduce device -> device, and Reduce device -> host at the root.
+    for (int i = 0; i < count; ++i) h[i] = rank + i;
+    ToDev(d, h.data(), count * sizeof(double));
+    auto* out = static_cast<double*>(DevAlloc(count * sizeof(double)));
+    API_OK(MPIGPU_Allreduce(d, MPIGPU_BUF_GPU, out, MPIGPU_BUF_GPU, count, MPIGPU_DOUBLE,
+                            MPIGPU_SUM, kWorld));
+    raw = FromDev(out, count * sizeof(double));
+    std::memcpy(h.data(), raw.data(), raw.size());
+    for (int i = 0; i < count; ++i) RANK_CHECK(h[i] == 3.0 * i + 3);
+    std::vector<double> host_out(count, -1);
+    API_OK(MPIGPU_Reduce(d, MPIGPU_BUF_GPU, host_out.data(), MPIGPU_BUF_HOST, count,
+                         MPIGPU_DOUBLE, MPIGPU_MAX, 0, kWorld));
+    if (rank == 0)
+      for (int i = 0; i < count; ++i) RANK_CHECK(host_out[i] == 2.0 + i);
+    CUDA_OK(cudaFree(d));
+    CUDA_OK(cudaFree(out));
+  });
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+}  // namespace
+}  // namespace mpigpu::testing

@@ -1,0 +1,263 @@
+// //tools:mpigpu-sweep end to end: the binary launches its two ranks through //tools:mpigpurun
+// (or runs under it), measures, verifies data (-c) and writes its outputs. Every run is bounded:
+// a hung sweep is killed with its whole process group and fails the test.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "memcopy/memcopy.h"
+#include "tools/sweep_json.h"
+#include "tools/sweep_report.h"
+
+namespace mpigpu::sweep {
+namespace {
+
+using STest = ::mpigpu::sweep::Test;  // gtest has its own Test
+constexpr int kWaitSeconds = 120;
+
+std::string Runfile(const std::string& rel) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  if (srcdir && ws) return std::string(srcdir) + "/" + ws + "/" + rel;
+  return rel;
+}
+
+std::string Sweep() { return Runfile("tools/mpigpu-sweep"); }
+std::string Launcher() { return Runfile("tools/mpigpurun"); }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string TempDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/sweep-XXXXXX";
+  if (mkdtemp(&dir[0]) == nullptr) ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
+  return dir;
+}
+
+struct Result {
+  int code = -1;  // exit status; -1 when killed
+  bool hung = false;
+  std::string out, err;
+};
+
+// Runs argv in its own process group with stdout/stderr in files; kills the group at the
+// deadline.
+Result RunBounded(const std::vector<std::string>& argv, const std::string& dir) {
+  Result r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (!std::freopen((dir + "/stdout").c_str(), "w", stdout) ||
+        !std::freopen((dir + "/stderr").c_str(), "w", stderr))
+      _exit(120);
+    std::vector<std::string> copy = argv;
+    std::vector<char*> cargv;
+    for (std::string& a : copy) cargv.push_back(&a[0]);
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(121);
+  }
+  setpgid(pid, pid);
+  int status = 0;
+  for (int ms = 0;; ms += 10) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (ms >= kWaitSeconds * 1000) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      r.hung = true;
+      break;
+    }
+    usleep(10000);
+  }
+  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.out = ReadAll(dir + "/stdout");
+  r.err = ReadAll(dir + "/stderr");
+  return r;
+}
+
+Result RunSweep(std::vector<std::string> args, const std::string& dir) {
+  args.insert(args.begin(), Sweep());
+  return RunBounded(args, dir);
+}
+
+Report ReadJson(const std::string& path) {
+  Json j;
+  Report r;
+  Status st = ParseJson(ReadAll(path), &j);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  st = FromJson(j, &r);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return r;
+}
+
+void ExpectAllMeasured(const Series& s) {
+  for (double v : s.values) EXPECT_TRUE(std::isfinite(v) && v > 0) << s.name << ": " << v;
+}
+
+TEST(SweepE2E, LatencyBwBibwHostHostThroughTheLauncher) {
+  const std::string dir = TempDir();
+  Result r = RunSweep({"latency", "bw", "bibw", "H", "H", "-m", "1:4K", "-i", "20", "-x", "2",
+                       "-W", "8", "--json", dir + "/out.json", "--csv", dir + "/out.csv"},
+                      dir);
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* header : {"# mpigpu-sweep latency [HH]: rank 0 H (host) -> rank 1 H (host)",
+                             "# mpigpu-sweep bw [HH]", "# mpigpu-sweep bibw [HH]", "Latency (us)",
+                             "Bandwidth (GB/s)", "mpigpu/limit"})
+    EXPECT_NE(r.out.find(header), std::string::npos) << header << "\n" << r.out;
+
+  Report rep = ReadJson(dir + "/out.json");
+  ASSERT_EQ(rep.tables.size(), 3u);
+  const STest order[] = {STest::kLatency, STest::kBw, STest::kBibw};
+  for (size_t i = 0; i < 3; ++i) {
+    const Table& t = rep.tables[i];
+    EXPECT_EQ(t.test, order[i]);
+    EXPECT_EQ(t.sizes.size(), 13u);  // 1 .. 4K
+    ASSERT_NE(t.Find("mpigpu"), nullptr);
+    ASSERT_NE(t.Find("limit"), nullptr);
+    ExpectAllMeasured(*t.Find("mpigpu"));
+    ExpectAllMeasured(*t.Find("limit"));
+  }
+  // One CSV row per point: 3 tables x 2 series x 13 sizes, plus the header.
+  const std::string csv = ReadAll(dir + "/out.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 13);
+}
+
+// -c across the eager / rendezvous boundary (64 KiB by default), every test.
+TEST(SweepE2E, CheckedDataAcrossProtocols) {
+  const std::string dir = TempDir();
+  Result r = RunSweep({"all", "-c", "-m", "1:1M", "-i", "3", "-x", "1", "-W", "4", "--no-limits"},
+                      dir);
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("DATA CHECK FAILED"), std::string::npos) << r.err;
+}
+
+// --lmt all relaunches the ranks per back-end (host pairs: auto, ring, cma) and merges them.
+TEST(SweepE2E, EveryBackEndChecked) {
+  const std::string dir = TempDir();
+  Result r = RunSweep({"bw", "-c", "-m", "32K:512K", "-i", "3", "-x", "1", "-W", "4", "--lmt",
+                       "all", "--json", dir + "/lmt.json"},
+                      dir);
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  Report rep = ReadJson(dir + "/lmt.json");
+  ASSERT_EQ(rep.tables.size(), 1u);
+  const Table& t = rep.tables[0];
+  for (const char* name : {"mpigpu[auto]", "mpigpu[ring]", "mpigpu[cma]", "limit"}) {
+    ASSERT_NE(t.Find(name), nullptr) << name << "\n" << r.out;
+    ExpectAllMeasured(*t.Find(name));
+  }
+  EXPECT_EQ(t.Find("mpigpu[ipc]"), nullptr);  // device buffers only
+  EXPECT_NE(r.out.find("MPIGPU_LMT=ipc not run"), std::string::npos) << r.out;
+  // mpigpu columns first.
+  EXPECT_EQ(t.series[0].kind, kKindMpigpu);
+  EXPECT_EQ(t.series.back().kind, kKindLimit);
+}
+
+TEST(SweepE2E, PlotWritesAPng) {
+  const std::string dir = TempDir();
+  const std::string png = dir + "/sweep.png";
+  Result r = RunSweep({"latency", "bw", "-m", "1:1K", "-i", "5", "-x", "1", "--plot", png}, dir);
+  ASSERT_FALSE(r.hung);
+  if (r.code == 2 && r.err.find("needs gnuplot") != std::string::npos)
+    GTEST_SKIP() << "gnuplot is not installed";
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string data = ReadAll(png);
+  ASSERT_GT(data.size(), 1000u);
+  EXPECT_EQ(data.substr(1, 3), "PNG");
+}
+
+TEST(SweepE2E, DeviceBuffers) {
+  const std::string dir = TempDir();
+  if (CudaDeviceCount() == 0) {
+    Result r = RunSweep({"D", "H", "-m", "1:4"}, dir);
+    ASSERT_FALSE(r.hung);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("buffer location D needs a GPU"), std::string::npos) << r.err;
+    r = RunSweep({"--all-pairs", "-m", "1:4"}, dir);
+    EXPECT_EQ(r.code, 2);
+    return;
+  }
+  // A GPU: every pair, every test, data checked, with the limit and peer columns.
+  Result r = RunSweep({"all", "--all-pairs", "-c", "-m", "1:4M", "-i", "5", "-x", "1", "-W", "8",
+                       "--json", dir + "/gpu.json"},
+                      dir);
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  Report rep = ReadJson(dir + "/gpu.json");
+  ASSERT_EQ(rep.tables.size(), 12u);
+  for (const Table& t : rep.tables) {
+    ExpectAllMeasured(*t.Find("mpigpu"));
+    ExpectAllMeasured(*t.Find("limit"));
+    if (t.pair.has_device()) {
+      ASSERT_NE(t.Find("staged"), nullptr);
+      ExpectAllMeasured(*t.Find("staged"));
+    }
+    if (t.pair.src == Loc::kDevice && t.pair.dst == Loc::kDevice) {
+      EXPECT_NE(t.Find("nccl"), nullptr);  // measured, or n/a with the reason
+    }
+  }
+}
+
+TEST(SweepE2E, BadInputsExit2WithAMessage) {
+  const std::string dir = TempDir();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"pingpong"}, "unknown test 'pingpong'"},
+      {{"-m", "4M:1K"}, "larger than MAX"},
+      {{"-m", "lots"}, "is not a size"},
+      {{"-n", "4"}, "exactly 2 ranks"},
+      {{"--no-such-flag"}, "unknown option '--no-such-flag'"},
+      {{"H"}, "come in a pair"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = RunSweep(args, dir);
+    EXPECT_EQ(r.code, 2) << args[0];
+    EXPECT_NE(r.err.find("mpigpu-sweep: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  Result help = RunSweep({"--help"}, dir);
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("usage: mpigpu-sweep"), std::string::npos);
+}
+
+TEST(SweepE2E, UnderAnExternalLauncher) {
+  const std::string dir = TempDir();
+  Result three = RunBounded({Launcher(), "-n", "3", Sweep(), "-m", "1:4"}, dir);
+  ASSERT_FALSE(three.hung);
+  EXPECT_EQ(three.code, 2);
+  EXPECT_NE(three.err.find("needs exactly 2 ranks"), std::string::npos) << three.err;
+
+  Result two = RunBounded({Launcher(), "-n", "2", Sweep(), "bw", "-m", "1:1K", "-i", "5", "--lmt", "all"},
+                   dir);
+  ASSERT_FALSE(two.hung);
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_NE(two.out.find("# mpigpu-sweep bw [HH]"), std::string::npos);
+  EXPECT_NE(two.out.find("only the environment's MPIGPU_LMT=auto is measured"), std::string::npos)
+      << two.out;
+
+  Result tune = RunBounded({Launcher(), "-n", "2", Sweep(), "--tune"}, dir);
+  EXPECT_EQ(tune.code, 2);
+  EXPECT_NE(tune.err.find("--tune launches its ranks"), std::string::npos) << tune.err;
+}
+
+}  // namespace
+}  // namespace mpigpu::sweep

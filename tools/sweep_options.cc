@@ -1,0 +1,375 @@
+#include "tools/sweep_options.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "memcopy/config.h"
+
+namespace mpigpu {
+namespace sweep {
+namespace {
+
+Status Bad(const std::string& msg) { return Status(Err::kInvalidArg, msg); }
+
+bool ParseInt(const std::string& text, int min_value, int* out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < min_value || v > INT_MAX) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// "-m [MIN:]MAX" with K/M/G suffixes.
+Status ParseRange(const std::string& text, size_t* min_size, size_t* max_size) {
+  const std::string bad = "bad -m '" + text + "': ";
+  size_t colon = text.find(':');
+  std::string lo = colon == std::string::npos ? "" : text.substr(0, colon);
+  std::string hi = colon == std::string::npos ? text : text.substr(colon + 1);
+  size_t min_v = 1, max_v = 0;
+  if (!lo.empty() && !ParseSize(lo.c_str(), &min_v))
+    return Bad(bad + "MIN '" + lo + "' is not a size (bytes, with K, M or G)");
+  if (hi.empty() || !ParseSize(hi.c_str(), &max_v))
+    return Bad(bad + "MAX '" + hi + "' is not a size (bytes, with K, M or G)");
+  if (max_v > kMaxMessage) return Bad(bad + "the largest message size is 1G");
+  if (min_v > max_v)
+    return Bad(bad + "MIN " + SizeText(min_v) + " is larger than MAX " + SizeText(max_v));
+  *min_size = min_v;
+  *max_size = max_v;
+  return Status::Ok();
+}
+
+Status ParsePairList(const std::string& text, std::vector<Pair>* out) {
+  out->clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    Pair p;
+    std::string word = text.substr(start, comma - start);
+    if (!ParsePair(word, &p))
+      return Bad("bad --pairs '" + text + "': '" + word + "' is not HH, HD, DH or DD");
+    if (std::find(out->begin(), out->end(), p) == out->end()) out->push_back(p);
+    start = comma + 1;
+  }
+  return Status::Ok();
+}
+
+Status ParseLmtList(const std::string& text, std::vector<std::string>* out) {
+  out->clear();
+  if (text == "all") {
+    *out = LmtNames();
+    return Status::Ok();
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string word = text.substr(start, comma - start);
+    const auto& names = LmtNames();
+    if (std::find(names.begin(), names.end(), word) == names.end())
+      return Bad("bad --lmt '" + text + "': '" + word +
+                 "' is not a back-end (all, auto, ring, cma, ipc)");
+    if (std::find(out->begin(), out->end(), word) == out->end()) out->push_back(word);
+    start = comma + 1;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* TestName(Test t) {
+  switch (t) {
+    case Test::kLatency: return "latency";
+    case Test::kBw: return "bw";
+    case Test::kBibw: return "bibw";
+  }
+  return "?";
+}
+
+bool ParseTest(const std::string& word, Test* out) {
+  for (Test t : {Test::kLatency, Test::kBw, Test::kBibw}) {
+    if (word == TestName(t) || word == std::string("osu_") + TestName(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string PairName(const Pair& p) {
+  std::string s;
+  s += p.src == Loc::kHost ? 'H' : 'D';
+  s += p.dst == Loc::kHost ? 'H' : 'D';
+  return s;
+}
+
+bool ParsePair(const std::string& word, Pair* out) {
+  if (word.size() != 2) return false;
+  Loc locs[2];
+  for (int i = 0; i < 2; ++i) {
+    char c = word[static_cast<size_t>(i)];
+    if (c == 'H' || c == 'h') locs[i] = Loc::kHost;
+    else if (c == 'D' || c == 'd') locs[i] = Loc::kDevice;
+    else return false;
+  }
+  *out = Pair{locs[0], locs[1]};
+  return true;
+}
+
+bool LmtApplies(const std::string& lmt, const Pair& pair) {
+  if (lmt == "cma") return !pair.has_device();
+  if (lmt == "ipc") return pair.has_device();
+  return true;
+}
+
+Status ParseOptions(const std::vector<std::string>& args, Options* out) {
+  *out = Options();
+  std::vector<Test> tests;
+  std::vector<Loc> locs;
+  bool pairs_given = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string word = args[i];
+    std::string value;
+    bool has_inline = false;
+    // "--name=value" for long options.
+    if (word.rfind("--", 0) == 0) {
+      size_t eq = word.find('=');
+      if (eq != std::string::npos) {
+        value = word.substr(eq + 1);
+        word = word.substr(0, eq);
+        has_inline = true;
+      }
+    }
+    // The option's value: inline, or the next word.
+    auto take = [&](std::string* v) -> Status {
+      if (has_inline) {
+        *v = value;
+        return Status::Ok();
+      }
+      if (i + 1 >= args.size()) return Bad("option " + word + " needs a value");
+      *v = args[++i];
+      return Status::Ok();
+    };
+    auto flag_only = [&]() -> Status {
+      if (has_inline) return Bad("option " + word + " takes no value");
+      return Status::Ok();
+    };
+    std::string v;
+    if (word == "-h" || word == "--help") {
+      out->help = true;
+    } else if (word == "-m" || word == "--message-size") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      MPIGPU_RETURN_IF_ERROR(ParseRange(v, &out->min_size, &out->max_size));
+      out->sizes_given = true;
+    } else if (word == "-i" || word == "--iterations") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      if (!ParseInt(v, 1, &out->iterations))
+        return Bad("bad -i '" + v + "': expected a number of iterations >= 1");
+    } else if (word == "-x" || word == "--warmup") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      if (!ParseInt(v, 0, &out->warmup))
+        return Bad("bad -x '" + v + "': expected a number of warmup iterations >= 0");
+    } else if (word == "-W" || word == "--window-size") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      if (!ParseInt(v, 1, &out->window) || out->window > 4096)
+        return Bad("bad -W '" + v + "': expected a window of 1 to 4096 messages");
+    } else if (word == "-d" || word == "--accelerator") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      if (v != "cuda") return Bad("bad -d '" + v + "': only 'cuda' is supported");
+      out->cuda = true;
+    } else if (word == "-n") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      if (!ParseInt(v, 1, &out->nranks) || out->nranks != 2)
+        return Bad("bad -n '" + v + "': mpigpu-sweep runs exactly 2 ranks");
+    } else if (word == "--all-pairs") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->pairs = {{Loc::kHost, Loc::kHost}, {Loc::kHost, Loc::kDevice},
+                    {Loc::kDevice, Loc::kHost}, {Loc::kDevice, Loc::kDevice}};
+      pairs_given = true;
+    } else if (word == "--pairs") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      MPIGPU_RETURN_IF_ERROR(ParsePairList(v, &out->pairs));
+      pairs_given = true;
+    } else if (word == "-c" || word == "--validation") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->check = true;
+    } else if (word == "--csv") {
+      MPIGPU_RETURN_IF_ERROR(take(&out->csv));
+      if (out->csv.empty()) return Bad("--csv needs a file name");
+    } else if (word == "--json") {
+      MPIGPU_RETURN_IF_ERROR(take(&out->json));
+      if (out->json.empty()) return Bad("--json needs a file name");
+    } else if (word == "--plot") {
+      MPIGPU_RETURN_IF_ERROR(take(&out->plot));
+      if (out->plot.empty()) return Bad("--plot needs a file name");
+    } else if (word == "--lmt") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      MPIGPU_RETURN_IF_ERROR(ParseLmtList(v, &out->lmt));
+    } else if (word == "--tune") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->tune = true;
+    } else if (word == "--peers") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->peers = true;
+    } else if (word == "--no-peers") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->peers = false;
+    } else if (word == "--limits") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->limits = true;
+    } else if (word == "--no-limits") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->limits = false;
+    } else if (word == "--result-file") {
+      MPIGPU_RETURN_IF_ERROR(take(&out->result_file));
+    } else if (word == "--launched") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->launched = true;
+    } else if (word == "--quiet") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->quiet = true;
+    } else if (word.size() > 1 && word[0] == '-') {
+      return Bad("unknown option '" + word + "'");
+    } else if (word == "H" || word == "h" || word == "D" || word == "d") {
+      locs.push_back(word == "H" || word == "h" ? Loc::kHost : Loc::kDevice);
+    } else if (word == "all") {
+      tests = {Test::kLatency, Test::kBw, Test::kBibw};
+    } else {
+      Test t;
+      if (!ParseTest(word, &t))
+        return Bad("unknown test '" + word + "' (expected latency, bw or bibw)");
+      if (std::find(tests.begin(), tests.end(), t) == tests.end()) tests.push_back(t);
+    }
+  }
+  if (out->help) return Status::Ok();
+  if (!tests.empty()) out->tests = tests;
+  if (!locs.empty()) {
+    if (locs.size() != 2)
+      return Bad("buffer locations come in a pair (H|D H|D: rank 0's, then rank 1's); got " +
+                 std::to_string(locs.size()));
+    if (pairs_given) return Bad("give buffer locations either as H|D H|D or with --all-pairs/--pairs");
+    out->pairs = {Pair{locs[0], locs[1]}};
+  }
+  if (out->tune && !out->lmt.empty())
+    return Bad("--tune and --lmt cannot be combined (--tune forces MPIGPU_LMT=ring: the unit "
+               "sizes only matter to the ring)");
+  if (out->tune && !out->sizes_given) {
+    // Unit sizes matter only to messages that go through the ring.
+    out->min_size = size_t{256} << 10;
+    out->max_size = size_t{16} << 20;
+  }
+  return Status::Ok();
+}
+
+std::string UsageText() {
+  std::string t;
+  t += "usage: mpigpu-sweep [options] [latency|bw|bibw|all ...] [H|D H|D]\n";
+  t += "\n";
+  t += "Measures mpigpu between two ranks, beside the node's copy limits and the peers (NCCL,\n";
+  t += "manual staging through host memory). Started directly, it launches its two ranks with\n";
+  t += "mpigpurun; it also runs under `mpigpurun -n 2`.\n";
+  t += "\n";
+  t += "Tests (default latency; several may be given):\n";
+  t += "  latency                 ping-pong; one-way latency = half a round trip (us)\n";
+  t += "  bw                      a window of messages rank 0 -> rank 1, then a 1-byte ack (GB/s)\n";
+  t += "  bibw                    windows in both directions at once (GB/s, both directions)\n";
+  t += "Buffer locations: H|D H|D = rank 0's buffer, rank 1's buffer (default H H).\n";
+  t += "  D is device memory of GPU (local rank mod visible GPUs).\n";
+  t += "\n";
+  t += "Options:\n";
+  t += "  -m, --message-size [MIN:]MAX  sizes MIN, 2*MIN, ... up to MAX (K, M, G suffixes;\n";
+  t += "                          default 1:4M; largest 1G)\n";
+  t += "  -i, --iterations N      timed iterations per size (default: latency 10000 up to 8K,\n";
+  t += "                          1000 above; bw/bibw 100 up to 8K, 20 above)\n";
+  t += "  -x, --warmup N          untimed iterations first (default: latency 100/10, bw 10/2)\n";
+  t += "  -W, --window-size N     messages per window in bw/bibw (default 64)\n";
+  t += "  -d cuda                 accepted for OSU compatibility (D buffers need no flag)\n";
+  t += "  -n 2                    the number of ranks (always 2)\n";
+  t += "  --all-pairs             run HH, HD, DH and DD\n";
+  t += "  --pairs LIST            run these pairs, e.g. HH,DD\n";
+  t += "  -c, --validation        fill every size's messages with a pattern and verify them;\n";
+  t += "                          a wrong byte ends the run with exit status 3\n";
+  t += "  --csv FILE              write every point as CSV\n";
+  t += "  --json FILE             write the results as JSON\n";
+  t += "  --plot FILE.png         log-log plot (gnuplot), one panel per test, one line per series\n";
+  t += "  --lmt all|LIST          run each large-message back-end in turn (auto, ring, cma, ipc;\n";
+  t += "                          MPIGPU_LMT is read at init, so ranks are launched once per\n";
+  t += "                          back-end). Under an external mpigpurun only the environment's\n";
+  t += "                          MPIGPU_LMT is measured.\n";
+  t += "  --tune                  try MPIGPU_LMT_UNIT_HOST/_GPU 64K..8M and MPIGPU_LMT_UNITS 2..16\n";
+  t += "                          (ring back-end, bw test; default sizes 256K:16M) and print the\n";
+  t += "                          best as export lines\n";
+  t += "  --peers / --no-peers    NCCL (D->D) and manual-staging columns (default on)\n";
+  t += "  --limits / --no-limits  copy-limit column (default on)\n";
+  t += "  -h, --help              this text\n";
+  t += "\n";
+  t += "Limit column (rank 0 alone, CUDA runtime): D->D cudaMemcpyPeerAsync GPU0->GPU1 (same-device\n";
+  t += "copy with one GPU), H->D / D->H pinned cudaMemcpyAsync, H->H host memcpy. Latency limit:\n";
+  t += "one copy issued and waited for; bandwidth limit: a window of copies, then one wait.\n";
+  t += "Ratios are mpigpu / column. Bandwidth in GB/s = 1e9 bytes/s.\n";
+  t += "\n";
+  t += "Exit status: 0 ok, 2 bad command line or a request the node cannot serve (D without a\n";
+  t += "GPU, not 2 ranks), 3 data check failed, else the failing rank's status.\n";
+  return t;
+}
+
+std::string SizeText(size_t bytes) {
+  if (bytes >= (size_t{1} << 30) && bytes % (size_t{1} << 30) == 0)
+    return std::to_string(bytes >> 30) + "G";
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0)
+    return std::to_string(bytes >> 20) + "M";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "K";
+  return std::to_string(bytes);
+}
+
+std::vector<size_t> MessageSizes(size_t min_size, size_t max_size) {
+  std::vector<size_t> sizes;
+  for (size_t s = min_size; s <= max_size; s = s == 0 ? 1 : s * 2) sizes.push_back(s);
+  return sizes;
+}
+
+int Iterations(const Options& o, Test t, size_t size) {
+  if (o.iterations > 0) return o.iterations;
+  const bool large = size > kLargeMessage;
+  if (t == Test::kLatency) return large ? 1000 : 10000;
+  return large ? 20 : 100;
+}
+
+int Warmup(const Options& o, Test t, size_t size) {
+  if (o.warmup >= 0) return o.warmup;
+  const bool large = size > kLargeMessage;
+  if (t == Test::kLatency) return large ? 10 : 100;
+  return large ? 2 : 10;
+}
+
+std::vector<std::string> RankArgs(const Options& o) {
+  std::vector<std::string> a;
+  for (Test t : o.tests) a.push_back(TestName(t));
+  a.push_back("-m");
+  a.push_back(std::to_string(o.min_size) + ":" + std::to_string(o.max_size));
+  if (o.iterations > 0) {
+    a.push_back("-i");
+    a.push_back(std::to_string(o.iterations));
+  }
+  if (o.warmup >= 0) {
+    a.push_back("-x");
+    a.push_back(std::to_string(o.warmup));
+  }
+  a.push_back("-W");
+  a.push_back(std::to_string(o.window));
+  std::string pairs;
+  for (const Pair& p : o.pairs) pairs += (pairs.empty() ? "" : ",") + PairName(p);
+  a.push_back("--pairs");
+  a.push_back(pairs);
+  if (o.check) a.push_back("-c");
+  if (!o.peers) a.push_back("--no-peers");
+  if (!o.limits) a.push_back("--no-limits");
+  return a;
+}
+
+}  // namespace sweep
+}  // namespace mpigpu

@@ -1,0 +1,101 @@
+// mpigpu-sweep's results and every way they are written: the OSU-style table (stdout), CSV, JSON
+// (also how ranks hand results to the launcher-mode parent), plus the arithmetic that turns
+// timings into latencies, bandwidths and ratios.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "memcopy/status.h"
+#include "tools/sweep_json.h"
+#include "tools/sweep_options.h"
+
+namespace mpigpu {
+namespace sweep {
+
+// What a series is: mpigpu itself, the copy-engine limit, or a peer library/method.
+inline constexpr const char* kKindMpigpu = "mpigpu";
+inline constexpr const char* kKindLimit = "limit";
+inline constexpr const char* kKindPeer = "peer";
+
+// One column of a table: a value per message size (NaN where not measured).
+struct Series {
+  std::string name;  // column title: "mpigpu", "mpigpu[ring]", "limit", "nccl", "staged"
+  std::string kind;  // kKindMpigpu, kKindLimit or kKindPeer
+  std::vector<double> values;
+  std::string note;  // what it measures, or why it is n/a
+};
+
+// One test on one buffer pair.
+struct Table {
+  Test test = Test::kLatency;
+  Pair pair;
+  std::string src_name = "host";  // rank 0's buffer: "host" or the GPU's name
+  std::string dst_name = "host";  // rank 1's buffer
+  std::vector<size_t> sizes;
+  std::vector<Series> series;
+
+  Series* Find(const std::string& name);
+  const Series* Find(const std::string& name) const;
+  // The first mpigpu series: the one the ratio columns divide.
+  const Series* Primary() const;
+};
+
+// One --tune launch: the settings tried and the bw score of each pair (NaN: the launch failed).
+struct TuneTrial {
+  size_t unit = 0;   // MPIGPU_LMT_UNIT_HOST and MPIGPU_LMT_UNIT_GPU
+  size_t units = 0;  // MPIGPU_LMT_UNITS
+  std::vector<std::string> pairs;
+  std::vector<double> scores;  // GB/s, geometric mean over the sizes
+};
+
+struct Report {
+  std::vector<Table> tables;
+  std::vector<std::string> notes;    // printed as "# note: ..." after the tables
+  std::vector<TuneTrial> tune;       // --tune: every trial
+  std::vector<std::string> exports;  // --tune: "export MPIGPU_...=..." lines
+
+  Table* FindTable(Test test, const Pair& pair);
+  void AddNote(const std::string& note);  // once
+};
+
+// ---- arithmetic ----
+
+// One-way latency in us from a ping-pong of `iters` round trips that took `seconds`.
+double PingPongLatencyUs(double seconds, int iters);
+// Latency in us of one operation when `iters` of them took `seconds`.
+double PerOpUs(double seconds, int iters);
+// GB/s (1e9 bytes/s) for `bytes` moved in `seconds`.
+double BandwidthGBs(double bytes, double seconds);
+// a / b, NaN when either is missing (NaN) or b is not positive.
+double Ratio(double a, double b);
+// Geometric mean of the finite positive values (NaN when there are none).
+double GeoMean(const std::vector<double>& v);
+
+// ---- output ----
+
+const char* Unit(Test t);            // "us" or "GB/s"
+const char* QuantityName(Test t);    // "Latency (us)", "Bandwidth (GB/s)", ...
+std::string FormatValue(double v);   // fixed width-free text; "n/a" for NaN
+
+// The OSU-style table of one test on one pair, with the ratio columns.
+std::string FormatTable(const Table& t);
+// Every table, the notes and the --tune lines.
+std::string FormatReport(const Report& r);
+// One row per point: test,pair,src,dst,series,kind,size,value,unit (empty value for n/a).
+std::string ToCsv(const Report& r);
+Json ToJson(const Report& r);
+// Reads ToJson's form back. kInvalidArg naming the first missing or malformed field.
+Status FromJson(const Json& j, Report* out);
+
+// Adds `from`'s tables to `into`: series of a table with the same test and pair are appended
+// (sizes must match), other tables are added whole; notes are merged without repeats.
+Status MergeReports(Report* into, const Report& from);
+
+// Writes `text` to `path` (whole file). kSystem naming the path on failure.
+Status WriteFile(const std::string& path, const std::string& text);
+Status ReadFile(const std::string& path, std::string* text);
+
+}  // namespace sweep
+}  // namespace mpigpu
