@@ -1,6 +1,7 @@
 // Two-rank ping-pong latency and windowed bandwidth over the transport engine, OSU style:
 // latency = half the round trip; bandwidth = a window of messages, then a 1-byte ack.
-//   mpigpurun -n 2 bazel-bin/benchmarks/pingpong [H|D H|D] [max_bytes]
+//   mpigpurun -n 2 bazel-bin/benchmarks/pingpong [H|P|D H|P|D] [max_bytes]
+// H = pageable host memory (malloc), P = pinned host memory (cudaMallocHost), D = GPU memory.
 // Output: one line per size, "bytes  latency_us  bandwidth_GBps", checked (first and last bytes).
 // peers/mpi_pingpong.c measures Open MPI the same way.
 #include <cuda_runtime_api.h>
@@ -50,14 +51,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pingpong: run with mpigpurun -n 2\n");
     return 2;
   }
-  const bool dev[2] = {argc > 1 && argv[1][0] == 'D', argc > 2 && argv[2][0] == 'D'};
+  const char kind[2] = {argc > 1 ? argv[1][0] : 'H', argc > 2 ? argv[2][0] : 'H'};
+  for (char k : kind)
+    if (k != 'H' && k != 'P' && k != 'D') {
+      std::fprintf(stderr, "pingpong: buffer kinds are H, P or D\n");
+      return 2;
+    }
+  const bool dev[2] = {kind[0] == 'D', kind[1] == 'D'};
+  const bool pinned = kind[job.rank] == 'P';
   const size_t max_bytes = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : size_t{64} << 20;
   const bool mine_dev = dev[job.rank];
   int device = 0;
-  if (dev[0] || dev[1]) {
+  if (dev[0] || dev[1] || kind[0] == 'P' || kind[1] == 'P') {
     int n = CudaDeviceCount();
     if (n == 0) {
-      std::fprintf(stderr, "pingpong: D requested but no CUDA device\n");
+      std::fprintf(stderr, "pingpong: D or P requested but no CUDA device\n");
       return 2;
     }
     device = job.rank % n;
@@ -69,6 +77,9 @@ int main(int argc, char** argv) {
   if (mine_dev) {
     if (cudaMalloc(&buf, max_bytes) != cudaSuccess) return 1;
     cudaMemset(buf, 1, max_bytes);
+  } else if (pinned) {
+    if (cudaMallocHost(&buf, max_bytes) != cudaSuccess) return 1;
+    std::memset(buf, 1, max_bytes);
   } else {
     buf = std::malloc(max_bytes);
     std::memset(buf, 1, max_bytes);
@@ -77,8 +88,7 @@ int main(int argc, char** argv) {
   const int peer = 1 - job.rank;
   char ack = 0;
   if (job.rank == 0)
-    std::printf("# mpigpu pingpong %c->%c  (bytes, latency us, bandwidth GB/s)\n", dev[0] ? 'D' : 'H',
-                dev[1] ? 'D' : 'H');
+    std::printf("# mpigpu pingpong %c->%c  (bytes, latency us, bandwidth GB/s)\n", kind[0], kind[1]);
   for (size_t n = 1; n <= max_bytes; n *= 4) {
     UserBuffer ub{buf, loc, Layout::Contiguous(n)};
     const int iters = n <= 65536 ? 2000 : n <= (1 << 22) ? 200 : 20;

@@ -101,6 +101,14 @@ const Var kVars[] = {
     {"MPIGPU_IPC_CACHE_SIZE", "64",
      "peer GPU buffers kept mapped through CUDA IPC per process (least recently used go first)",
      POSITIVE_SIZE_VAR(ipc_cache_size)},
+    {"MPIGPU_GPU_COPIER_MAX", "256K",
+     "single-copy GPU transfers up to this size run on a resident copy kernel (one SM) instead of "
+     "the copy engine; 0 = never",
+     SIZE_VAR(gpu_copier_max)},
+    {"MPIGPU_GPU_COPIER_IDLE_US", "500",
+     "microseconds the resident copy kernel waits for work before it leaves (the application's "
+     "cudaDeviceSynchronize waits at most this long for it)",
+     POSITIVE_SIZE_VAR(gpu_copier_idle_us)},
     {"MPIGPU_BOOTSTRAP_TIMEOUT", "60", "seconds ranks wait for each other at start and in finalize",
      POSITIVE_SIZE_VAR(bootstrap_timeout_s)},
 };

@@ -13,12 +13,30 @@
 #include <string>
 #include <unordered_set>
 
+#include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/buftype.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
+
+DeviceScope::DeviceScope(MemLoc loc) {
+  if (loc.is_device() && cudaGetDevice(&saved_) == cudaSuccess && saved_ != loc.device)
+    active_ = cudaSetDevice(loc.device) == cudaSuccess;
+}
+
+DeviceScope::~DeviceScope() {
+  if (active_) (void)cudaSetDevice(saved_);
+}
+
+int SyncDefaultStream() {
+  cudaError_t e = cudaStreamSynchronize(nullptr);
+  if (e != cudaSuccess)
+    return SetLastError(MPIGPU_ERR_OTHER,
+                        std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
+  return MPIGPU_SUCCESS;
+}
 
 State& GetState() {
   static State* state = [] {
@@ -39,32 +57,6 @@ int RankForMessages() {
   if (s.engine) return s.engine->rank();
   const char* r = std::getenv("MPIGPU_RANK");
   return r ? std::atoi(r) : 0;
-}
-
-// Makes `loc`'s device current for the scope (CUDA copies run on the current device's stream).
-class DeviceScope {
- public:
-  explicit DeviceScope(MemLoc loc) {
-    if (loc.is_device() && cudaGetDevice(&saved_) == cudaSuccess && saved_ != loc.device)
-      active_ = cudaSetDevice(loc.device) == cudaSuccess;
-  }
-  ~DeviceScope() {
-    if (active_) (void)cudaSetDevice(saved_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int saved_ = 0;
-  bool active_ = false;
-};
-
-int SyncDefaultStream() {
-  cudaError_t e = cudaStreamSynchronize(nullptr);
-  if (e != cudaSuccess)
-    return SetLastError(MPIGPU_ERR_OTHER,
-                        std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
-  return MPIGPU_SUCCESS;
 }
 
 // The transport moves one regular layout. Describes `b` that way (*ptr, *layout), or returns
@@ -394,7 +386,7 @@ int DoInit() {
   return MPIGPU_SUCCESS;
 }
 
-int DoFinalize(Lock& lk) {
+int DoFinalize() {
   State& s = GetState();
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   (void)mpigpu::api::ProgressOnce();
@@ -419,7 +411,6 @@ int DoFinalize(Lock& lk) {
   s.detached.clear();
   s.engine.reset();
   s.finalized = true;
-  (void)lk;
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   return MPIGPU_SUCCESS;
 }
@@ -693,7 +684,7 @@ extern "C" int MPIGPU_Init(int* /*argc*/, char*** /*argv*/) {
 
 extern "C" int MPIGPU_Finalize(void) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Finalize", kWorld, DoFinalize(lk));
+  return Finish("MPIGPU_Finalize", kWorld, DoFinalize());
 }
 
 extern "C" int MPIGPU_Initialized(int* flag) {

@@ -3,8 +3,7 @@
 // device buffers are staged through host memory), Allreduce (Reduce to rank 0, then Bcast).
 // Simple algorithms, correctness first. Every rank calls a communicator's collectives in the
 // same order and messages of one pair never overtake each other, so fixed tags per kind suffice.
-#include <cuda_runtime_api.h>
-
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -46,17 +45,10 @@ TypedBuf HostBuf(void* p, int count, MPIGPU_Datatype type) {
 int CopySync(void* dst, MemLoc dst_loc, const void* src, MemLoc src_loc, size_t bytes) {
   if (bytes == 0) return MPIGPU_SUCCESS;
   const MemLoc dev = dst_loc.is_device() ? dst_loc : src_loc;
-  int saved = 0;
-  const bool switch_dev = dev.is_device() && cudaGetDevice(&saved) == cudaSuccess &&
-                          saved != dev.device && cudaSetDevice(dev.device) == cudaSuccess;
+  DeviceScope scope(dev);
   Status st = Copy(dst, dst_loc, src, src_loc, bytes, nullptr);
-  if (st.ok() && dev.is_device()) {
-    cudaError_t e = cudaStreamSynchronize(nullptr);
-    if (e != cudaSuccess)
-      st = Status(Err::kCuda, std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
-  }
-  if (switch_dev) (void)cudaSetDevice(saved);
-  return ReturnCode(st, MPIGPU_ERR_BUFFER);
+  if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_BUFFER);
+  return dev.is_device() ? SyncDefaultStream() : MPIGPU_SUCCESS;
 }
 
 int Barrier(Lock& lk, const CommPtr& c) {

@@ -42,8 +42,12 @@ void* DevAlloc(size_t bytes) {
   return p;
 }
 
+// cudaMemcpy from pageable memory may return before the data reaches the device, and the
+// transport copies on its own non-blocking streams: synchronise before handing the buffer over
+// (as with CUDA-aware MPI).
 void ToDev(void* d, const void* h, size_t bytes) {
   CUDA_OK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
 }
 std::vector<unsigned char> FromDev(const void* d, size_t bytes) {
   std::vector<unsigned char> h(bytes);
@@ -63,6 +67,7 @@ TEST(ApiGpuTest, ContiguousPingPongAroundEagerLimit) {
         std::vector<unsigned char> host(bytes + 1, 0xEE);
         void* dev = DevAlloc(bytes + 1);
         CUDA_OK(cudaMemset(dev, 0xEE, bytes + 1));
+        CUDA_OK(cudaDeviceSynchronize());  // finished before the buffer is handed over
         if (rank == 0) {
           FillPattern(host.data(), bytes, seed);
           ToDev(dev, host.data(), bytes);

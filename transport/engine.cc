@@ -40,8 +40,8 @@ struct Engine::OutMsg {
   int dst = -1;
   MsgHeader hdr{};
   Request* req = nullptr;  // eager: packed at send time and completed; RTS: waits for CTS/FIN
-  bool has_ipc = false;    // RTS with kFlagIpc, IpcPut: `ipc` travels as the payload
-  IpcExport ipc{};
+  bool has_ipc = false;    // RTS with kFlagIpc, IpcPut: `offer` travels as the payload
+  IpcOffer offer{};
 };
 
 // The ring of one ordered pair, mapped in this process. The receiver creates its region.
@@ -259,10 +259,13 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   // A contiguous device buffer is offered for a single copy through CUDA IPC at any size: the
   // receiver pulls it in one copy (D->D over NVLink, or D->H) instead of two staged ones.
   const bool ipc_mode = config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kIpc;
-  if (bytes > 0 && buf.loc.is_device() && buf.layout.contiguous() && ipc_mode && ipc_ok_ &&
-      ExportDeviceBuffer(buf.ptr, &msg.ipc).ok()) {
+  if (bytes > 0 && buf.loc.is_device() && ipc_mode && ipc_ok_ &&
+      ExportDeviceBuffer(buf.ptr, &msg.offer.ipc).ok()) {
     msg.has_ipc = true;
     msg.hdr.flags = kFlagIpc;
+    msg.offer.count = buf.layout.count;
+    msg.offer.block = buf.layout.block;
+    msg.offer.stride = buf.layout.stride;
   }
   if (bytes <= eager_max_ && !msg.has_ipc) {
     msg.hdr.type = MsgType::kEager;
@@ -409,7 +412,7 @@ Status Engine::PackEager(Request* req, size_t bytes, void* dst) {
 
 bool Engine::TrySend(OutMsg& msg) {
   const bool eager = msg.hdr.type == MsgType::kEager;
-  const size_t payload = eager ? msg.hdr.bytes : msg.has_ipc ? sizeof(IpcExport) : 0;
+  const size_t payload = eager ? msg.hdr.bytes : msg.has_ipc ? sizeof(IpcOffer) : 0;
   unsigned char* hdr_dst = nullptr;
   unsigned char* payload_dst = nullptr;
   Fastbox* box = nullptr;
@@ -425,7 +428,7 @@ bool Engine::TrySend(OutMsg& msg) {
     return false;  // no cell free: the message waits in the pair's FIFO
   }
   Status st = eager ? PackEager(msg.req, payload, payload_dst) : Status::Ok();
-  if (msg.has_ipc) std::memcpy(payload_dst, &msg.ipc, sizeof msg.ipc);
+  if (msg.has_ipc) std::memcpy(payload_dst, &msg.offer, sizeof msg.offer);
   if (!st.ok()) {
     if (cell) queues_.Free(cell);  // an unpublished fastbox stays the sender's: nothing to undo
     Complete(msg.req, st);
@@ -561,7 +564,7 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         u->hdr = h;
         if (h.type == MsgType::kEager) u->payload.assign(payload, payload + h.bytes);
         if (h.type == MsgType::kRts && (h.flags & kFlagIpc))
-          u->payload.assign(payload, payload + sizeof(IpcExport));
+          u->payload.assign(payload, payload + sizeof(IpcOffer));
         unexpected_.PushBack(u);
       } else {
         if (req->peer_ == kAnySource) {
@@ -599,9 +602,9 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         break;
       }
       if (h.type == MsgType::kIpcPut) {
-        IpcExport e;
-        std::memcpy(&e, payload, sizeof e);
-        Status st = StartIpcPut(req, h, e);
+        IpcOffer offer;
+        std::memcpy(&offer, payload, sizeof offer);
+        Status st = StartIpcPut(req, h, offer.ipc);
         if (!st.ok()) {  // tell the receiver to use the ring; this send then waits for its CTS
           IpcUnavailable(st);
           OutMsg no;
@@ -672,9 +675,9 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigne
 
   // CUDA IPC: one copy straight out of the sender's device buffer, or into ours.
   if (h.flags & kFlagIpc) {
-    IpcExport e;
-    std::memcpy(&e, payload, sizeof e);
-    if (TryIpcPull(req, h, e)) return;
+    IpcOffer offer;
+    std::memcpy(&offer, payload, sizeof offer);
+    if (TryIpcPull(req, h, offer)) return;
   } else if (TryIpcPutRequest(req, h)) {
     return;
   }
@@ -746,31 +749,98 @@ Status Engine::IpcMap(int peer, const IpcExport& e, void** ptr, CopyEngine** cop
   return st;
 }
 
+namespace {
+
+// The copy from a buffer laid out as `src` into one laid out as `dst`, of the first n packed
+// bytes, as one strided copy (rows of `width` bytes), when the two shapes allow it.
+bool AsOneStridedCopy(const Layout& dst, const Layout& src, size_t n, CopyDesc* d) {
+  const bool dc = dst.contiguous(), sc = src.contiguous();
+  if (dc && sc) {
+    d->dpitch = d->spitch = d->width = n;
+    d->height = 1;
+    return true;
+  }
+  const size_t block = dc ? src.block : dst.block;
+  if ((!dc && !sc && dst.block != src.block) || block == 0 || n % block != 0) return false;
+  d->width = block;
+  d->height = n / block;
+  d->dpitch = dc ? block : dst.stride;
+  d->spitch = sc ? block : src.stride;
+  return true;
+}
+
+}  // namespace
+
+// One copy for a single-copy transfer: on the resident kernel when it is small and lands in this
+// GPU's memory, else on the copy engine. Sets the request's ticket.
+Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, MemLoc src_loc,
+                               CopyEngine* engine) {
+  const size_t bytes = d.width * d.height;
+  if (gpu_copier_ok_ && config_->gpu_copier_max > 0 && bytes <= config_->gpu_copier_max &&
+      dst_loc.is_device() && src_loc.is_device()) {
+    if (!gpu_copier_.ready()) {
+      Status st = gpu_copier_.Init(dst_loc.device, config_->gpu_copier_idle_us);
+      if (!st.ok()) {
+        gpu_copier_ok_ = false;
+        MPIGPU_INFO("resident copy kernel unavailable (%s): copy engine only", st.ToString().c_str());
+      }
+    }
+    bool queued = false;
+    // The kernel copies on its own GPU: both ends must be that GPU's memory (or mapped on it).
+    if (gpu_copier_ok_ && dst_loc.device == gpu_copier_.device() &&
+        src_loc.device == gpu_copier_.device())
+      MPIGPU_RETURN_IF_ERROR(gpu_copier_.Submit(d, &req->ticket_, &queued));
+    if (queued) {
+      req->on_gpu_copier_ = true;
+      return Status::Ok();
+    }
+  }
+  if (d.height == 1)
+    MPIGPU_RETURN_IF_ERROR(engine->Issue(d.dst, dst_loc, d.src, src_loc, d.width));
+  else
+    MPIGPU_RETURN_IF_ERROR(engine->Issue2D(d.dst, dst_loc, d.dpitch, d.src, src_loc, d.spitch,
+                                           d.width, d.height));
+  return engine->Mark(&req->ticket_);
+}
+
 // Receiver: copy the sender's device buffer (mapped) into ours, then FIN.
-bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcExport& e) {
+bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer) {
   if (!ipc_ok_) return false;
   const size_t n = std::min<size_t>(h.bytes, req->bytes_);
+  const Layout send_shape{offer.count, offer.block, offer.stride};
+  CopyDesc d{req->buf_.ptr, nullptr, 0, 0, 0, 0};
+  const bool one_copy = AsOneStridedCopy(req->buf_.layout, send_shape, n, &d);
+  if (!one_copy && !req->buf_.layout.contiguous() && !send_shape.contiguous())
+    return false;  // two different vector shapes: the ring's pipeline repacks them
   void* peer_ptr = nullptr;
   MemLoc peer_loc;
   CopyEngine* copier = nullptr;
-  Status st = IpcMap(h.src, e, &peer_ptr, &copier, &peer_loc);
-  if (st.ok()) {
-    st = CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc, req->buf_.layout, 0,
-                    n, peer_ptr, peer_loc);
+  Status st = IpcMap(h.src, offer.ipc, &peer_ptr, &copier, &peer_loc);
+  if (!st.ok()) {
+    IpcUnavailable(st);
+    return false;
+  }
+  if (one_copy) {
+    d.src = peer_ptr;
+    st = IssueSingleCopy(req, d, req->buf_.loc, peer_loc, copier);
+  } else {  // one side contiguous, the other a vector cut mid-block (truncation)
+    st = req->buf_.layout.contiguous()
+             ? CopyPacked(*copier, PackDir::kPack, peer_ptr, peer_loc, send_shape, 0, n,
+                          req->buf_.ptr, req->buf_.loc)
+             : CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc,
+                          req->buf_.layout, 0, n, peer_ptr, peer_loc);
     if (st.ok()) st = copier->Mark(&req->ticket_);
-    if (!st.ok()) {
-      (void)ipc_cache_->Release(h.src, e);
-      Complete(req, st);  // a copy error on our side: nothing to fall back to
-      return true;
-    }
-    req->ipc_ = e;
-    req->ipc_copier_ = copier;
-    req->state_ = Request::State::kIpcCopy;
-    lmt_active_.push_back(req);
+  }
+  if (!st.ok()) {
+    (void)ipc_cache_->Release(h.src, offer.ipc);
+    Complete(req, st);  // a copy error on our side: nothing to fall back to
     return true;
   }
-  IpcUnavailable(st);
-  return false;
+  req->ipc_ = offer.ipc;
+  req->ipc_copier_ = copier;
+  req->state_ = Request::State::kIpcCopy;
+  lmt_active_.push_back(req);
+  return true;
 }
 
 // Receiver with a contiguous device buffer, sender with a host buffer: the sender copies H2D
@@ -781,7 +851,9 @@ bool Engine::TryIpcPutRequest(Request* req, const MsgHeader& h) {
       !h.loc.is_host() || ranks_[h.src].gpu.load(std::memory_order_relaxed) < 0)
     return false;
   OutMsg put;
-  if (!ExportDeviceBuffer(req->buf_.ptr, &put.ipc).ok()) return false;
+  if (!ExportDeviceBuffer(req->buf_.ptr, &put.offer.ipc).ok()) return false;
+  put.offer.count = 1;
+  put.offer.block = put.offer.stride = req->buf_.layout.packed_bytes();
   put.has_ipc = true;
   put.dst = h.src;
   put.hdr.type = MsgType::kIpcPut;
@@ -974,7 +1046,8 @@ Status Engine::AdvanceLmts() {
     Status st;
     if (req->done_) {
     } else if (req->state_ == Request::State::kIpcCopy) {
-      st = req->ipc_copier_->Poll(req->ticket_, &done);
+      if (req->on_gpu_copier_) done = gpu_copier_.Done(req->ticket_);
+      else st = req->ipc_copier_->Poll(req->ticket_, &done);
       if (done || !st.ok()) {
         (void)ipc_cache_->Release(req->peer_, req->ipc_);
         if (st.ok()) {  // tell the peer its buffer is free (pull) or ours is filled (put)
@@ -1111,6 +1184,7 @@ Status Engine::Finalize() {
   if (st.ok() && Now() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
   finalized_ = true;
+  st.KeepFirst(gpu_copier_.Stop());
   if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();

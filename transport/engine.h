@@ -53,6 +53,7 @@
 #include "ringbuf/segment.h"
 #include "transport/cma.h"
 #include "transport/cuda_ipc.h"
+#include "transport/device_copier.h"
 #include "transport/match.h"
 #include "transport/wire.h"
 
@@ -137,6 +138,7 @@ class Request : public MatchEntry {
   // CUDA IPC single copy.
   IpcExport ipc_{};           // the peer's buffer, mapped through the cache while the copy runs
   CopyEngine* ipc_copier_ = nullptr;
+  bool on_gpu_copier_ = false;  // the copy runs on the resident kernel (ticket_ is its ticket)
   Ticket ticket_ = 0;
   uint64_t peer_req_ = 0;     // send (put): the receiver's request id
 };
@@ -204,7 +206,9 @@ class Engine {
   Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload);
-  bool TryIpcPull(Request* req, const MsgHeader& h, const IpcExport& e);
+  bool TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer);
+  Status IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, MemLoc src_loc,
+                         CopyEngine* engine);
   bool TryIpcPutRequest(Request* req, const MsgHeader& h);
   Status StartIpcPut(Request* req, const MsgHeader& h, const IpcExport& e);
   Status IpcMap(int peer, const IpcExport& e, void** ptr, CopyEngine** copier, MemLoc* loc);
@@ -233,6 +237,8 @@ class Engine {
   bool cma_verified_ = false;
   bool ipc_ok_ = true;  // cleared for good the first time CUDA IPC fails (logged once)
   std::unique_ptr<IpcCache> ipc_cache_;  // made on first use
+  DeviceCopier gpu_copier_;              // set up on first use, on the current device
+  bool gpu_copier_ok_ = true;            // cleared for good if it cannot be set up
   std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into  // one receiver-only copy worked: cooperative copies may start
   bool in_progress_ = false;
   bool finalized_ = false;

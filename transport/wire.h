@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "memcopy/memloc.h"
+#include "transport/cuda_ipc.h"
 
 namespace mpigpu::transport {
 
@@ -46,6 +47,16 @@ struct MsgHeader {
   uint32_t pad[2];
 };
 static_assert(std::is_trivially_copyable<MsgHeader>::value, "copied into shared memory");
+
+// The payload of an RTS with kFlagIpc, and of an IpcPut: the exported buffer and its shape (a
+// vector: `count` blocks of `block` bytes, `stride` apart; contiguous: count 1).
+struct IpcOffer {
+  IpcExport ipc;
+  uint64_t count;
+  uint64_t block;
+  uint64_t stride;
+};
+static_assert(std::is_trivially_copyable<IpcOffer>::value, "copied into shared memory");
 static_assert(sizeof(MsgHeader) == 64, "MsgHeader fills a cell's header line");
 
 }  // namespace mpigpu::transport

@@ -1,0 +1,151 @@
+// The resident copy kernel: contiguous and strided copies of every alignment, byte-verified; it
+// leaves when idle (cudaDeviceSynchronize returns) and comes back on the next copy; Stop ends it.
+#include "transport/device_copier.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "memcopy/memcopy.h"
+#include "tests/gpu_util.h"
+#include "tests/pattern.h"
+
+namespace mpigpu::transport {
+namespace {
+
+#define REQUIRE_GPU() \
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device"
+
+bool WaitDone(const DeviceCopier& c, uint64_t t) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!c.Done(t))
+    if (std::chrono::steady_clock::now() > deadline) return false;
+  return true;
+}
+
+TEST(DeviceCopierTest, InitWithoutGpuIsNoGpu) {
+  if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device exists; this checks the no-GPU error";
+  DeviceCopier c;
+  EXPECT_EQ(c.Init(0, 100).code(), Err::kNoGpu);
+}
+
+TEST(DeviceCopierTest, ContiguousCopiesOfEveryAlignment) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceCopier c;
+  ASSERT_TRUE(c.Init(0, 1000).ok());
+  const size_t kMax = 300000;
+  char *src = nullptr, *dst = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&src), kMax + 64), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dst), kMax + 64), cudaSuccess);
+  ASSERT_EQ(testing::FillPatternOnDevice(src, kMax + 64, 5), cudaSuccess);
+  uint32_t seed = 10;
+  for (size_t n : {size_t{1}, size_t{3}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{4096},
+                   size_t{65536} + 3, kMax})
+    for (size_t soff : {0, 1, 4, 8, 16})
+      for (size_t doff : {0, 3, 16}) {
+        ASSERT_EQ(testing::FillPatternOnDevice(dst, kMax + 64, ++seed), cudaSuccess);
+        uint64_t t = 0;
+        bool queued = false;
+        ASSERT_TRUE(c.Submit({dst + doff, src + soff, n, n, n, 1}, &t, &queued).ok());
+        ASSERT_TRUE(queued);
+        ASSERT_TRUE(WaitDone(c, t)) << n;
+        std::vector<unsigned char> got(kMax + 64);
+        ASSERT_EQ(cudaMemcpy(got.data(), dst, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t i = 0; i < got.size(); ++i) {
+          unsigned char want = (i >= doff && i < doff + n) ? testing::PatternByte(5, i - doff + soff)
+                                                           : testing::PatternByte(seed, i);
+          ASSERT_EQ(got[i], want) << "n " << n << " soff " << soff << " doff " << doff << " at " << i;
+        }
+      }
+  EXPECT_TRUE(c.Stop().ok());
+  cudaFree(src);
+  cudaFree(dst);
+}
+
+TEST(DeviceCopierTest, StridedCopiesAndManyInFlight) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceCopier c;
+  ASSERT_TRUE(c.Init(0, 1000).ok());
+  // A halo column: 2048 rows of 8 bytes, 4096-byte pitch, into a packed buffer and back.
+  const size_t rows = 2048, width = 8, pitch = 4096;
+  char *grid = nullptr, *packed = nullptr, *grid2 = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&grid), rows * pitch), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&grid2), rows * pitch), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&packed), rows * width), cudaSuccess);
+  ASSERT_EQ(testing::FillPatternOnDevice(grid, rows * pitch, 21), cudaSuccess);
+  ASSERT_EQ(cudaMemset(grid2, 0, rows * pitch), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  uint64_t t1 = 0, t2 = 0;
+  bool q1 = false, q2 = false;
+  ASSERT_TRUE(c.Submit({packed, grid + 16, width, pitch, width, rows}, &t1, &q1).ok());
+  ASSERT_TRUE(c.Submit({grid2 + 16, packed, pitch, width, width, rows}, &t2, &q2).ok());
+  ASSERT_TRUE(q1 && q2);
+  ASSERT_TRUE(WaitDone(c, t2));
+  EXPECT_TRUE(c.Done(t1));  // in order
+  std::vector<unsigned char> got(rows * pitch);
+  ASSERT_EQ(cudaMemcpy(got.data(), grid2, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t b = 0; b < pitch; ++b) {
+      unsigned char want = (b >= 16 && b < 16 + width) ? testing::PatternByte(21, r * pitch + b) : 0;
+      ASSERT_EQ(got[r * pitch + b], want) << r << "," << b;
+    }
+  // More copies than slots: Submit says "not queued" instead of overwriting a slot in flight.
+  int queued = 0, refused = 0;
+  uint64_t last = 0;
+  for (int i = 0; i < 4 * DeviceCopier::kSlots; ++i) {
+    bool q = false;
+    uint64_t t = 0;
+    ASSERT_TRUE(c.Submit({packed, grid, 1 << 16, 1 << 16, 1 << 16, 1}, &t, &q).ok());
+    if (q) {
+      ++queued;
+      last = t;
+    } else {
+      ++refused;
+    }
+  }
+  ASSERT_TRUE(WaitDone(c, last));
+  EXPECT_GE(queued, DeviceCopier::kSlots);
+  EXPECT_EQ(queued + refused, 4 * DeviceCopier::kSlots);
+  EXPECT_TRUE(c.Stop().ok());
+  cudaFree(grid);
+  cudaFree(grid2);
+  cudaFree(packed);
+}
+
+TEST(DeviceCopierTest, LeavesWhenIdleAndComesBack) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceCopier c;
+  ASSERT_TRUE(c.Init(0, 200).ok());  // 200 us idle
+  char *a = nullptr, *b = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a), 4096), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b), 4096), cudaSuccess);
+  ASSERT_EQ(testing::FillPatternOnDevice(a, 4096, 3), cudaSuccess);
+  for (int round = 0; round < 3; ++round) {
+    uint64_t t = 0;
+    bool q = false;
+    ASSERT_TRUE(c.Submit({b, a, 4096, 4096, 4096, 1}, &t, &q).ok());
+    ASSERT_TRUE(q && WaitDone(c, t));
+    // The application's device-wide synchronisation returns: the kernel leaves when idle.
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(c.stats().launches, 3u);  // relaunched after each idle exit
+  unsigned long long bad = 1;
+  ASSERT_EQ(testing::CountMismatchesOnDevice(b, 4096, 3, &bad), cudaSuccess);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_TRUE(c.Stop().ok());
+  cudaFree(a);
+  cudaFree(b);
+}
+
+}  // namespace
+}  // namespace mpigpu::transport

@@ -1,0 +1,90 @@
+// DeviceCopier: a resident copy kernel for small (and strided) device-to-device copies.
+//
+// Every copy-engine operation costs 7-10 us on the H200 node however small, while a kernel that
+// is already running and polls a trigger in pinned host memory copies a few KiB over NVLink and
+// reports back in 3-4 us (ANCHORS.md). The copier is that kernel: one block on this process's
+// GPU, on its own non-blocking stream, fed through a mailbox in pinned, mapped host memory.
+//
+// Safety:
+//   - It leaves after MPIGPU_GPU_COPIER_IDLE_US without work, so an application's
+//     cudaDeviceSynchronize() waits at most that long for it; the next Submit relaunches it.
+//   - It holds one SM while it runs; Stop() (Finalize) ends it at once.
+//
+// Mailbox protocol (host memory, written through the CPU's cache-coherent view and read by the
+// GPU over PCIe):
+//   - slot[(t - 1) % kSlots] holds copy number t. The host fills the slot, then stores `seq = t`
+//     after a full fence; the kernel reads `seq` (volatile), then a system fence, then the fields.
+//   - `done` = the last copy number finished; the kernel stores it after its copies and a system
+//     fence, so the data is in place when the host sees it (acquire load on the host).
+//   - Leaving: the kernel stores `exiting = 1`, fences, and reads the next slot's seq once more;
+//     the host stores a slot's seq, fences, and reads `exiting`. Of these two store-fence-load
+//     pairs at least one sees the other's store (Dekker), so a submitted copy is never stranded:
+//     either the kernel sees it and stays, or the host sees `exiting` and relaunches.
+//   - `stop`: the host asks the kernel to leave now.
+// One thread of one process uses a DeviceCopier.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "memcopy/status.h"
+
+namespace mpigpu::transport {
+
+// One strided copy: `height` rows of `width` bytes; rows `dpitch` / `spitch` bytes apart.
+struct CopyDesc {
+  void* dst;
+  const void* src;
+  size_t dpitch;
+  size_t spitch;
+  size_t width;
+  size_t height;
+};
+
+struct CopierMailbox;
+
+class DeviceCopier {
+ public:
+  static constexpr int kSlots = 64;
+
+  DeviceCopier() = default;
+  ~DeviceCopier();
+  DeviceCopier(const DeviceCopier&) = delete;
+  DeviceCopier& operator=(const DeviceCopier&) = delete;
+
+  // Sets up the mailbox and stream for `device` (the kernel starts on the first Submit).
+  // kNoGpu without a device.
+  Status Init(int device, uint64_t idle_us);
+  bool ready() const { return mailbox_ != nullptr; }
+  int device() const { return device_; }
+
+  // Queues a copy between device-accessible addresses (device memory of this GPU or mapped from
+  // a peer). *queued = false (and nothing done) when every slot is in flight: use another path.
+  Status Submit(const CopyDesc& d, uint64_t* ticket, bool* queued);
+  // True once copy `ticket` and every earlier one finished.
+  bool Done(uint64_t ticket) const;
+  // Ends the kernel (waits for it).
+  Status Stop();
+
+  struct Stats {
+    uint64_t copies = 0;
+    uint64_t launches = 0;
+  };
+  Stats stats() const { return stats_; }
+
+ private:
+  Status EnsureRunning();
+  Status Launch();
+
+  int device_ = -1;
+  uint64_t idle_ns_ = 0;
+  CopierMailbox* mailbox_ = nullptr;  // pinned, mapped host memory
+  cudaStream_t stream_ = nullptr;
+  uint64_t submitted_ = 0;  // last copy number handed out
+  bool running_ = false;
+  Stats stats_;
+};
+
+}  // namespace mpigpu::transport
