@@ -101,7 +101,7 @@ const Var kVars[] = {
     {"MPIGPU_IPC_CACHE_SIZE", "64",
      "peer GPU buffers kept mapped through CUDA IPC per process (least recently used go first)",
      POSITIVE_SIZE_VAR(ipc_cache_size)},
-    {"MPIGPU_GPU_COPIER_MAX", "256K",
+    {"MPIGPU_GPU_COPIER_MAX", "4K",
      "single-copy GPU transfers up to this size run on a resident copy kernel (one SM) instead of "
      "the copy engine; 0 = never",
      SIZE_VAR(gpu_copier_max)},

@@ -92,6 +92,9 @@ class Buffer {
     } else {
       SWEEP_CUDA(cudaMalloc(&ptr_, bytes_));
       SWEEP_CUDA(cudaMemset(ptr_, 0, bytes_));
+      // cudaMemset is asynchronous and mpigpu copies on its own non-blocking streams: it must
+      // land before a receive can write here.
+      SWEEP_CUDA(cudaDeviceSynchronize());
     }
   }
 
@@ -106,8 +109,12 @@ class Buffer {
     uint8_t* p = loc_ == Loc::kDevice ? host.data() : static_cast<uint8_t*>(ptr_);
     for (size_t k = 0; k < seeds.size(); ++k)
       for (size_t i = 0; i < slot_bytes; ++i) p[k * slot_bytes + i] = PatternByte(seeds[k], i);
-    if (loc_ == Loc::kDevice && total > 0)
+    if (loc_ == Loc::kDevice && total > 0) {
       SWEEP_CUDA(cudaMemcpy(ptr_, host.data(), total, cudaMemcpyHostToDevice));
+      // A pageable H2D cudaMemcpy may return before its DMA lands, and mpigpu's non-blocking
+      // streams do not wait for it: the data (or the poison) must be there before the MPIGPU call.
+      SWEEP_CUDA(cudaDeviceSynchronize());
+    }
   }
 
   // The first slot that does not hold its seed's pattern: -1 when all do.

@@ -1,6 +1,7 @@
 #include "transport/device_copier.h"
 
 #include <atomic>
+#include <cstddef>
 #include <new>
 #include <string>
 
@@ -9,6 +10,7 @@ namespace mpigpu::transport {
 // Pinned, mapped host memory shared by this process's CPU thread and its copier kernel.
 struct alignas(64) CopierSlot {
   volatile uint64_t seq;  // the copy number this slot holds; written last by the host
+  // dst .. height are read as six consecutive words.
   uint64_t dst;
   uint64_t src;
   uint64_t dpitch;
@@ -16,6 +18,9 @@ struct alignas(64) CopierSlot {
   uint64_t width;
   uint64_t height;
 };
+
+static_assert(offsetof(CopierSlot, height) == offsetof(CopierSlot, dst) + 5 * sizeof(uint64_t),
+              "the kernel reads the fields as six consecutive words");
 
 struct CopierMailbox {
   CopierSlot slots[DeviceCopier::kSlots];
@@ -54,7 +59,7 @@ __device__ void CopyRows(char* dst, const char* src, uint64_t dp, uint64_t sp, u
 
 __global__ void CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) {
   __shared__ int cmd;  // 0 poll again, 1 copy, 2 leave
-  __shared__ CopierSlot s;
+  __shared__ uint64_t f[6];  // the slot's fields: dst, src, dpitch, spitch, width, height
   uint64_t last_work = GlobalTimerNs();
   for (;;) {
     if (threadIdx.x == 0) {
@@ -71,28 +76,25 @@ __global__ void CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) 
       } else {
         cmd = 0;
       }
-      if (cmd == 1) {
-        __threadfence_system();  // the fields were written before seq
-        volatile const CopierSlot& v = slot;
-        s.dst = v.dst;
-        s.src = v.src;
-        s.dpitch = v.dpitch;
-        s.spitch = v.spitch;
-        s.width = v.width;
-        s.height = v.height;
-      }
+      if (cmd == 1) __threadfence_system();  // the fields were written before seq
     }
     __syncthreads();
     if (cmd == 2) return;
     if (cmd == 1) {
-      char* dst = reinterpret_cast<char*>(s.dst);
-      const char* src = reinterpret_cast<const char*>(s.src);
-      switch (UnitOf(s.dst, s.src, s.height > 1 ? s.dpitch : 0, s.height > 1 ? s.spitch : 0,
-                     s.width)) {
-        case 16: CopyRows<uint4>(dst, src, s.dpitch, s.spitch, s.width, s.height); break;
-        case 8: CopyRows<uint2>(dst, src, s.dpitch, s.spitch, s.width, s.height); break;
-        case 4: CopyRows<unsigned>(dst, src, s.dpitch, s.spitch, s.width, s.height); break;
-        default: CopyRows<unsigned char>(dst, src, s.dpitch, s.spitch, s.width, s.height); break;
+      // Six lanes read the six fields at once: one PCIe round trip instead of six.
+      if (threadIdx.x < 6) {
+        const volatile uint64_t* v = &m->slots[(next - 1) % DeviceCopier::kSlots].dst;
+        f[threadIdx.x] = v[threadIdx.x];
+      }
+      __syncthreads();
+      const uint64_t dp = f[2], sp = f[3], w = f[4], h = f[5];
+      char* dst = reinterpret_cast<char*>(f[0]);
+      const char* src = reinterpret_cast<const char*>(f[1]);
+      switch (UnitOf(f[0], f[1], h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
+        case 16: CopyRows<uint4>(dst, src, dp, sp, w, h); break;
+        case 8: CopyRows<uint2>(dst, src, dp, sp, w, h); break;
+        case 4: CopyRows<unsigned>(dst, src, dp, sp, w, h); break;
+        default: CopyRows<unsigned char>(dst, src, dp, sp, w, h); break;
       }
       __syncthreads();
       if (threadIdx.x == 0) {

@@ -28,6 +28,7 @@ struct alignas(64) Engine::RankSlot {
   std::atomic<int32_t> pid;
   std::atomic<int32_t> state;
   std::atomic<int32_t> gpu;  // the rank's CUDA device at start-up, -1 without one (as pid)
+  std::atomic<uint64_t> gpu_id;  // a hash of that device's UUID, 0 without one (as pid)
   static void CheckLayout() {
     static_assert(std::is_standard_layout<RankSlot>::value, "shared layout");
     static_assert(sizeof(RankSlot) == 64, "one rank slot per cache line");
@@ -82,6 +83,16 @@ bool ProcessAlive(pid_t pid) {
 }
 
 MatchKey EnvelopeOf(const MsgHeader& h) { return MatchKey{h.context, h.src, h.tag}; }
+
+// A process-independent name for a CUDA device (device ordinals differ between processes with
+// different CUDA_VISIBLE_DEVICES): a hash of its UUID; 0 for none.
+uint64_t GpuIdentity(int device) {
+  cudaDeviceProp p{};
+  if (device < 0 || cudaGetDeviceProperties(&p, device) != cudaSuccess) return 0;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (char c : p.uuid.bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h | 1;
+}
 
 // kTruncate when the message was longer than the receive buffer, else ok.
 Status TruncationOf(const MsgInfo& m, size_t cap) {
@@ -189,6 +200,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   int device = -1;
   if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
   ranks_[rank_].gpu.store(device, std::memory_order_relaxed);
+  ranks_[rank_].gpu_id.store(GpuIdentity(device), std::memory_order_relaxed);
   ranks_[rank_].state.store(RankSlot::kJoined, std::memory_order_release);
 
   // Wait until every rank joined: then the name can go (mappings stay).
@@ -205,6 +217,15 @@ Status Engine::Bootstrap(const JobInfo& job) {
     }
   }
   if (rank_ == 0) (void)segment_.Unlink();
+  // A resident kernel time-slices with the kernels of every other process on its GPU (no MPS):
+  // with a GPU shared by several ranks the copier would stall them all, so it stays off.
+  const uint64_t my_gpu = ranks_[rank_].gpu_id.load(std::memory_order_relaxed);
+  for (int r = 0; r < size_ && my_gpu != 0; ++r)
+    if (r != rank_ && ranks_[r].gpu_id.load(std::memory_order_relaxed) == my_gpu) {
+      gpu_copier_ok_ = false;
+      MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
+      break;
+    }
 
   pending_.resize(size_);
   seq_out_.assign(size_, 0);
@@ -1095,10 +1116,14 @@ Status Engine::Progress() {
   st = PollArrivals();
   if (st.ok()) st = FlushPending();
   if (st.ok()) st = AdvanceLmts();
-  const double now = Now();
-  if (now >= next_peer_check_) {
-    next_peer_check_ = now + 0.02;
-    CheckPeers();
+  // Peers are checked every ~20 ms; the clock is read only every 256th call, since reading it
+  // can cost more than the rest of an idle progress call.
+  if ((++progress_calls_ & 255) == 0) {
+    const double now = Now();
+    if (now >= next_peer_check_) {
+      next_peer_check_ = now + 0.02;
+      CheckPeers();
+    }
   }
   in_progress_ = false;
   return st;

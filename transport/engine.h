@@ -268,6 +268,7 @@ class Engine {
   std::vector<bool> peer_failed_;
   std::vector<int> outstanding_;  // requests waiting on each peer (liveness checks)
   double next_peer_check_ = 0;
+  uint64_t progress_calls_ = 0;
 };
 
 }  // namespace mpigpu::transport
