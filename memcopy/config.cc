@@ -41,6 +41,12 @@ bool ParseBool(const char* text, bool* out) {
   return false;
 }
 
+#ifdef NDEBUG
+constexpr char kCheckBuffersDefault[] = "0";
+#else
+constexpr char kCheckBuffersDefault[] = "1";
+#endif
+
 #define SIZE_VAR(field) [](const char* t, Config* c) { return ParseSize(t, &c->field); }
 #define POSITIVE_SIZE_VAR(field) \
   [](const char* t, Config* c) { return ParseSize(t, &c->field) && c->field > 0; }
@@ -101,10 +107,18 @@ const Var kVars[] = {
     {"MPIGPU_IPC_CACHE_SIZE", "64",
      "peer GPU buffers kept mapped through CUDA IPC per process (least recently used go first)",
      POSITIVE_SIZE_VAR(ipc_cache_size)},
+    {"MPIGPU_CHECK_BUFFERS", kCheckBuffersDefault,
+     "check every buffer's tag against where the driver says it lives (a query per call; default "
+     "on in debug builds, off in -c opt builds)",
+     BOOL_VAR(check_buffers)},
     {"MPIGPU_GPU_COPIER_MAX", "4K",
-     "single-copy GPU transfers up to this size run on a resident copy kernel (one SM) instead of "
-     "the copy engine; 0 = never",
+     "contiguous single-copy GPU transfers up to this size run on a resident copy kernel (one SM) "
+     "instead of the copy engine; 0 = never",
      SIZE_VAR(gpu_copier_max)},
+    {"MPIGPU_GPU_COPIER_STRIDED_MAX", "1M",
+     "strided single-copy GPU transfers (vector datatypes, e.g. halo columns) up to this size run "
+     "on the resident copy kernel; the copy engine moves narrow rows slowly; 0 = never",
+     SIZE_VAR(gpu_copier_strided_max)},
     {"MPIGPU_GPU_COPIER_IDLE_US", "500",
      "microseconds the resident copy kernel waits for work before it leaves (the application's "
      "cudaDeviceSynchronize waits at most this long for it)",

@@ -362,10 +362,11 @@ int DoInit() {
                                                        : "called twice");
   mpigpu::transport::JobInfo job;
   mpigpu::Status st = mpigpu::transport::JobInfo::FromEnvironment(&job);
+  // The GPU first: the engine publishes each rank's device when it joins.
+  const char* local = std::getenv("MPIGPU_LOCAL_RANK");
+  if (st.ok()) mpigpu::api::SelectDevice(local ? std::atoi(local) : job.rank);
   if (st.ok()) st = mpigpu::transport::Engine::Create(job, &s.engine);
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
-  const char* local = std::getenv("MPIGPU_LOCAL_RANK");
-  mpigpu::api::SelectDevice(local ? std::atoi(local) : job.rank);
 
   const int n = s.engine->size(), me = s.engine->rank();
   mpigpu::api::CommData& world = *s.comms[MPIGPU_COMM_WORLD];

@@ -2,8 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <string>
 
+#include "memcopy/config.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/errors.h"
 
@@ -41,6 +43,37 @@ int ResolveBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
                                                std::to_string(ndev) + " visible)");
   }
   *loc = MemLoc::Device(dev);
+  return MPIGPU_SUCCESS;
+}
+
+int CheckBufferLocation(const void* ptr, MemLoc loc) {
+  if (!GetConfig().check_buffers) return MPIGPU_SUCCESS;
+  return CheckBufferLocationNow(ptr, loc);
+}
+
+int CheckBufferLocationNow(const void* ptr, MemLoc loc) {
+  if (ptr == nullptr || CudaDeviceCount() == 0) return MPIGPU_SUCCESS;  // nothing to ask
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();  // unknown to CUDA: plain host memory
+    a.type = cudaMemoryTypeUnregistered;
+  }
+  if (a.type == cudaMemoryTypeManaged) return MPIGPU_SUCCESS;
+  const bool on_device = a.type == cudaMemoryTypeDevice;
+  char where[64];
+  std::snprintf(where, sizeof where, "%p", ptr);
+  if (loc.is_device() && !on_device)
+    return SetLastError(MPIGPU_ERR_BUFFER, std::string("buffer ") + where +
+                                               " is host memory but is tagged as GPU memory (" +
+                                               loc.ToString() + ")");
+  if (loc.is_host() && on_device)
+    return SetLastError(MPIGPU_ERR_BUFFER, std::string("buffer ") + where + " is memory of cuda:" +
+                                               std::to_string(a.device) +
+                                               " but is tagged MPIGPU_BUF_HOST");
+  if (loc.is_device() && a.device != loc.device)
+    return SetLastError(MPIGPU_ERR_BUFFER, std::string("buffer ") + where + " is memory of cuda:" +
+                                               std::to_string(a.device) + " but is tagged " +
+                                               loc.ToString());
   return MPIGPU_SUCCESS;
 }
 

@@ -13,9 +13,12 @@ namespace mpigpu {
 // (cudaGetDevice failed).
 int ResolveBuftype(MPIGPU_Buftype buftype, MemLoc* loc);
 
-// Hook for the optional check that a pointer really lives where its tag says (the
-// MPIGPU_CHECK_BUFFERS variable of a later issue, which will query cudaPointerGetAttributes).
-// Off the fast path by design: it accepts everything until that check exists.
-inline int CheckBufferLocation(const void* /*ptr*/, MemLoc /*loc*/) { return MPIGPU_SUCCESS; }
+// With MPIGPU_CHECK_BUFFERS (default on in debug builds): asks the driver where `ptr` lives and
+// returns MPIGPU_ERR_BUFFER (with a detail naming both) for a host pointer tagged GPU, a device
+// pointer tagged host, or a pointer on another device than the tag names. Managed memory passes
+// either tag. Off (the default in -c opt builds) it costs nothing: the tag is trusted.
+int CheckBufferLocation(const void* ptr, MemLoc loc);
+// The check itself, whatever the configuration says.
+int CheckBufferLocationNow(const void* ptr, MemLoc loc);
 
 }  // namespace mpigpu

@@ -20,6 +20,7 @@
 
 #include "memcopy/memcopy.h"
 #include "tools/sweep_json.h"
+#include "tools/sweep_plot.h"
 #include "tools/sweep_report.h"
 
 namespace mpigpu::sweep {
@@ -184,6 +185,58 @@ TEST(SweepE2E, PlotWritesAPng) {
   const std::string data = ReadAll(png);
   ASSERT_GT(data.size(), 1000u);
   EXPECT_EQ(data.substr(1, 3), "PNG");
+}
+
+// A sweep measured here, then drawn again from its JSON alone: the same tables and the same
+// CSV, a PNG where gnuplot exists, and nothing launched.
+TEST(SweepE2E, ReplotRedrawsAJsonReport) {
+  const std::string dir = TempDir();
+  Result run = RunSweep({"latency", "bw", "H", "H", "-m", "1:2K", "-i", "5", "-x", "1", "-W", "4",
+                         "--json", dir + "/run.json", "--csv", dir + "/run.csv"},
+                        dir);
+  ASSERT_FALSE(run.hung);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string csv = ReadAll(dir + "/run.csv");
+  ASSERT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 12);  // 2 tests x 2 series
+
+  const bool gnuplot = !FindInPath("gnuplot").empty();
+  std::vector<std::string> args = {"--replot", dir + "/run.json", "--csv", dir + "/replot.csv"};
+  if (gnuplot) args.insert(args.end(), {"--plot", dir + "/replot.png"});
+  Result re = RunSweep(args, dir);
+  ASSERT_FALSE(re.hung);
+  ASSERT_EQ(re.code, 0) << re.err;
+  EXPECT_EQ(re.out, run.out);  // the same OSU-style tables
+  const std::string replot_csv = ReadAll(dir + "/replot.csv");
+  EXPECT_FALSE(replot_csv.empty());
+  EXPECT_EQ(replot_csv, csv);
+  if (!gnuplot) GTEST_SKIP() << "gnuplot is not installed: the PNG is not checked";
+  const std::string png = ReadAll(dir + "/replot.png");
+  ASSERT_GT(png.size(), 1000u);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+}
+
+TEST(SweepE2E, ReplotBadInputsExit2WithAMessage) {
+  const std::string dir = TempDir();
+  {
+    std::ofstream(dir + "/garbage.json") << "{\"tables\": [1, 2";
+    std::ofstream(dir + "/other.json") << "{\"answer\": 42}\n";
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--replot", dir + "/missing.json"}, "cannot open '" + dir + "/missing.json'"},
+      {{"--replot", dir + "/garbage.json"}, "is not a mpigpu-sweep --json report"},
+      {{"--replot", dir + "/other.json"}, "'tables'"},
+      {{"--replot", dir + "/other.json", "-m", "1:4"}, "'-m' only applies to measuring"},
+      {{"bw", "--replot", dir + "/other.json"}, "'bw' only applies to measuring"},
+      {{"--replot", dir + "/other.json", "--tune"}, "'--tune' only applies to measuring"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = RunSweep(args, dir);
+    ASSERT_FALSE(r.hung);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << args[1];
+    EXPECT_NE(r.err.find("mpigpu-sweep: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
 }
 
 TEST(SweepE2E, DeviceBuffers) {

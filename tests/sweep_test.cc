@@ -163,6 +163,40 @@ TEST(SweepOptions, BadInputsNameTheProblem) {
   EXPECT_NE(ParseError({"--all-pairs=1"}).find("takes no value"), std::string::npos);
 }
 
+TEST(SweepOptions, ReplotTakesOnlyOutputOptions) {
+  Options o = Parse({"--replot", "old.json", "--csv", "x.csv", "--plot", "x.png", "--json",
+                     "y.json"});
+  EXPECT_EQ(o.replot, "old.json");
+  EXPECT_EQ(o.csv, "x.csv");
+  EXPECT_EQ(o.plot, "x.png");
+  EXPECT_EQ(o.json, "y.json");
+  EXPECT_EQ(Parse({"--replot=a.json"}).replot, "a.json");
+  EXPECT_TRUE(Parse({"--replot", "a.json", "-h"}).help);
+  EXPECT_TRUE(Parse({}).replot.empty());
+
+  EXPECT_NE(ParseError({"--replot"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(ParseError({"--replot="}).find("--replot needs a file name"), std::string::npos);
+  // Whatever only applies to measuring is refused, named, before or after --replot.
+  const std::vector<std::vector<std::string>> measuring = {
+      {"-m", "1:4K"}, {"-i", "5"}, {"-x", "1"},    {"-W", "8"},         {"--lmt", "ring"},
+      {"--tune"},     {"bw"},      {"all"},        {"H", "D"},          {"--all-pairs"},
+      {"-c"},         {"-n", "2"}, {"--no-peers"}, {"--pairs", "HH"},   {"--no-limits"},
+      {"--message-size=1:2"}};
+  for (const auto& extra : measuring) {
+    std::vector<std::string> after = {"--replot", "old.json"};
+    after.insert(after.end(), extra.begin(), extra.end());
+    std::vector<std::string> before = extra;
+    before.insert(before.end(), {"--replot", "old.json"});
+    for (const auto& args : {after, before}) {
+      std::string err = ParseError(args);
+      std::string first = extra[0].substr(0, extra[0].find('='));
+      EXPECT_NE(err.find("--replot draws a report measured earlier: '" + first + "'"),
+                std::string::npos)
+          << extra[0] << ": " << err;
+    }
+  }
+}
+
 TEST(SweepOptions, RankArgsRoundTrip) {
   Options o = Parse({"bw", "latency", "-m", "2:8K", "-i", "5", "-x", "1", "-W", "8", "-c",
                      "--no-peers", "--all-pairs", "--csv", "x.csv", "--lmt", "all"});
@@ -184,7 +218,8 @@ TEST(SweepOptions, RankArgsRoundTrip) {
 TEST(SweepOptions, UsageDocumentsEveryFlag) {
   const std::string u = UsageText();
   for (const char* flag : {"-m", "-i", "-x", "-W", "-d cuda", "--all-pairs", "--pairs", "-c",
-                           "--csv", "--json", "--plot", "--lmt", "--tune", "--peers", "-h",
+                           "--csv", "--json", "--plot", "--replot", "--lmt", "--tune", "--peers",
+                           "-h",
                            "latency", "bw", "bibw", "H|D H|D"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
 }
@@ -298,6 +333,17 @@ TEST(SweepOutput, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(t.series[0].values[2], 40.0);
   EXPECT_EQ(out.notes, std::vector<std::string>{"a note"});
   EXPECT_EQ(out.tables[1].sizes[0], 0u);
+}
+
+// --replot rebuilds the table and CSV from the JSON: every double must read back exactly.
+TEST(SweepOutput, JsonNumbersReadBackExactly) {
+  for (double d : {0.1, 1.0 / 3, 2.5e-7, 123456.789012345678, 1e300, -0.0, 42.0}) {
+    Json j;
+    ASSERT_TRUE(ParseJson(Json::Number(d).Dump(), &j).ok()) << d;
+    EXPECT_EQ(j.as_number(), d) << Json::Number(d).Dump();
+  }
+  EXPECT_EQ(Json::Number(0.1).Dump(), "0.1");  // shortest form, not 0.10000000000000001
+  EXPECT_EQ(Json::Number(4096).Dump(), "4096");
 }
 
 TEST(SweepOutput, JsonParserRejectsGarbage) {

@@ -92,8 +92,13 @@ std::string Json::Dump(int indent) const {
     case Type::kNull: return "null";
     case Type::kBool: return bool_ ? "true" : "false";
     case Type::kNumber: {
+      // The shortest of 15..17 digits that reads back as the same double: --replot must
+      // reproduce the original run's table and CSV exactly.
       char buf[40];
-      std::snprintf(buf, sizeof buf, "%.10g", number_);  // round-trips the values we measure
+      for (int digits = 15; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, number_);
+        if (std::strtod(buf, nullptr) == number_) break;
+      }
       return buf;
     }
     case Type::kString: return JsonQuote(string_);

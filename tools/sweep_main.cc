@@ -4,6 +4,7 @@
 //   started directly                        -> launcher mode: exec mpigpurun -n 2 on itself, or
 //                                              (--lmt with several back-ends, --tune) run it once
 //                                              per configuration and merge the ranks' results
+//   --replot FILE.json                      -> no ranks: print and write a report measured earlier
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +55,22 @@ int WriteOutputs(const Options& o, const Report& r) {
   if (!o.json.empty()) report(WriteFile(o.json, ToJson(r).Dump() + "\n"));
   if (!o.plot.empty()) report(Plot(r, o.plot));
   return rc;
+}
+
+// ---- --replot: a report measured earlier, nothing launched ----
+
+int ReplotMain(const Options& o) {
+  std::string text;
+  Json j;
+  Report report;
+  Status st = ReadFile(o.replot, &text);
+  if (!st.ok()) return Fail(kExitUsage, "--replot: " + st.message());
+  st = ParseJson(text, &j);
+  if (st.ok()) st = FromJson(j, &report);
+  if (!st.ok())
+    return Fail(kExitUsage, "--replot: '" + o.replot + "' is not a mpigpu-sweep --json report: " +
+                                st.message());
+  return WriteOutputs(o, report);
 }
 
 // ---- rank mode ----
@@ -279,13 +296,14 @@ int main(int argc, char** argv) {
   // `bazel run` starts programs in their runfiles: relative output names mean the user's
   // directory.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    for (std::string* path : {&o.csv, &o.json, &o.plot})
+    for (std::string* path : {&o.csv, &o.json, &o.plot, &o.replot})
       if (!path->empty() && (*path)[0] != '/') *path = std::string(wd) + "/" + *path;
   }
   if (!o.plot.empty()) {
     st = CheckGnuplot();
     if (!st.ok()) return Fail(kExitUsage, st.message());
   }
+  if (!o.replot.empty()) return ReplotMain(o);
   if (std::getenv("MPIGPU_RANK") == nullptr) return ParentMain(o, args, argv[0]);
   return RankMain(o, argc, argv);
 }

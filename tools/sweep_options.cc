@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <iterator>
 
 #include "memcopy/config.h"
 
@@ -131,6 +132,7 @@ Status ParseOptions(const std::vector<std::string>& args, Options* out) {
   std::vector<Test> tests;
   std::vector<Loc> locs;
   bool pairs_given = false;
+  std::string measuring;  // the first word that only applies to measuring (--replot refuses it)
   for (size_t i = 0; i < args.size(); ++i) {
     std::string word = args[i];
     std::string value;
@@ -158,9 +160,17 @@ Status ParseOptions(const std::vector<std::string>& args, Options* out) {
       if (has_inline) return Bad("option " + word + " takes no value");
       return Status::Ok();
     };
+    static const char* const kOutputOnly[] = {"-h", "--help", "--csv", "--json", "--plot",
+                                              "--replot"};
+    if (measuring.empty() &&
+        std::find(std::begin(kOutputOnly), std::end(kOutputOnly), word) == std::end(kOutputOnly))
+      measuring = word;
     std::string v;
     if (word == "-h" || word == "--help") {
       out->help = true;
+    } else if (word == "--replot") {
+      MPIGPU_RETURN_IF_ERROR(take(&out->replot));
+      if (out->replot.empty()) return Bad("--replot needs a file name");
     } else if (word == "-m" || word == "--message-size") {
       MPIGPU_RETURN_IF_ERROR(take(&v));
       MPIGPU_RETURN_IF_ERROR(ParseRange(v, &out->min_size, &out->max_size));
@@ -246,6 +256,9 @@ Status ParseOptions(const std::vector<std::string>& args, Options* out) {
     }
   }
   if (out->help) return Status::Ok();
+  if (!out->replot.empty() && !measuring.empty())
+    return Bad("--replot draws a report measured earlier: '" + measuring +
+               "' only applies to measuring (--replot takes --csv, --json and --plot)");
   if (!tests.empty()) out->tests = tests;
   if (!locs.empty()) {
     if (locs.size() != 2)
@@ -296,6 +309,9 @@ std::string UsageText() {
   t += "  --csv FILE              write every point as CSV\n";
   t += "  --json FILE             write the results as JSON\n";
   t += "  --plot FILE.png         log-log plot (gnuplot), one panel per test, one line per series\n";
+  t += "  --replot FILE.json      measure nothing: read a report written by --json, print its\n";
+  t += "                          tables, write --csv / --json / --plot from it (to plot a sweep\n";
+  t += "                          measured where gnuplot is missing); takes no other option\n";
   t += "  --lmt all|LIST          run each large-message back-end in turn (auto, ring, cma, ipc;\n";
   t += "                          MPIGPU_LMT is read at init, so ranks are launched once per\n";
   t += "                          back-end). Under an external mpigpurun only the environment's\n";

@@ -54,6 +54,9 @@ struct Options {
   std::vector<Pair> pairs = {Pair{}};  // positional H|D H|D, --all-pairs or --pairs
   bool check = false;     // -c
   std::string csv, json, plot;
+  // --replot: a JSON report written earlier by --json; nothing is launched, the report is
+  // printed and written to --csv / --json / --plot (only those and -h may be combined).
+  std::string replot;
   std::vector<std::string> lmt;  // --lmt: back-ends to run in turn; empty: the environment's
   bool tune = false;
   bool peers = true;      // --no-peers turns the NCCL and staging columns off

@@ -792,13 +792,15 @@ bool AsOneStridedCopy(const Layout& dst, const Layout& src, size_t n, CopyDesc* 
 
 }  // namespace
 
-// One copy for a single-copy transfer: on the resident kernel when it is small and lands in this
-// GPU's memory, else on the copy engine. Sets the request's ticket.
+// One copy for a single-copy transfer: on the resident kernel when it is small (or strided and
+// not large: the copy engine moves narrow rows slowly) and both ends are this GPU's memory, else
+// on the copy engine. Sets the request's ticket.
 Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, MemLoc src_loc,
                                CopyEngine* engine) {
   const size_t bytes = d.width * d.height;
-  if (gpu_copier_ok_ && config_->gpu_copier_max > 0 && bytes <= config_->gpu_copier_max &&
-      dst_loc.is_device() && src_loc.is_device()) {
+  const size_t limit = d.height > 1 ? config_->gpu_copier_strided_max : config_->gpu_copier_max;
+  if (gpu_copier_ok_ && bytes <= limit && limit > 0 && dst_loc.is_device() &&
+      src_loc.is_device()) {
     if (!gpu_copier_.ready()) {
       Status st = gpu_copier_.Init(dst_loc.device, config_->gpu_copier_idle_us);
       if (!st.ok()) {
@@ -1190,10 +1192,14 @@ Status Engine::Finalize() {
   const double deadline = Now() + config_->bootstrap_timeout_s;
   Status st;
   // 1. Our sends must finish: peers may still need our buffers (CMA, ring).
+  // 0. Receives nobody matched are abandoned (the program never waited for them).
+  posted_.ForEach([&](Request* r) {
+    posted_.Remove(r);
+    Complete(r, Status(Err::kInvalidArg, "receive still posted at finalize: cancelled"));
+  });
   auto sends_busy = [&] {
-    if (pending_count_ > 0) return true;
+    if (pending_count_ > 0 || !waiting_sends_.empty()) return true;
     for (Request* r : lmt_active_) if (r->kind_ == Request::Kind::kSend) return true;
-    for (int r = 0; r < size_; ++r) if (r != rank_ && outstanding_[r] > 0 && !peer_failed_[r]) return true;
     return false;
   };
   while (st.ok() && sends_busy() && Now() < deadline) st = Progress();
