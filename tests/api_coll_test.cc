@@ -11,7 +11,7 @@
 #include "mpigpu_api/mpigpu.h"
 #include "tests/api_test_util.h"
 #include "tests/multiproc.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 
 namespace mpigpu::testing {
 namespace {

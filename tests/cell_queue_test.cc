@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ringbuf/segment.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 #include "tests/ringbuf_test_util.h"
 
 namespace mpigpu {

@@ -20,7 +20,7 @@
 #include "memcopy/memcopy.h"
 #include "tests/gpu_util.h"
 #include "tests/multiproc.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 #include "transport/cuda_ipc.h"
 
 namespace mpigpu {

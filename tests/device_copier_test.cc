@@ -12,7 +12,7 @@
 
 #include "memcopy/memcopy.h"
 #include "tests/gpu_util.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 
 namespace mpigpu::transport {
 namespace {

@@ -1,6 +1,6 @@
 #include "tests/gpu_util.h"
 
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 
 namespace mpigpu::testing {
 namespace {

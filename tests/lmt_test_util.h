@@ -16,7 +16,7 @@
 #include "pipeline/layout.h"
 #include "pipeline/pipeline.h"
 #include "ringbuf/lmt_ring.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 
 namespace mpigpu::testing {
 

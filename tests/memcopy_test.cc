@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/gpu_util.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 
 namespace mpigpu {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "memcopy/memcopy.h"
 #include "ringbuf/segment.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 #include "tests/ringbuf_test_util.h"
 
 namespace mpigpu {

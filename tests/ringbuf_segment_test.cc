@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <string>
 
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 #include "tests/ringbuf_test_util.h"
 
 namespace mpigpu {

@@ -14,7 +14,7 @@
 #include "memcopy/config.h"
 #include "memcopy/memcopy.h"
 #include "tests/multiproc.h"
-#include "tests/pattern.h"
+#include "memcopy/pattern.h"
 
 namespace mpigpu::transport {
 namespace {

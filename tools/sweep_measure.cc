@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "memcopy/pattern.h"
 #include "mpigpu_api/mpigpu.h"
 
 namespace mpigpu {
@@ -51,21 +52,10 @@ void CudaCheck(cudaError_t e, const char* call) {
 }
 #define SWEEP_CUDA(call) CudaCheck((call), #call)
 
-// Status-returning CUDA check for the limit column (a failure makes the column n/a).
-#define LIMIT_CUDA(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t _e = (call);                                                              \
-    if (_e != cudaSuccess)                                                                \
-      return Status(Err::kCuda, std::string(#call ": ") + cudaGetErrorString(_e));        \
-  } while (0)
 
 // ---- data pattern for -c: byte i of a buffer filled with seed s ----
 
-uint8_t PatternByte(uint32_t seed, uint64_t i) {
-  uint64_t x = (i + 0x51ull) * 0x9E3779B97F4A7C15ull + uint64_t{seed} * 0xC2B2AE3D27D4EB4Full;
-  x ^= x >> 31;
-  return static_cast<uint8_t>((x * 0x94D049BB133111EBull) >> 56);
-}
+using ::mpigpu::testing::PatternByte;  // memcopy/pattern.h: the tests' pattern too
 
 // Distinct per size, sending rank and slot, so a stale or misplaced message is caught.
 uint32_t Seed(size_t size_index, int sender, int slot) {
@@ -419,13 +409,13 @@ class LimitCopier {
       Loc to = dir == 0 ? pair.dst : pair.src;
       int from_dev = dir == 0 ? src_dev : dst_dev;
       int to_dev = dir == 0 ? dst_dev : src_dev;
-      if (from == Loc::kHost) LIMIT_CUDA(host_src_[dir].Alloc(max_size));
-      else LIMIT_CUDA(dev_src_[dir].Alloc(from_dev, max_size));
-      if (to == Loc::kHost) LIMIT_CUDA(host_dst_[dir].Alloc(max_size));
-      else LIMIT_CUDA(dev_dst_[dir].Alloc(to_dev, max_size));
+      if (from == Loc::kHost) MPIGPU_CUDA_CHECK(host_src_[dir].Alloc(max_size));
+      else MPIGPU_CUDA_CHECK(dev_src_[dir].Alloc(from_dev, max_size));
+      if (to == Loc::kHost) MPIGPU_CUDA_CHECK(host_dst_[dir].Alloc(max_size));
+      else MPIGPU_CUDA_CHECK(dev_dst_[dir].Alloc(to_dev, max_size));
       // The stream lives on the device whose copy engine moves the data (the source GPU for
       // device sources, else the destination GPU).
-      LIMIT_CUDA(stream_[dir].Create(from == Loc::kDevice ? from_dev : to_dev));
+      MPIGPU_CUDA_CHECK(stream_[dir].Create(from == Loc::kDevice ? from_dev : to_dev));
     }
     if (pair.src == Loc::kDevice && pair.dst == Loc::kDevice) {
       peer_ = a != b;
@@ -471,8 +461,8 @@ class LimitCopier {
         MPIGPU_RETURN_IF_ERROR(Issue(0, size));
         if (bidir) MPIGPU_RETURN_IF_ERROR(Issue(1, size));
       }
-      LIMIT_CUDA(cudaStreamSynchronize(stream_[0].get()));
-      if (bidir) LIMIT_CUDA(cudaStreamSynchronize(stream_[1].get()));
+      MPIGPU_CUDA_CHECK(cudaStreamSynchronize(stream_[0].get()));
+      if (bidir) MPIGPU_CUDA_CHECK(cudaStreamSynchronize(stream_[1].get()));
     }
     const double elapsed = MPIGPU_Wtime() - t0;
     if (test == Test::kLatency) *value = PerOpUs(elapsed, iters);
@@ -491,10 +481,10 @@ class LimitCopier {
     if (from == Loc::kDevice && to == Loc::kDevice) {
       const int from_dev = dir == 0 ? a_ : b_;
       const int to_dev = dir == 0 ? b_ : a_;
-      if (peer_) LIMIT_CUDA(cudaMemcpyPeerAsync(dst, to_dev, src, from_dev, size, s));
-      else LIMIT_CUDA(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, s));
+      if (peer_) MPIGPU_CUDA_CHECK(cudaMemcpyPeerAsync(dst, to_dev, src, from_dev, size, s));
+      else MPIGPU_CUDA_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, s));
     } else {
-      LIMIT_CUDA(cudaMemcpyAsync(dst, src, size,
+      MPIGPU_CUDA_CHECK(cudaMemcpyAsync(dst, src, size,
                                  from == Loc::kHost ? cudaMemcpyHostToDevice
                                                     : cudaMemcpyDeviceToHost,
                                  s));

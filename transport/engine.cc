@@ -243,28 +243,45 @@ Status Engine::Bootstrap(const JobInfo& job) {
 
 // ---- requests ----
 
-Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) {
+// kInvalidArg unless `rank` is a rank of this job (or kAnySource, where `any_ok`).
+Status Engine::CheckRank(int rank, const char* role, bool any_ok) const {
+  if ((any_ok && rank == kAnySource) || (rank >= 0 && rank < size_)) return Status::Ok();
+  return Status(Err::kInvalidArg, std::string(role) + " rank " + std::to_string(rank) +
+                                      " is not in [0, " + std::to_string(size_) + ")");
+}
+
+// The arguments every request shares: checked, then a fresh request that holds them.
+Status Engine::StartRequest(Request::Kind kind, const UserBuffer& buf, int peer, int tag,
+                            int context, Request** out) {
+  const bool send = kind == Request::Kind::kSend;
   *out = nullptr;
-  if (finalized_) return Status(Err::kInvalidArg, "send after finalize");
-  if (dst < 0 || dst >= size_)
-    return Status(Err::kInvalidArg, "destination rank " + std::to_string(dst) + " is not in [0, " +
-                                        std::to_string(size_) + ")");
-  if (tag < 0) return Status(Err::kInvalidArg, "send tag " + std::to_string(tag) + " is negative");
+  if (finalized_) return Status(Err::kInvalidArg, send ? "send after finalize" : "receive after finalize");
+  MPIGPU_RETURN_IF_ERROR(CheckRank(peer, send ? "destination" : "source", !send));
+  if (tag < 0 && (send || tag != kAnyTag))
+    return Status(Err::kInvalidArg, std::string(send ? "send" : "receive") + " tag " +
+                                        std::to_string(tag) + " is not valid");
   MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
   const size_t bytes = buf.layout.packed_bytes();
   if (bytes > 0 && buf.ptr == nullptr)
-    return Status(Err::kInvalidArg, "send of " + std::to_string(bytes) + " bytes from a null buffer");
-
+    return Status(Err::kInvalidArg, std::to_string(bytes) + "-byte " + (send ? "send" : "receive") +
+                                        " with a null buffer");
   Request* req = NewRequest();
-  req->kind_ = Request::Kind::kSend;
-  req->peer_ = dst;
+  req->kind_ = kind;
+  req->peer_ = peer;
   req->tag_ = tag;
   req->context_ = context;
   req->buf_ = buf;
   req->bytes_ = bytes;
-  req->info_ = MsgInfo{dst, tag, bytes};
-  ++outstanding_[dst];
+  if (peer != kAnySource) ++outstanding_[peer];
   *out = req;
+  return Status::Ok();
+}
+
+Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) {
+  MPIGPU_RETURN_IF_ERROR(StartRequest(Request::Kind::kSend, buf, dst, tag, context, out));
+  Request* req = *out;
+  const size_t bytes = req->bytes_;
+  req->info_ = MsgInfo{dst, tag, bytes};
   if (peer_failed_[dst]) {
     Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(dst) + " has failed"));
     return Status::Ok();
@@ -302,28 +319,9 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
 }
 
 Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) {
-  *out = nullptr;
-  if (finalized_) return Status(Err::kInvalidArg, "receive after finalize");
-  if (src != kAnySource && (src < 0 || src >= size_))
-    return Status(Err::kInvalidArg, "source rank " + std::to_string(src) + " is not in [0, " +
-                                        std::to_string(size_) + ")");
-  if (tag < 0 && tag != kAnyTag)
-    return Status(Err::kInvalidArg, "receive tag " + std::to_string(tag) + " is not valid");
-  MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
-  const size_t cap = buf.layout.packed_bytes();
-  if (cap > 0 && buf.ptr == nullptr)
-    return Status(Err::kInvalidArg, "receive of " + std::to_string(cap) + " bytes into a null buffer");
-
-  Request* req = NewRequest();
-  req->kind_ = Request::Kind::kRecv;
+  MPIGPU_RETURN_IF_ERROR(StartRequest(Request::Kind::kRecv, buf, src, tag, context, out));
+  Request* req = *out;
   req->state_ = Request::State::kPosted;
-  req->peer_ = src;
-  req->tag_ = tag;
-  req->context_ = context;
-  req->buf_ = buf;
-  req->bytes_ = cap;
-  *out = req;
-  if (src != kAnySource) ++outstanding_[src];
 
   req->key = MatchKey{context, src, tag};
   // The oldest unexpected message that matches, in arrival order.
@@ -347,9 +345,7 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
 
 Status Engine::Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) {
   *found = false;
-  if (src != kAnySource && (src < 0 || src >= size_))
-    return Status(Err::kInvalidArg, "source rank " + std::to_string(src) + " is not in [0, " +
-                                        std::to_string(size_) + ")");
+  MPIGPU_RETURN_IF_ERROR(CheckRank(src, "source", true));
   MPIGPU_RETURN_IF_ERROR(Progress());
   if (const Unexpected* u = unexpected_.Find(MatchKey{context, src, tag})) {
     *found = true;

@@ -226,6 +226,9 @@ class Engine {
   void Complete(Request* req, Status st);
   void CheckPeers();
   Request* NewRequest();
+  Status CheckRank(int rank, const char* role, bool any_ok) const;
+  Status StartRequest(Request::Kind kind, const UserBuffer& buf, int peer, int tag, int context,
+                      Request** out);
   void FreeRequest(Request* req);
 
   int rank_ = 0;

@@ -1,4 +1,5 @@
-// Test patterns: byte i of a buffer filled with seed s is PatternByte(s, i). Distinct seeds give
+// Verification patterns (tests, benchmarks, the sweep's -c): byte i of a buffer filled with
+// seed s is PatternByte(s, i). Distinct seeds give
 // different bytes at almost every position, so a stale or misplaced copy is caught.
 #pragma once
 
