@@ -159,7 +159,7 @@ TEST(ApiEnvTest, ErrorsAreFatalByDefault) {
     std::fprintf(stderr, "still running after a fatal error\n");
   });
   EXPECT_EQ(r, "rank 0 exited 1; ");
-  const std::string text = ReadAll(log);
+  const std::string text = ReadFile(log);
   EXPECT_NE(text.find("mpigpu: rank 0: MPIGPU_Send: invalid rank (MPIGPU_ERR_RANK): rank 5 is "
                       "not in communicator of size 1"),
             std::string::npos)
@@ -182,7 +182,7 @@ TEST(ApiEnvTest, ErrorsAreFatalByDefault) {
     std::fprintf(stderr, "still running after a fatal error\n");
   });
   EXPECT_EQ(r, "rank 0 exited 1; ");
-  const std::string text2 = ReadAll(log);
+  const std::string text2 = ReadFile(log);
   EXPECT_NE(text2.find("MPIGPU_Send: invalid tag (MPIGPU_ERR_TAG)"), std::string::npos) << text2;
   EXPECT_EQ(text2.find("still running"), std::string::npos) << text2;
   std::remove(log.c_str());
@@ -198,7 +198,7 @@ TEST(ApiEnvTest, CallsBeforeInitAndAfterFinalize) {
     return 0;
   });
   EXPECT_EQ(r, "rank 0 exited 1; ");
-  const std::string text = ReadAll(log);
+  const std::string text = ReadFile(log);
   EXPECT_NE(text.find("MPIGPU_Comm_rank: mpigpu is not initialized"), std::string::npos) << text;
   EXPECT_NE(text.find("MPIGPU_ERR_NOT_INITIALIZED"), std::string::npos) << text;
   std::remove(log.c_str());
@@ -296,7 +296,7 @@ TEST(ApiEnvTest, FinalizeWithPendingRequestsWarnsAndReturns) {
     return 0;
   });
   EXPECT_EQ(r, "");
-  const std::string text = ReadAll(log);
+  const std::string text = ReadFile(log);
   EXPECT_NE(text.find("MPIGPU_Finalize: 1 request(s) still pending"), std::string::npos) << text;
   std::remove(log.c_str());
 }
@@ -308,7 +308,7 @@ TEST(ApiEnvTest, AbortEndsTheProcessWithItsCode) {
     MPIGPU_Abort(kWorld, 42);
   });
   EXPECT_EQ(r, "rank 0 exited 42; ");
-  EXPECT_NE(ReadAll(log).find("MPIGPU_Abort(42) called by rank 0"), std::string::npos);
+  EXPECT_NE(ReadFile(log).find("MPIGPU_Abort(42) called by rank 0"), std::string::npos);
   std::remove(log.c_str());
 }
 

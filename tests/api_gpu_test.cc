@@ -27,12 +27,7 @@ constexpr MPIGPU_Comm kWorld = MPIGPU_COMM_WORLD;
 std::string RunGpuJob(int n, const std::function<void(int)>& body) {
   return RunJob(n, [&](int) {
     if (CudaDeviceCount() == 0) return kRankSkip;
-    API_OK(MPIGPU_Init(nullptr, nullptr));
-    int rank = -1;
-    API_OK(MPIGPU_Comm_rank(kWorld, &rank));
-    body(rank);
-    API_OK(MPIGPU_Finalize());
-    return 0;
+    return RunApiRank(body);
   });
 }
 

@@ -6,12 +6,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 
 #include "mpigpu_api/mpigpu.h"
+#include "tests/e2e_util.h"
 #include "tests/multiproc.h"
 
 namespace mpigpu::testing {
@@ -47,19 +46,20 @@ inline std::string ErrorText(int code) {
     }                                                                                     \
   } while (0)
 
+// In a rank: body(world rank) between MPIGPU_Init and MPIGPU_Finalize; returns 0 (a failed
+// call leaves the rank with status 1).
+inline int RunApiRank(const std::function<void(int)>& body) {
+  API_OK(MPIGPU_Init(nullptr, nullptr));
+  int rank = -1;
+  API_OK(MPIGPU_Comm_rank(MPIGPU_COMM_WORLD, &rank));
+  body(rank);
+  API_OK(MPIGPU_Finalize());
+  return 0;
+}
+
 // Runs body(world rank) in n forked ranks between MPIGPU_Init and MPIGPU_Finalize.
 inline std::string RunApiJob(int n, const std::function<void(int)>& body, int timeout_s = 60) {
-  return RunJob(
-      n,
-      [&](int) {
-        API_OK(MPIGPU_Init(nullptr, nullptr));
-        int rank = -1;
-        API_OK(MPIGPU_Comm_rank(MPIGPU_COMM_WORLD, &rank));
-        body(rank);
-        API_OK(MPIGPU_Finalize());
-        return 0;
-      },
-      timeout_s);
+  return RunJob(n, [&](int) { return RunApiRank(body); }, timeout_s);
 }
 
 // In a rank: sends this process's stderr to `path` (to check what a fatal error prints).
@@ -70,16 +70,10 @@ inline void RedirectStderr(const std::string& path) {
   close(fd);
 }
 
+// A file name in the test's scratch directory, unique to this process (read back with
+// ReadFile from e2e_util.h).
 inline std::string TempPath(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return std::string(tmp ? tmp : "/tmp") + "/" + name + "." + std::to_string(getpid());
-}
-
-inline std::string ReadAll(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return TestTmpDir() + "/" + name + "." + std::to_string(getpid());
 }
 
 }  // namespace mpigpu::testing

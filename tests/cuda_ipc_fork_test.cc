@@ -123,6 +123,20 @@ void Export(Mailbox* box, int s, void* buf, uint64_t offset, uint64_t bytes, uin
   slot.seed = seed;
 }
 
+// Exporter: `count` allocations of `alloc` bytes, allocation i filled with seed0 + i and exported
+// from offset i * offset_step into slot i; posts step 1 and frees them all once it is acked.
+void ExportEachAndWait(Mailbox* box, int count, size_t alloc, uint32_t seed0,
+                       uint64_t offset_step) {
+  std::vector<void*> bufs;
+  for (int i = 0; i < count; ++i) {
+    bufs.push_back(AllocFilled(alloc, seed0 + i));
+    Export(box, i, bufs[i], offset_step * i, alloc - offset_step * i, seed0 + i);
+  }
+  box->posted.store(1, std::memory_order_release);
+  RANK_CHECK(WaitFor(box->acked, 1));
+  for (void* b : bufs) RANK_CHECK(cudaFree(b) == cudaSuccess);
+}
+
 // Importer: maps slot s, copies its bytes D->H and D->D (into this rank's device) out of the
 // peer's memory, checks both against the pattern, releases the mapping. Returns the mapped pointer.
 void* MapCopyVerify(IpcCache* cache, const Slot& slot, int dev) {
@@ -274,16 +288,7 @@ TEST(CudaIpcForkTest, ReallocatedBufferIsReopenedNotReadStale) {
 TEST(CudaIpcForkTest, LruBoundWithMoreBuffersThanEntries) {
   const size_t alloc = 1 << 20;
   std::string r = RunPair(false,
-      [&](Mailbox* box, int) {
-        std::vector<void*> bufs;
-        for (int i = 0; i < 5; ++i) {
-          bufs.push_back(AllocFilled(alloc, 31 + i));
-          Export(box, i, bufs[i], 64 * i, alloc - 64 * i, 31 + i);
-        }
-        box->posted.store(1, std::memory_order_release);
-        RANK_CHECK(WaitFor(box->acked, 1));
-        for (void* b : bufs) RANK_CHECK(cudaFree(b) == cudaSuccess);
-      },
+      [&](Mailbox* box, int) { ExportEachAndWait(box, 5, alloc, 31, 64); },
       [&](Mailbox* box, int dev) {
         IpcCache cache(3);
         RANK_CHECK(WaitFor(box->posted, 1));
@@ -310,16 +315,7 @@ TEST(CudaIpcForkTest, LruBoundWithMoreBuffersThanEntries) {
 TEST(CudaIpcForkTest, ClearClosesAllAndMappingsReopen) {
   const size_t alloc = 1 << 20;
   std::string r = RunPair(false,
-      [&](Mailbox* box, int) {
-        std::vector<void*> bufs;
-        for (int i = 0; i < 3; ++i) {
-          bufs.push_back(AllocFilled(alloc, 41 + i));
-          Export(box, i, bufs[i], 0, alloc, 41 + i);
-        }
-        box->posted.store(1, std::memory_order_release);
-        RANK_CHECK(WaitFor(box->acked, 1));
-        for (void* b : bufs) RANK_CHECK(cudaFree(b) == cudaSuccess);
-      },
+      [&](Mailbox* box, int) { ExportEachAndWait(box, 3, alloc, 41, 0); },
       [&](Mailbox* box, int dev) {
         IpcCache cache(2);
         RANK_CHECK(WaitFor(box->posted, 1));

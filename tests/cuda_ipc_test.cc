@@ -30,6 +30,13 @@ IpcExport FakeExport(uint64_t base, uint64_t buffer_id, uint64_t size = 1 << 20,
   return e;
 }
 
+// n disjoint 1 MiB exports of one peer: 0x100000 + i MiB, buffer ids 10 + i.
+std::vector<IpcExport> FakeExports(uint64_t n) {
+  std::vector<IpcExport> bufs;
+  for (uint64_t i = 0; i < n; ++i) bufs.push_back(FakeExport(0x100000 + i * (1 << 20), 10 + i));
+  return bufs;
+}
+
 // Hands out distinct fake addresses and remembers which are open; can be told to fail.
 class FakeOpener : public IpcOpener {
  public:
@@ -175,8 +182,7 @@ TEST(IpcCacheTest, OverlappingRangeOfSamePeerEvictsTheOld) {
   FakeOpener fake;
   IpcCache cache(8, &fake);
   void* p = nullptr;
-  for (uint64_t i = 0; i < 3; ++i) {
-    IpcExport e = FakeExport(0x100000 + i * (1 << 20), 10 + i);
+  for (const IpcExport& e : FakeExports(3)) {
     ASSERT_TRUE(cache.Map(0, e, &p).ok());
     ASSERT_TRUE(cache.Release(0, e).ok());
   }
@@ -193,8 +199,7 @@ TEST(IpcCacheTest, OverlappingRangeOfSamePeerEvictsTheOld) {
 TEST(IpcCacheTest, LruBoundEvictsLeastRecentlyUsed) {
   FakeOpener fake;
   IpcCache cache(3, &fake);
-  std::vector<IpcExport> bufs;
-  for (uint64_t i = 0; i < 5; ++i) bufs.push_back(FakeExport(0x100000 + i * (1 << 20), 10 + i));
+  const std::vector<IpcExport> bufs = FakeExports(5);
   auto map = [&](int i) {
     void* p = nullptr;
     Status st = cache.Map(0, bufs[i], &p);
@@ -222,8 +227,7 @@ TEST(IpcCacheTest, LruBoundEvictsLeastRecentlyUsed) {
 TEST(IpcCacheTest, PinnedMappingsAreNeverClosed) {
   FakeOpener fake;
   IpcCache cache(2, &fake);
-  std::vector<IpcExport> bufs;
-  for (uint64_t i = 0; i < 4; ++i) bufs.push_back(FakeExport(0x100000 + i * (1 << 20), 10 + i));
+  const std::vector<IpcExport> bufs = FakeExports(4);
   void* p = nullptr;
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.Map(0, bufs[i], &p).ok());  // all pinned
   EXPECT_STATS(cache, 0, 3, 0, 0, 3);  // grew past the bound rather than close a pinned one

@@ -3,92 +3,28 @@
 // widths 1..3, float and double; bad input exits 2 with its message; on a GPU machine, the GPU
 // modes with --check. Every run has a bounded wait: a hung job is killed and fails the test.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "memcopy/memcopy.h"
+#include "tests/e2e_util.h"
 
+namespace mpigpu::testing {
 namespace {
 
 constexpr int kWaitMs = 60000;  // beyond the launcher's own --timeout below
 
-std::string Runfile(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  if (srcdir && ws) return std::string(srcdir) + "/" + ws + "/" + rel;
-  return rel;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string TempDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/halo-XXXXXX";
-  if (mkdtemp(&dir[0]) == nullptr) ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-  return dir;
-}
-
-struct Result {
-  int code = -1;  // exit status (-1: did not exit normally)
-  bool hung = false;
-  std::string out, err;
-  int Count(const std::string& s) const {
-    int n = 0;
-    for (size_t at = out.find(s); at != std::string::npos; at = out.find(s, at + 1)) ++n;
-    return n;
-  }
-};
-
-// Runs argv[0] with its output in files; kills it after kWaitMs.
-Result RunProgram(std::vector<std::string> argv) {
-  const std::string dir = TempDir();
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!std::freopen((dir + "/stdout").c_str(), "w", stdout) ||
-        !std::freopen((dir + "/stderr").c_str(), "w", stderr))
-      _exit(120);
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(&a[0]);
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(121);
-  }
-  Result r;
-  int status = 0;
-  for (int ms = 0;; ms += 10) {
-    if (waitpid(pid, &status, WNOHANG) == pid) break;
-    if (ms >= kWaitMs) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      r.hung = true;
-      break;
-    }
-    usleep(10000);
-  }
-  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  r.out = ReadFile(dir + "/stdout");
-  r.err = ReadFile(dir + "/stderr");
-  return r;
+// Runs argv with a bounded wait (kWaitMs).
+Result RunProgram(const std::vector<std::string>& argv) {
+  RunOptions options;
+  options.timeout_ms = kWaitMs;
+  return RunBounded(argv, options);
 }
 
 // mpigpurun -n ranks halo args...
 Result Halo(int ranks, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {Runfile("tools/mpigpurun"), "-n", std::to_string(ranks),
+  std::vector<std::string> argv = {Mpigpurun(), "-n", std::to_string(ranks),
                                    "--timeout", "50", Runfile("benchmarks/halo")};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProgram(argv);
@@ -155,7 +91,7 @@ TEST(HaloE2E, HaloWidthsAndTypes) {
 }
 
 TEST(HaloE2E, CsvFile) {
-  const std::string csv = TempDir() + "/halo.csv";
+  const std::string csv = MakeTempDir("halo") + "/halo.csv";
   Result r = Halo(2, {"--cpu", "--mode", "all", "--size", "16", "--iters", "4", "--csv", csv});
   EXPECT_RUN_OK(r, 0);
   const std::string text = ReadFile(csv);
@@ -215,3 +151,4 @@ TEST(HaloE2E, GpuModesCheck) {
 }
 
 }  // namespace
+}  // namespace mpigpu::testing

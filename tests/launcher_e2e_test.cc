@@ -6,12 +6,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -20,96 +16,31 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e_util.h"
+
+namespace mpigpu::testing {
 namespace {
 
 constexpr int kLauncherWaitMs = 20000;
 
-std::string Runfile(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  if (srcdir && ws) return std::string(srcdir) + "/" + ws + "/" + rel;
-  return rel;
-}
-
-std::string Launcher() { return Runfile("tools/mpigpurun"); }
-std::string Probe() { return Runfile("tests/launcher_probe"); }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string MakeTempDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/launcher-XXXXXX";
-  if (mkdtemp(&dir[0]) == nullptr) ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-  return dir;
-}
-
-struct Result {
-  int code = -1;  // the launcher's exit status (-1: it did not exit normally)
-  bool hung = false;
-  std::string out, err;
-};
-
-// A launcher run in the background: stdout and stderr go to files in a fresh directory.
-class LauncherRun {
- public:
-  LauncherRun(const std::vector<std::string>& args,
-              const std::map<std::string, std::string>& env = {}) {
-    dir_ = MakeTempDir();
-    std::vector<std::string> argv = {Launcher()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* out = std::freopen((dir_ + "/stdout").c_str(), "w", stdout);
-      FILE* err = std::freopen((dir_ + "/stderr").c_str(), "w", stderr);
-      if (!out || !err) _exit(120);
-      for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-      std::vector<char*> cargv;
-      for (std::string& a : argv) cargv.push_back(&a[0]);
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(121);
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // Waits (bounded) for the launcher; kills it if it hangs.
-  Result Wait() {
-    Result r;
-    int status = 0;
-    for (int ms = 0;; ms += 5) {
-      pid_t got = waitpid(pid_, &status, WNOHANG);
-      if (got == pid_) break;
-      if (ms >= kLauncherWaitMs) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-        r.hung = true;
-        break;
-      }
-      usleep(5000);
-    }
-    if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    r.out = ReadFile(dir_ + "/stdout");
-    r.err = ReadFile(dir_ + "/stderr");
-    return r;
-  }
-
- private:
-  std::string dir_;
-  pid_t pid_ = -1;
-};
-
-Result RunLauncher(const std::vector<std::string>& args,
-                   const std::map<std::string, std::string>& env = {}) {
-  return LauncherRun(args, env).Wait();
-}
-
 using Env = std::map<std::string, std::string>;
+
+std::string Probe() { return Runfile("tests/launcher_probe"); }
+std::string TempDir() { return MakeTempDir("launcher"); }
+
+// A launcher run in the background: Wait() is bounded and kills a hung launcher.
+BoundedRun StartLauncher(const std::vector<std::string>& args, const Env& env = {}) {
+  std::vector<std::string> argv = {Mpigpurun()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions options;
+  options.timeout_ms = kLauncherWaitMs;
+  options.env = env;
+  return BoundedRun(argv, options);
+}
+
+Result RunLauncher(const std::vector<std::string>& args, const Env& env = {}) {
+  return StartLauncher(args, env).Wait();
+}
 
 // The environment a probe rank recorded (empty when it wrote no file).
 Env ReadRankEnv(const std::string& dir, int rank) {
@@ -197,7 +128,7 @@ TEST(LauncherE2E, EveryRankGetsItsVariables) {
   std::set<std::string> jobids;
   for (int n = 1; n <= 8; ++n) {
     SCOPED_TRACE("n=" + std::to_string(n));
-    std::string dir = MakeTempDir();
+    std::string dir = TempDir();
     Result r = RunLauncher({"-n", std::to_string(n), Probe(), dir, "ok"},
                            {{"CUDA_VISIBLE_DEVICES", "launcher-value"}});
     ASSERT_FALSE(r.hung);
@@ -227,7 +158,7 @@ TEST(LauncherE2E, EveryRankGetsItsVariables) {
 }
 
 TEST(LauncherE2E, ExportsSetAndPassVariables) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "2", "-x", "LAUNCHER_TEST_A=override", "-x", "LAUNCHER_TEST_B",
                           "-x", "LAUNCHER_TEST_C=new=value", Probe(), dir, "ok"},
                          {{"LAUNCHER_TEST_A", "inherited"}, {"LAUNCHER_TEST_B", "from-launcher"}});
@@ -244,7 +175,7 @@ TEST(LauncherE2E, ExportsSetAndPassVariables) {
 }
 
 TEST(LauncherE2E, FailingRankExitStatusEndsTheJob) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "3", Probe(), dir, "exit", "2", "7"});
   ASSERT_FALSE(r.hung);
   EXPECT_EQ(r.code, 7);
@@ -258,7 +189,7 @@ TEST(LauncherE2E, FailingRankExitStatusEndsTheJob) {
 }
 
 TEST(LauncherE2E, KilledRankEndsTheOthersAndSweepsShm) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "4", Probe(), dir, "kill", "1", "9"});
   ASSERT_FALSE(r.hung);
   EXPECT_EQ(r.code, 128 + 9);
@@ -274,7 +205,7 @@ TEST(LauncherE2E, KilledRankEndsTheOthersAndSweepsShm) {
 }
 
 TEST(LauncherE2E, RanksIgnoringSigtermGetSigkill) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "3", Probe(), dir, "exit-stubborn", "0", "5"});
   ASSERT_FALSE(r.hung);
   EXPECT_EQ(r.code, 5);
@@ -282,7 +213,7 @@ TEST(LauncherE2E, RanksIgnoringSigtermGetSigkill) {
 }
 
 TEST(LauncherE2E, AllRanksSucceed) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "4", Probe(), dir, "ok"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
@@ -290,7 +221,7 @@ TEST(LauncherE2E, AllRanksSucceed) {
 }
 
 TEST(LauncherE2E, TimeoutEndsTheJobWith124) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "2", "--timeout", "0.5", Probe(), dir, "sleep"});
   ASSERT_FALSE(r.hung);
   EXPECT_EQ(r.code, 124);
@@ -299,8 +230,8 @@ TEST(LauncherE2E, TimeoutEndsTheJobWith124) {
 }
 
 TEST(LauncherE2E, SigtermToTheLauncherIsForwarded) {
-  std::string dir = MakeTempDir();
-  LauncherRun run({"-n", "3", Probe(), dir, "sleep"});
+  std::string dir = TempDir();
+  BoundedRun run = StartLauncher({"-n", "3", Probe(), dir, "sleep"});
   // Wait (bounded) until every rank is up, so the signal reaches running ranks.
   for (int ms = 0; ms < 10000; ms += 10) {
     if (!ReadRankEnv(dir, 0).empty() && !ReadRankEnv(dir, 1).empty() &&
@@ -348,7 +279,7 @@ TEST(LauncherE2E, ProgramThatCannotRunExits127) {
   Result not_in_path = RunLauncher({"-n", "1", "launcher-probe-not-in-path"});
   EXPECT_EQ(not_in_path.code, 127);
 
-  std::string plain = MakeTempDir() + "/not-executable";
+  std::string plain = TempDir() + "/not-executable";
   std::ofstream(plain) << "data\n";
   chmod(plain.c_str(), 0644);
   Result denied = RunLauncher({"-n", "2", plain});
@@ -361,7 +292,7 @@ TEST(LauncherE2E, ProgramThatCannotRunExits127) {
 TEST(LauncherE2E, ReportBindingsPrintsOneLinePerRank) {
   for (const char* policy : {"none", "core", "numa"}) {
     SCOPED_TRACE(policy);
-    std::string dir = MakeTempDir();
+    std::string dir = TempDir();
     Result r = RunLauncher({"-n", "3", "--report-bindings", "--bind-to", policy, Probe(), dir,
                             "ok"});
     ASSERT_EQ(r.code, 0) << r.err;
@@ -394,7 +325,7 @@ TEST(LauncherE2E, BindToCoreBindsRankToCoreRModCores) {
   int ncores = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_CORE);
   ASSERT_GT(ncores, 0);
   int n = std::min(ncores + 1, 8);  // wraps around once where there are few cores
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", std::to_string(n), "--bind-to", "core", Probe(), dir, "ok"});
   ASSERT_EQ(r.code, 0) << r.err;
   for (int rank = 0; rank < n; ++rank) {
@@ -411,7 +342,7 @@ TEST(LauncherE2E, BindToNumaBindsRankToOneNode) {
   for (int i = 0; i < hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_NUMANODE); ++i)
     nodes.push_back(CpusOf(
         hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i))->cpuset));
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "2", "--bind-to", "numa", Probe(), dir, "ok"});
   ASSERT_EQ(r.code, 0) << r.err;
   for (int rank = 0; rank < 2; ++rank) {
@@ -423,7 +354,7 @@ TEST(LauncherE2E, BindToNumaBindsRankToOneNode) {
 }
 
 TEST(LauncherE2E, BindToNoneKeepsTheLaunchersCpus) {
-  std::string dir = MakeTempDir();
+  std::string dir = TempDir();
   Result r = RunLauncher({"-n", "2", "--bind-to", "none", Probe(), dir, "ok"});
   ASSERT_EQ(r.code, 0) << r.err;
   for (int rank = 0; rank < 2; ++rank)
@@ -431,3 +362,4 @@ TEST(LauncherE2E, BindToNoneKeepsTheLaunchersCpus) {
 }
 
 }  // namespace
+}  // namespace mpigpu::testing

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e_util.h"
 #include "tools/binding.h"
 #include "ringbuf/segment.h"
 #include "tools/launcher.h"
@@ -192,8 +193,7 @@ TEST(LauncherJob, JobIdsAreRandomHex) {
 }
 
 TEST(LauncherJob, SweepRemovesOnlyTheJobsNames) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/sweep-XXXXXX";
+  std::string dir = ::mpigpu::testing::TestTmpDir() + "/sweep-XXXXXX";
   ASSERT_NE(mkdtemp(&dir[0]), nullptr);
   const std::string prefix = "mpigpu-1000-0123456789abcdef";
   const std::vector<std::string> job = {prefix, prefix + "-ring-0-1", prefix + "-test"};

@@ -2,23 +2,15 @@
 // (or runs under it), measures, verifies data (-c) and writes its outputs. Every run is bounded:
 // a hung sweep is killed with its whole process group and fails the test.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "memcopy/memcopy.h"
+#include "tests/e2e_util.h"
 #include "tools/sweep_json.h"
 #include "tools/sweep_plot.h"
 #include "tools/sweep_report.h"
@@ -27,82 +19,38 @@ namespace mpigpu::sweep {
 namespace {
 
 using STest = ::mpigpu::sweep::Test;  // gtest has its own Test
+using ::mpigpu::testing::MakeTempDir;
+using ::mpigpu::testing::Mpigpurun;
+using ::mpigpu::testing::ReadFile;
+using ::mpigpu::testing::Result;
+using ::mpigpu::testing::RunBounded;
+using ::mpigpu::testing::RunOptions;
+using ::mpigpu::testing::Runfile;
+
 constexpr int kWaitSeconds = 120;
 
-std::string Runfile(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  if (srcdir && ws) return std::string(srcdir) + "/" + ws + "/" + rel;
-  return rel;
-}
-
 std::string Sweep() { return Runfile("tools/mpigpu-sweep"); }
-std::string Launcher() { return Runfile("tools/mpigpurun"); }
+std::string TempDir() { return MakeTempDir("sweep"); }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string TempDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/sweep-XXXXXX";
-  if (mkdtemp(&dir[0]) == nullptr) ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-  return dir;
-}
-
-struct Result {
-  int code = -1;  // exit status; -1 when killed
-  bool hung = false;
-  std::string out, err;
-};
-
-// Runs argv in its own process group with stdout/stderr in files; kills the group at the
+// Runs argv in its own process group with stdout/stderr in files in dir; kills the group at the
 // deadline.
-Result RunBounded(const std::vector<std::string>& argv, const std::string& dir) {
-  Result r;
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (!std::freopen((dir + "/stdout").c_str(), "w", stdout) ||
-        !std::freopen((dir + "/stderr").c_str(), "w", stderr))
-      _exit(120);
-    std::vector<std::string> copy = argv;
-    std::vector<char*> cargv;
-    for (std::string& a : copy) cargv.push_back(&a[0]);
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(121);
-  }
-  setpgid(pid, pid);
-  int status = 0;
-  for (int ms = 0;; ms += 10) {
-    if (waitpid(pid, &status, WNOHANG) == pid) break;
-    if (ms >= kWaitSeconds * 1000) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      r.hung = true;
-      break;
-    }
-    usleep(10000);
-  }
-  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  r.out = ReadAll(dir + "/stdout");
-  r.err = ReadAll(dir + "/stderr");
-  return r;
+Result RunInDir(const std::vector<std::string>& argv, const std::string& dir) {
+  RunOptions options;
+  options.timeout_ms = kWaitSeconds * 1000;
+  options.own_group = true;
+  options.dir = dir;
+  return RunBounded(argv, options);
 }
 
 Result RunSweep(std::vector<std::string> args, const std::string& dir) {
   args.insert(args.begin(), Sweep());
-  return RunBounded(args, dir);
+  return RunInDir(args, dir);
 }
 
 Report ReadJson(const std::string& path) {
   Json j;
   Report r;
-  Status st = ParseJson(ReadAll(path), &j);
+  Status st = ParseJson(ReadFile(path), &j);
   EXPECT_TRUE(st.ok()) << st.ToString();
   st = FromJson(j, &r);
   EXPECT_TRUE(st.ok()) << st.ToString();
@@ -138,7 +86,7 @@ TEST(SweepE2E, LatencyBwBibwHostHostThroughTheLauncher) {
     ExpectAllMeasured(*t.Find("limit"));
   }
   // One CSV row per point: 3 tables x 2 series x 13 sizes, plus the header.
-  const std::string csv = ReadAll(dir + "/out.csv");
+  const std::string csv = ReadFile(dir + "/out.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 13);
 }
 
@@ -182,7 +130,7 @@ TEST(SweepE2E, PlotWritesAPng) {
   if (r.code == 2 && r.err.find("needs gnuplot") != std::string::npos)
     GTEST_SKIP() << "gnuplot is not installed";
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string data = ReadAll(png);
+  const std::string data = ReadFile(png);
   ASSERT_GT(data.size(), 1000u);
   EXPECT_EQ(data.substr(1, 3), "PNG");
 }
@@ -196,7 +144,7 @@ TEST(SweepE2E, ReplotRedrawsAJsonReport) {
                         dir);
   ASSERT_FALSE(run.hung);
   ASSERT_EQ(run.code, 0) << run.err;
-  const std::string csv = ReadAll(dir + "/run.csv");
+  const std::string csv = ReadFile(dir + "/run.csv");
   ASSERT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 12);  // 2 tests x 2 series
 
   const bool gnuplot = !FindInPath("gnuplot").empty();
@@ -206,11 +154,11 @@ TEST(SweepE2E, ReplotRedrawsAJsonReport) {
   ASSERT_FALSE(re.hung);
   ASSERT_EQ(re.code, 0) << re.err;
   EXPECT_EQ(re.out, run.out);  // the same OSU-style tables
-  const std::string replot_csv = ReadAll(dir + "/replot.csv");
+  const std::string replot_csv = ReadFile(dir + "/replot.csv");
   EXPECT_FALSE(replot_csv.empty());
   EXPECT_EQ(replot_csv, csv);
   if (!gnuplot) GTEST_SKIP() << "gnuplot is not installed: the PNG is not checked";
-  const std::string png = ReadAll(dir + "/replot.png");
+  const std::string png = ReadFile(dir + "/replot.png");
   ASSERT_GT(png.size(), 1000u);
   EXPECT_EQ(png.substr(1, 3), "PNG");
 }
@@ -294,20 +242,20 @@ TEST(SweepE2E, BadInputsExit2WithAMessage) {
 
 TEST(SweepE2E, UnderAnExternalLauncher) {
   const std::string dir = TempDir();
-  Result three = RunBounded({Launcher(), "-n", "3", Sweep(), "-m", "1:4"}, dir);
+  Result three = RunInDir({Mpigpurun(), "-n", "3", Sweep(), "-m", "1:4"}, dir);
   ASSERT_FALSE(three.hung);
   EXPECT_EQ(three.code, 2);
   EXPECT_NE(three.err.find("needs exactly 2 ranks"), std::string::npos) << three.err;
 
-  Result two = RunBounded({Launcher(), "-n", "2", Sweep(), "bw", "-m", "1:1K", "-i", "5", "--lmt", "all"},
-                   dir);
+  Result two = RunInDir(
+      {Mpigpurun(), "-n", "2", Sweep(), "bw", "-m", "1:1K", "-i", "5", "--lmt", "all"}, dir);
   ASSERT_FALSE(two.hung);
   ASSERT_EQ(two.code, 0) << two.err;
   EXPECT_NE(two.out.find("# mpigpu-sweep bw [HH]"), std::string::npos);
   EXPECT_NE(two.out.find("only the environment's MPIGPU_LMT=auto is measured"), std::string::npos)
       << two.out;
 
-  Result tune = RunBounded({Launcher(), "-n", "2", Sweep(), "--tune"}, dir);
+  Result tune = RunInDir({Mpigpurun(), "-n", "2", Sweep(), "--tune"}, dir);
   EXPECT_EQ(tune.code, 2);
   EXPECT_NE(tune.err.find("--tune launches its ranks"), std::string::npos) << tune.err;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e_util.h"
 #include "tools/sweep_json.h"
 #include "tools/sweep_launch.h"
 #include "tools/sweep_options.h"
@@ -380,8 +381,7 @@ TEST(SweepOutput, MergeAppendsSeriesOfTheSameTable) {
 // ---- plot ----
 
 std::string TempPath(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return std::string(tmp ? tmp : "/tmp") + "/" + name;
+  return ::mpigpu::testing::TestTmpDir() + "/" + name;
 }
 
 TEST(SweepPlot, ScriptIsLogLogWithOneLinePerSeries) {

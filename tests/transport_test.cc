@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -43,6 +44,92 @@ void WaitOk(Engine& e, Request* r) {
   RANK_CHECK(st.ok() && r->status().ok());
 }
 
+// Sends buf to dst and waits until it is done.
+void SendOk(Engine* e, const UserBuffer& buf, int dst, int tag, int ctx = 0) {
+  Request* req = nullptr;
+  RANK_CHECK(e->Isend(buf, dst, tag, ctx, &req).ok());
+  WaitOk(*e, req);
+  e->Release(req);
+}
+
+// Receives into buf and waits until it is done; what arrived.
+MsgInfo RecvOk(Engine* e, const UserBuffer& buf, int src, int tag, int ctx = 0) {
+  Request* req = nullptr;
+  RANK_CHECK(e->Irecv(buf, src, tag, ctx, &req).ok());
+  WaitOk(*e, req);
+  const MsgInfo info = req->info();
+  e->Release(req);
+  return info;
+}
+
+// Runs body(rank, engine) in n forked ranks between Join() and Finalize(); "" on success.
+std::string RunEngineJob(int n, const std::function<void(int, Engine*)>& body,
+                         int timeout_s = 60) {
+  return RunJob(n, [&](int rank) {
+    auto e = Join();
+    body(rank, e.get());
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, timeout_s);
+}
+
+// The same on GPUs, two ranks: body(rank, device, engine). Rank r uses device r mod count, or
+// device 0 for both ranks when same_gpu. Every rank skips without a GPU (the ranks decide: the
+// parent must not touch CUDA before it forks).
+std::string RunGpuEngineJob(bool same_gpu, const std::function<void(int, int, Engine*)>& body,
+                            int timeout_s) {
+  return RunJob(2, [&](int rank) {
+    int gpus = CudaDeviceCount();
+    if (gpus == 0) return mpigpu::testing::kRankSkip;
+    const int dev = same_gpu ? 0 : rank % gpus;
+    RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
+    auto e = Join();
+    body(rank, dev, e.get());
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, timeout_s);
+}
+
+// In a rank: a device buffer holding host's bytes, ready for the engine.
+void* DeviceCopyOf(const std::vector<unsigned char>& host) {
+  void* dbuf = nullptr;
+  RANK_CHECK(cudaMalloc(&dbuf, host.size()) == cudaSuccess);
+  RANK_CHECK(cudaMemcpy(dbuf, host.data(), host.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+  // A pageable cudaMemcpy H2D may return before its DMA lands, and mpigpu copies on its own
+  // non-blocking streams: as with any CUDA-aware MPI, the data must be ready first.
+  RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  return dbuf;
+}
+
+// In a rank: host->size() bytes of dbuf into *host.
+void CopyToHost(std::vector<unsigned char>* host, const void* dbuf) {
+  RANK_CHECK(cudaMemcpy(host->data(), dbuf, host->size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+}
+
+// A vector layout: count blocks of `block` bytes, `stride` bytes apart.
+struct Shape {
+  size_t count, block, stride;
+  size_t extent() const { return (count - 1) * stride + block; }
+  Layout layout() const { return Layout::Vector(count, block, stride); }
+};
+
+// In the receiver: dst, laid out as recv and filled with 0xEE before, holds the packed bytes of
+// a sender buffer laid out as send and filled with PatternByte(seed, offset); recv's gaps are
+// untouched.
+void CheckVectorReceived(const unsigned char* dst, const Shape& send, const Shape& recv,
+                         uint32_t seed) {
+  const size_t packed = send.count * send.block;
+  for (size_t p = 0; p < packed; ++p) {
+    const size_t from = (p / send.block) * send.stride + p % send.block;
+    const size_t to = (p / recv.block) * recv.stride + p % recv.block;
+    if (dst[to] != mpigpu::testing::PatternByte(seed, from))
+      std::fprintf(stderr, "seed %u: packed byte %zu wrong\n", seed, p);
+    RANK_CHECK(dst[to] == mpigpu::testing::PatternByte(seed, from));
+  }
+  for (size_t b = 0; b + 1 < recv.count; ++b)
+    for (size_t g = recv.block; g < recv.stride; ++g) RANK_CHECK(dst[b * recv.stride + g] == 0xEE);
+}
+
 std::vector<size_t> ThresholdSizes() {
   const Config& c = GetConfig();
   const size_t eager = std::min(c.eager_limit, c.cell_size);
@@ -53,80 +140,53 @@ std::vector<size_t> ThresholdSizes() {
 }
 
 TEST(TransportTest, PingPongEverySizeAroundThresholds) {
-  std::string r = RunJob(2, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     uint32_t seed = 1;
     for (size_t n : ThresholdSizes()) {
       std::vector<unsigned char> buf(n + 1, 0xEE);
       if (rank == 0) FillPattern(buf.data(), n, seed);
       for (int leg = 0; leg < 2; ++leg) {
-        Request* req = nullptr;
-        bool sending = (leg == 0) == (rank == 0);
-        Status st = sending ? e->Isend(Host(buf.data(), n), 1 - rank, 5, 0, &req)
-                            : e->Irecv(Host(buf.data(), n), 1 - rank, 5, 0, &req);
-        RANK_CHECK(st.ok());
-        WaitOk(*e, req);
-        if (!sending) {
-          RANK_CHECK(req->info().bytes == n && req->info().source == 1 - rank && req->info().tag == 5);
-          if (FirstMismatch(buf.data(), n, seed) != -1)
-            std::fprintf(stderr, "size %zu: mismatch at %lld\n", n, FirstMismatch(buf.data(), n, seed));
-          RANK_CHECK(FirstMismatch(buf.data(), n, seed) == -1);
-          RANK_CHECK(buf[n] == 0xEE);  // nothing written past the buffer
+        if ((leg == 0) == (rank == 0)) {
+          SendOk(e, Host(buf.data(), n), 1 - rank, 5);
+          continue;
         }
-        e->Release(req);
+        const MsgInfo info = RecvOk(e, Host(buf.data(), n), 1 - rank, 5);
+        RANK_CHECK(info.bytes == n && info.source == 1 - rank && info.tag == 5);
+        if (FirstMismatch(buf.data(), n, seed) != -1)
+          std::fprintf(stderr, "size %zu: mismatch at %lld\n", n, FirstMismatch(buf.data(), n, seed));
+        RANK_CHECK(FirstMismatch(buf.data(), n, seed) == -1);
+        RANK_CHECK(buf[n] == 0xEE);  // nothing written past the buffer
       }
       ++seed;
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   }, 120);
   EXPECT_EQ(r, "");
 }
 
 TEST(TransportTest, VectorLayoutsOnEitherSide) {
-  std::string r = RunJob(2, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     const size_t eager = std::min(GetConfig().eager_limit, GetConfig().cell_size);
-    // (count, block, stride) pairs for the sender and the receiver, same packed size.
-    struct Case { size_t count, block, stride; };
+    // The sender's and the receiver's shapes, same packed size.
     for (size_t total_blocks : {size_t{3}, eager / 48 + 7, 3 * GetConfig().lmt_unit_host / 48 + 11,
                                 size_t{40000}}) {
-      Case send{total_blocks, 48, 80}, recv{total_blocks * 2, 24, 40};
-      size_t packed = total_blocks * 48;
+      const Shape send{total_blocks, 48, 80}, recv{total_blocks * 2, 24, 40};
       if (rank == 0) {
-        std::vector<unsigned char> src((send.count - 1) * send.stride + send.block);
+        std::vector<unsigned char> src(send.extent());
         FillPattern(src.data(), src.size(), 9);
-        Request* req;
-        RANK_CHECK(e->Isend({src.data(), MemLoc::Host(), Layout::Vector(send.count, send.block, send.stride)},
-                            1, 1, 0, &req).ok());
-        WaitOk(*e, req);
-        e->Release(req);
+        SendOk(e, {src.data(), MemLoc::Host(), send.layout()}, 1, 1);
       } else {
-        std::vector<unsigned char> dst((recv.count - 1) * recv.stride + recv.block, 0xEE);
-        Request* req;
-        RANK_CHECK(e->Irecv({dst.data(), MemLoc::Host(), Layout::Vector(recv.count, recv.block, recv.stride)},
-                            0, 1, 0, &req).ok());
-        WaitOk(*e, req);
-        RANK_CHECK(req->info().bytes == packed);
-        // Packed byte p came from sender offset (p/48)*80 + p%48 and lands at (p/24)*40 + p%24.
-        for (size_t p = 0; p < packed; ++p) {
-          unsigned char want = mpigpu::testing::PatternByte(9, (p / 48) * 80 + p % 48);
-          RANK_CHECK(dst[(p / 24) * 40 + p % 24] == want);
-        }
-        for (size_t b = 0; b + 1 < recv.count; ++b)  // gaps untouched
-          for (size_t g = recv.block; g < recv.stride; ++g) RANK_CHECK(dst[b * recv.stride + g] == 0xEE);
-        e->Release(req);
+        std::vector<unsigned char> dst(recv.extent(), 0xEE);
+        const MsgInfo info = RecvOk(e, {dst.data(), MemLoc::Host(), recv.layout()}, 0, 1);
+        RANK_CHECK(info.bytes == total_blocks * 48);
+        CheckVectorReceived(dst.data(), send, recv, 9);
       }
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   }, 120);
   EXPECT_EQ(r, "");
 }
 
 TEST(TransportTest, WildcardsAndNonOvertakingOrder) {
-  std::string r = RunJob(3, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(3, [](int rank, Engine* e) {
     const int kMsgs = 200;
     if (rank > 0) {
       // Mixed sizes (eager and rendezvous) from each sender, same tag: must arrive in order.
@@ -135,70 +195,52 @@ TEST(TransportTest, WildcardsAndNonOvertakingOrder) {
         std::vector<unsigned char> buf(n);
         std::memcpy(buf.data(), &i, sizeof i);
         buf[n - 1] = static_cast<unsigned char>(rank);
-        Request* req;
-        RANK_CHECK(e->Isend(Host(buf.data(), n), 0, 3, 0, &req).ok());
-        WaitOk(*e, req);
-        e->Release(req);
+        SendOk(e, Host(buf.data(), n), 0, 3);
       }
     } else {
       std::vector<int> next(3, 0);
       for (int k = 0; k < 2 * kMsgs; ++k) {
         std::vector<unsigned char> buf(200000);
-        Request* req;
-        RANK_CHECK(e->Irecv(Host(buf.data(), buf.size()), kAnySource, kAnyTag, 0, &req).ok());
-        WaitOk(*e, req);
-        int src = req->info().source, i;
+        const MsgInfo info = RecvOk(e, Host(buf.data(), buf.size()), kAnySource, kAnyTag);
+        int src = info.source, i;
         std::memcpy(&i, buf.data(), sizeof i);
         RANK_CHECK(src == 1 || src == 2);
-        RANK_CHECK(req->info().tag == 3);
+        RANK_CHECK(info.tag == 3);
         RANK_CHECK(i == next[src]);  // per-sender order kept
-        RANK_CHECK(buf[req->info().bytes - 1] == src);
+        RANK_CHECK(buf[info.bytes - 1] == src);
         ++next[src];
-        e->Release(req);
       }
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   });
   EXPECT_EQ(r, "");
 }
 
 TEST(TransportTest, TagsAndContextsSelectMessages) {
-  std::string r = RunJob(2, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     if (rank == 0) {
       for (int ctx : {0, 2})
         for (int tag : {1, 2}) {
           int v = ctx * 10 + tag;
-          Request* req;
-          RANK_CHECK(e->Isend(Host(&v, sizeof v), 1, tag, ctx, &req).ok());
-          WaitOk(*e, req);
-          e->Release(req);
+          SendOk(e, Host(&v, sizeof v), 1, tag, ctx);
         }
     } else {
       // Receive in another order than sent: tag and context pick the message.
       for (int ctx : {2, 0})
         for (int tag : {2, 1}) {
           int v = -1;
-          Request* req;
-          RANK_CHECK(e->Irecv(Host(&v, sizeof v), 0, tag, ctx, &req).ok());
-          WaitOk(*e, req);
+          RecvOk(e, Host(&v, sizeof v), 0, tag, ctx);
           RANK_CHECK(v == ctx * 10 + tag);
-          e->Release(req);
         }
       bool found = true;
       MsgInfo info;
       RANK_CHECK(e->Iprobe(kAnySource, kAnyTag, 0, &found, &info).ok() && !found);
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   });
   EXPECT_EQ(r, "");
 }
 
 TEST(TransportTest, ThousandOutstandingRequestsCompleteInAnyOrder) {
-  std::string r = RunJob(2, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     const int kN = 1000;
     std::vector<std::vector<int>> bufs(kN, std::vector<int>(64 * (1 + rank)));
     std::vector<Request*> reqs(kN);
@@ -219,16 +261,13 @@ TEST(TransportTest, ThousandOutstandingRequestsCompleteInAnyOrder) {
       }
       e->Release(reqs[i]);
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   });
   EXPECT_EQ(r, "");
 }
 
 TEST(TransportTest, RandomStressWithChecksums) {
   const unsigned seed = 20261122;
-  std::string r = RunJob(4, [seed](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(4, [seed](int rank, Engine* e) {
     std::mt19937 rng(seed);  // the same plan in every rank
     const int kMsgs = 300;
     struct Msg { int src, dst, tag; size_t n; };
@@ -266,23 +305,17 @@ TEST(TransportTest, RandomStressWithChecksums) {
       RANK_CHECK(FirstMismatch(rbuf[k].data(), plan[i].n, 1000 + i) == -1);
     }
     for (Request* req : reqs) e->Release(req);
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   }, 120);
   EXPECT_EQ(r, "") << "seed " << seed;
 }
 
 TEST(TransportTest, TruncationReportsTheRealSizeAndLeavesTheRestUntouched) {
-  std::string r = RunJob(2, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     for (size_t n : {size_t{100}, size_t{1} << 20}) {
       if (rank == 0) {
         std::vector<unsigned char> buf(n);
         FillPattern(buf.data(), n, 4);
-        Request* req;
-        RANK_CHECK(e->Isend(Host(buf.data(), n), 1, 0, 0, &req).ok());
-        WaitOk(*e, req);
-        e->Release(req);
+        SendOk(e, Host(buf.data(), n), 1, 0);
       } else {
         std::vector<unsigned char> buf(n, 0xEE);
         Request* req;
@@ -295,15 +328,12 @@ TEST(TransportTest, TruncationReportsTheRealSizeAndLeavesTheRestUntouched) {
         e->Release(req);
       }
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   });
   EXPECT_EQ(r, "");
 }
 
 TEST(TransportTest, BadArgumentsAreRejectedAndNothingIsSent) {
-  std::string r = RunJob(2, [](int rank) {
-    auto e = Join();
+  std::string r = RunEngineJob(2, [](int, Engine* e) {
     char b[8];
     Request* req = nullptr;
     RANK_CHECK(e->Isend(Host(b, 8), 2, 0, 0, &req).code() == Err::kInvalidArg && req == nullptr);
@@ -317,8 +347,6 @@ TEST(TransportTest, BadArgumentsAreRejectedAndNothingIsSent) {
     bool found = true;
     MsgInfo info;
     RANK_CHECK(e->Iprobe(kAnySource, kAnyTag, 0, &found, &info).ok() && !found);
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   });
   EXPECT_EQ(r, "");
 }
@@ -348,12 +376,7 @@ TEST(TransportTest, ADeadPeerFailsTheBlockedReceiveWithinSeconds) {
 // GPU buffers through the engine: every location pair, sizes around the thresholds. Rank r uses
 // device r mod count, or device 0 for both ranks (IPC within one GPU).
 std::string RunGpuPairs(bool same_gpu) {
-  return RunJob(2, [same_gpu](int rank) {
-    int gpus = CudaDeviceCount();
-    if (gpus == 0) return mpigpu::testing::kRankSkip;
-    const int dev = same_gpu ? 0 : rank % gpus;
-    RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
-    auto e = Join();
+  return RunGpuEngineJob(same_gpu, [](int rank, int dev, Engine* e) {
     uint32_t seed = 50;
     const size_t unit = GetConfig().lmt_unit_gpu;
     std::vector<size_t> sizes = ThresholdSizes();
@@ -366,25 +389,14 @@ std::string RunGpuPairs(bool same_gpu) {
           const bool on_dev = me_send ? send_dev : recv_dev;
           MemLoc loc = on_dev ? MemLoc::Device(dev) : MemLoc::Host();
           std::vector<unsigned char> host(n + 1, 0xEE);
-          void* dbuf = nullptr;
-          if (on_dev) RANK_CHECK(cudaMalloc(&dbuf, n + 1) == cudaSuccess);
-          if (me_send) {
-            FillPattern(host.data(), n, seed);
-            if (on_dev) RANK_CHECK(cudaMemcpy(dbuf, host.data(), n, cudaMemcpyHostToDevice) == cudaSuccess);
-          } else if (on_dev) {
-            RANK_CHECK(cudaMemcpy(dbuf, host.data(), n + 1, cudaMemcpyHostToDevice) == cudaSuccess);
-          }
-          // A pageable cudaMemcpy H2D may return before its DMA lands, and mpigpu copies on its
-          // own non-blocking streams: as with any CUDA-aware MPI, the data must be ready first.
-          if (on_dev) RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
+          if (me_send) FillPattern(host.data(), n, seed);
+          void* dbuf = on_dev ? DeviceCopyOf(host) : nullptr;
           UserBuffer buf{on_dev ? dbuf : host.data(), loc, Layout::Contiguous(n)};
-          Request* req;
-          RANK_CHECK((me_send ? e->Isend(buf, 1, 1, 0, &req) : e->Irecv(buf, 0, 1, 0, &req)).ok());
-          WaitOk(*e, req);
-          e->Release(req);
-          if (!me_send) {
-            if (on_dev)
-              RANK_CHECK(cudaMemcpy(host.data(), dbuf, n + 1, cudaMemcpyDeviceToHost) == cudaSuccess);
+          if (me_send) {
+            SendOk(e, buf, 1, 1);
+          } else {
+            RecvOk(e, buf, 0, 1);
+            if (on_dev) CopyToHost(&host, dbuf);
             long long bad = FirstMismatch(host.data(), n, seed);
             if (bad != -1)
               std::fprintf(stderr, "%s->%s %zu bytes: first mismatch at %lld\n", send_dev ? "D" : "H",
@@ -393,8 +405,6 @@ std::string RunGpuPairs(bool same_gpu) {
           }
           if (dbuf) cudaFree(dbuf);
         }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   }, 300);
 }
 
@@ -413,13 +423,7 @@ TEST(TransportGpuTest, BothRanksOnOneGpu) {
 // Vector layouts on device memory on either side (halo columns): one strided copy through the
 // resident kernel (small) or the copy engine (large), or the ring when the shapes differ.
 TEST(TransportGpuTest, DeviceVectorLayouts) {
-  std::string r = RunJob(2, [](int rank) {
-    int gpus = CudaDeviceCount();
-    if (gpus == 0) return mpigpu::testing::kRankSkip;
-    const int dev = rank % gpus;
-    RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
-    auto e = Join();
-    struct Shape { size_t count, block, stride; };
+  std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
     struct Case { Shape send, recv; };
     std::vector<Case> cases;
     for (size_t rows : {size_t{64}, size_t{2048}, size_t{65536}}) {
@@ -432,36 +436,19 @@ TEST(TransportGpuTest, DeviceVectorLayouts) {
     for (const Case& c : cases) {
       ++seed;
       const Shape& me = rank == 0 ? c.send : c.recv;
-      const size_t extent = (me.count - 1) * me.stride + me.block;
-      void* dbuf = nullptr;
-      RANK_CHECK(cudaMalloc(&dbuf, extent) == cudaSuccess);
-      std::vector<unsigned char> host(extent);
-      if (rank == 0) FillPattern(host.data(), extent, seed);
-      else std::memset(host.data(), 0xEE, extent);
-      RANK_CHECK(cudaMemcpy(dbuf, host.data(), extent, cudaMemcpyHostToDevice) == cudaSuccess);
-      RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
-      UserBuffer ub{dbuf, MemLoc::Device(dev), Layout::Vector(me.count, me.block, me.stride)};
-      Request* req;
-      RANK_CHECK((rank == 0 ? e->Isend(ub, 1, 4, 0, &req) : e->Irecv(ub, 0, 4, 0, &req)).ok());
-      WaitOk(*e, req);
-      e->Release(req);
-      if (rank == 1) {
-        RANK_CHECK(cudaMemcpy(host.data(), dbuf, extent, cudaMemcpyDeviceToHost) == cudaSuccess);
-        const size_t packed = c.send.count * c.send.block;
-        for (size_t p = 0; p < packed; ++p) {
-          const size_t from = (p / c.send.block) * c.send.stride + p % c.send.block;
-          const size_t to = (p / c.recv.block) * c.recv.stride + p % c.recv.block;
-          if (host[to] != mpigpu::testing::PatternByte(seed, from))
-            std::fprintf(stderr, "case %u: packed byte %zu wrong\n", seed, p);
-          RANK_CHECK(host[to] == mpigpu::testing::PatternByte(seed, from));
-        }
-        for (size_t b = 0; b + 1 < c.recv.count; ++b)  // the gaps stay untouched
-          for (size_t g = c.recv.block; g < c.recv.stride; ++g) RANK_CHECK(host[b * c.recv.stride + g] == 0xEE);
+      std::vector<unsigned char> host(me.extent(), 0xEE);
+      if (rank == 0) FillPattern(host.data(), host.size(), seed);
+      void* dbuf = DeviceCopyOf(host);
+      const UserBuffer ub{dbuf, MemLoc::Device(dev), me.layout()};
+      if (rank == 0) {
+        SendOk(e, ub, 1, 4);
+      } else {
+        RecvOk(e, ub, 0, 4);
+        CopyToHost(&host, dbuf);
+        CheckVectorReceived(host.data(), c.send, c.recv, seed);
       }
       cudaFree(dbuf);
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   }, 180);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");
@@ -470,33 +457,22 @@ TEST(TransportGpuTest, DeviceVectorLayouts) {
 // A freed and reallocated send buffer (often at the same address) must never be read through
 // the receiver's stale IPC mapping: each message carries the bytes of the buffer it was sent from.
 TEST(TransportGpuTest, ReallocatedSendBufferCarriesNewBytes) {
-  std::string r = RunJob(2, [](int rank) {
-    int gpus = CudaDeviceCount();
-    if (gpus == 0) return mpigpu::testing::kRankSkip;
-    RANK_CHECK(cudaSetDevice(rank % gpus) == cudaSuccess);
-    auto e = Join();
+  std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
     for (size_t n : {size_t{4096}, size_t{3} << 20}) {
       void* seen[3] = {};
       for (int round = 0; round < 3; ++round) {
         const uint32_t seed = 700 + round;
+        std::vector<unsigned char> host(n);
         void* dbuf = nullptr;
-        RANK_CHECK(cudaMalloc(&dbuf, n) == cudaSuccess);
-        Request* req;
         if (rank == 0) {
-          std::vector<unsigned char> host(n);
           FillPattern(host.data(), n, seed);
-          RANK_CHECK(cudaMemcpy(dbuf, host.data(), n, cudaMemcpyHostToDevice) == cudaSuccess);
-          RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
-          RANK_CHECK(e->Isend({dbuf, MemLoc::Device(rank % gpus), Layout::Contiguous(n)}, 1, round, 0, &req).ok());
+          dbuf = DeviceCopyOf(host);
+          SendOk(e, {dbuf, MemLoc::Device(dev), Layout::Contiguous(n)}, 1, round);
           seen[round] = dbuf;
         } else {
-          RANK_CHECK(e->Irecv({dbuf, MemLoc::Device(rank % gpus), Layout::Contiguous(n)}, 0, round, 0, &req).ok());
-        }
-        WaitOk(*e, req);
-        e->Release(req);
-        if (rank == 1) {
-          std::vector<unsigned char> host(n);
-          RANK_CHECK(cudaMemcpy(host.data(), dbuf, n, cudaMemcpyDeviceToHost) == cudaSuccess);
+          RANK_CHECK(cudaMalloc(&dbuf, n) == cudaSuccess);
+          RecvOk(e, {dbuf, MemLoc::Device(dev), Layout::Contiguous(n)}, 0, round);
+          CopyToHost(&host, dbuf);
           RANK_CHECK(FirstMismatch(host.data(), n, seed) == -1);
         }
         RANK_CHECK(cudaFree(dbuf) == cudaSuccess);
@@ -504,8 +480,6 @@ TEST(TransportGpuTest, ReallocatedSendBufferCarriesNewBytes) {
       if (rank == 0 && seen[0] == seen[1])
         std::fprintf(stderr, "note: reallocation reused address %p (the stale case ran)\n", seen[0]);
     }
-    RANK_CHECK(e->Finalize().ok());
-    return 0;
   }, 120);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");

@@ -197,7 +197,8 @@ std::string UsageText() {
   t += "mod visible devices).\n\n";
   t += "If a rank fails (non-zero exit or signal), the job times out, or the launcher gets\n";
   t += "SIGINT/SIGTERM, the other ranks get SIGTERM, then SIGKILL 2 s later, and the job's\n";
-  t += "shared memory (/dev/shm/mpigpu-<uid>-<jobid>*) is removed.\n\n";
+  t += "shared memory (/dev/shm/mpigpu-<uid>-<jobid>*) is removed. After a non-zero exit the\n";
+  t += "others first get 0.5 s to end by themselves (and print their own error).\n\n";
   t += "exit status: 0 when every rank exits 0; else the first failing rank's status (128+signal\n";
   t += "for a signal), 124 on timeout, 128+signal when the launcher was signalled, 2 on bad\n";
   t += "usage, 127 when prog cannot be executed.\n";

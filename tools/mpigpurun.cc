@@ -33,6 +33,9 @@ namespace launcher {
 namespace {
 
 constexpr double kGraceSeconds = 2.0;
+// A rank that exits with an error status often has peers failing the same way (a bad argument):
+// they get this long to finish and print their own message before the others are signalled.
+constexpr double kExitGraceSeconds = 0.5;
 constexpr int kExitUsage = 2;
 constexpr int kExitCannotExec = 127;
 constexpr int kExitTimeout = 124;
@@ -113,13 +116,15 @@ class Supervisor {
     timeout_s_ = timeout_s;
   }
 
-  // Ends the job with `exit_code` (if it is not ending already) by sending `sig` to every rank.
-  void End(int exit_code, int sig) {
+  // Ends the job with `exit_code` (if it is not ending already) by sending `sig` to every rank
+  // after `delay` seconds; SIGKILL follows kGraceSeconds later.
+  void End(int exit_code, int sig, double delay = 0) {
     if (ending_) return;
     ending_ = true;
     exit_code_ = exit_code;
-    SignalAll(sig);
-    kill_at_ = Now() + kGraceSeconds;
+    end_signal_ = sig;
+    signal_at_ = Now() + delay;
+    if (delay <= 0) SignalNow();
   }
 
   // Waits until every rank has been reaped; returns the job's exit code.
@@ -133,7 +138,11 @@ class Supervisor {
         End(kExitTimeout, SIGTERM);
         continue;
       }
-      if (ending_ && !killed_ && now >= kill_at_) {
+      if (ending_ && !signalled_ && now >= signal_at_) {
+        SignalNow();
+        continue;
+      }
+      if (ending_ && signalled_ && !killed_ && now >= kill_at_) {
         KillAll();
         continue;
       }
@@ -153,8 +162,14 @@ class Supervisor {
       if (r.running) kill(r.pid, sig);
   }
 
+  void SignalNow() {
+    signalled_ = true;
+    SignalAll(end_signal_);
+    kill_at_ = Now() + kGraceSeconds;
+  }
+
   void KillAll() {
-    killed_ = true;
+    signalled_ = killed_ = true;
     SignalAll(SIGKILL);
   }
 
@@ -171,7 +186,7 @@ class Supervisor {
         if (end.failed && !ending_) {
           std::fprintf(stderr, "mpigpurun: rank %zu (pid %d) %s; ending the job\n", r,
                        static_cast<int>(pid), end.what.c_str());
-          End(end.exit_code, SIGTERM);
+          End(end.exit_code, SIGTERM, WIFEXITED(status) ? kExitGraceSeconds : 0);
         }
       }
     }
@@ -181,7 +196,8 @@ class Supervisor {
   void WaitForEvent(const sigset_t& wait_set, double now) {
     double deadline = -1;
     if (!ending_ && timeout_at_ > 0) deadline = timeout_at_;
-    if (ending_ && !killed_) deadline = kill_at_;
+    if (ending_ && !signalled_) deadline = signal_at_;
+    if (ending_ && signalled_ && !killed_) deadline = kill_at_;
     struct timespec ts;
     struct timespec* tsp = nullptr;
     if (deadline > 0) {
@@ -205,7 +221,10 @@ class Supervisor {
   double timeout_s_ = 0;
   double timeout_at_ = 0;  // 0: no timeout
   bool ending_ = false;
+  bool signalled_ = false;  // the end signal went out
   bool killed_ = false;
+  int end_signal_ = SIGTERM;
+  double signal_at_ = 0;
   double kill_at_ = 0;
   int exit_code_ = 0;
 };
