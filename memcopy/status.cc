@@ -20,9 +20,14 @@ const char* ErrName(Err e) {
   return "unknown error";
 }
 
+const std::string& Status::message() const {
+  static const std::string empty;
+  return msg_ ? *msg_ : empty;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "ok";
-  return std::string(ErrName(code_)) + ": " + msg_;
+  return std::string(ErrName(code_)) + ": " + message();
 }
 
 Status SysError(const char* what, int err) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -29,12 +30,22 @@ const char* ErrName(Err e);
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Err code, std::string msg) : code_(code), msg_(std::move(msg)) {}
+  Status(Err code, std::string msg)
+      : code_(code), msg_(code == Err::kOk ? nullptr : new std::string(std::move(msg))) {}
+  // The message lives on the heap only for errors: an ok Status is one word and a null pointer,
+  // so the hot paths that pass ok statuses around pay no string construction or move.
+  Status(const Status& o) : code_(o.code_), msg_(o.msg_ ? new std::string(*o.msg_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) *this = Status(o);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
   static Status Ok() { return Status(); }
 
   bool ok() const { return code_ == Err::kOk; }
   Err code() const { return code_; }
-  const std::string& message() const { return msg_; }
+  const std::string& message() const;
   // "kind: message", for logs and error strings.
   std::string ToString() const;
 
@@ -45,7 +56,7 @@ class [[nodiscard]] Status {
 
  private:
   Err code_ = Err::kOk;
-  std::string msg_;
+  std::unique_ptr<std::string> msg_;  // null when ok
 };
 
 // Status for a failed OS call: "what: strerror(errno)".

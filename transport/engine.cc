@@ -42,7 +42,7 @@ struct Engine::OutMsg {
   MsgHeader hdr{};
   Request* req = nullptr;  // eager: packed at send time and completed; RTS: waits for CTS/FIN
   bool has_ipc = false;    // RTS with kFlagIpc, IpcPut: `offer` travels as the payload
-  IpcOffer offer{};
+  IpcOffer offer;          // set (and read) only with has_ipc: no zeroing on the eager path
 };
 
 // The ring of one ordered pair, mapped in this process. The receiver creates its region.
@@ -315,7 +315,7 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     msg.hdr.loc = buf.loc;
     req->state_ = Request::State::kWaitCts;
   }
-  return SendOrQueue(std::move(msg));
+  return SendOrQueue(msg);
 }
 
 Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) {
@@ -403,10 +403,10 @@ Status Engine::Wait(Request* req, double timeout_s) {
 
 // ---- sending ----
 
-Status Engine::SendOrQueue(OutMsg msg) {
+Status Engine::SendOrQueue(OutMsg& msg) {
   std::deque<OutMsg>& q = pending_[msg.dst];
   if (q.empty() && TrySend(msg)) return Status::Ok();
-  q.push_back(std::move(msg));  // behind earlier messages to the same rank: order is kept
+  q.push_back(msg);  // behind earlier messages to the same rank: order is kept
   ++pending_count_;
   return Status::Ok();
 }
@@ -630,7 +630,7 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
           no.hdr.src = rank_;
           no.hdr.flags = kFlagFailed;
           no.hdr.addr = h.addr;
-          (void)SendOrQueue(std::move(no));
+          (void)SendOrQueue(no);
         }
         break;
       }
@@ -723,7 +723,7 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigne
       fin.hdr.type = MsgType::kFin;
       fin.hdr.src = rank_;
       fin.hdr.sreq = h.sreq;
-      (void)SendOrQueue(std::move(fin));
+      (void)SendOrQueue(fin);
       Complete(req, TruncationOf(req->info_, req->bytes_));
       return;
     }
@@ -882,7 +882,7 @@ bool Engine::TryIpcPutRequest(Request* req, const MsgHeader& h) {
   put.hdr.bytes = std::min<size_t>(h.bytes, req->bytes_);
   req->state_ = Request::State::kWaitPut;
   waiting_puts_.insert(req);
-  (void)SendOrQueue(std::move(put));
+  (void)SendOrQueue(put);
   return true;
 }
 
@@ -958,7 +958,7 @@ void Engine::TryStartRingRecv(int src) {
     cts.hdr.unit = static_cast<uint32_t>(unit);
     cts.hdr.block = static_cast<uint32_t>(params.fill_block);
     cts.hdr.loc = req->buf_.loc;
-    (void)SendOrQueue(std::move(cts));
+    (void)SendOrQueue(cts);
   }
 }
 
@@ -979,7 +979,7 @@ void Engine::StartCoopRecv(Request* req, int src) {
   go.hdr.bytes = req->total_;
   go.hdr.unit = static_cast<uint32_t>(req->chunk_);
   go.hdr.block = gen;
-  (void)SendOrQueue(std::move(go));
+  (void)SendOrQueue(go);
 }
 
 // Both sides: copy the chunks left, then see whether the transfer is complete.
@@ -1080,7 +1080,7 @@ Status Engine::AdvanceLmts() {
             note.hdr.type = MsgType::kPutDone;
             note.hdr.addr = req->peer_req_;
           }
-          (void)SendOrQueue(std::move(note));
+          (void)SendOrQueue(note);
         }
       }
     } else if (req->coop_) {

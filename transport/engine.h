@@ -194,7 +194,7 @@ class Engine {
   Status Bootstrap(const JobInfo& job);
 
   // Sending side.
-  Status SendOrQueue(OutMsg msg);
+  Status SendOrQueue(OutMsg& msg);  // copied only when it must wait
   bool TrySend(OutMsg& msg);
   Status FlushPending();
   Status CopierFor(MemLoc loc, CopyEngine** out);
