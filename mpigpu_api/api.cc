@@ -247,9 +247,26 @@ void EmptyStatus(MPIGPU_Status* status, int source) {
   status->cancelled = 0;
 }
 
+// Request objects are recycled: a ping-pong should not pay an allocation per message.
+mpigpu_request* NewApiRequest() {
+  std::vector<mpigpu_request*>& spare = GetState().spare;
+  if (spare.empty()) return new mpigpu_request();
+  mpigpu_request* r = spare.back();
+  spare.pop_back();
+  return r;
+}
+
+void RecycleApiRequest(mpigpu_request* r) {
+  std::vector<mpigpu_request*>& spare = GetState().spare;
+  *r = mpigpu_request();
+  if (spare.size() < 1024) spare.push_back(r);
+  else delete r;
+}
+
 int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
              mpigpu_request** out) {
-  auto r = std::make_unique<mpigpu_request>();
+  std::unique_ptr<mpigpu_request, void (*)(mpigpu_request*)> r(NewApiRequest(),
+                                                               RecycleApiRequest);
   r->comm = comm;
   r->recv = recv;
   r->user = buf;
@@ -313,7 +330,7 @@ int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
   st.MPIGPU_ERROR = rc;
   if (status != MPIGPU_STATUS_IGNORE) *status = st;
   s.requests.erase(r);
-  delete r;
+  RecycleApiRequest(r);
   return rc;
 }
 
@@ -408,8 +425,10 @@ int DoFinalize() {
     if (r->op) s.engine->Release(r->op);
     delete r;
   }
+  for (mpigpu_request* r : s.spare) delete r;
   s.requests.clear();
   s.detached.clear();
+  s.spare.clear();
   s.engine.reset();
   s.finalized = true;
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);

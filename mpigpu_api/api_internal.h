@@ -83,6 +83,7 @@ struct State {
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
   std::unordered_set<mpigpu_request*> requests;  // live handles (not freed, not detached)
+  std::vector<mpigpu_request*> spare;             // completed objects kept for reuse
   std::vector<mpigpu_request*> detached;          // freed by the user, still in flight
 };
 State& GetState();
