@@ -300,6 +300,11 @@ int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int 
   return MPIGPU_SUCCESS;
 }
 
+void DeclareContexts(const CommData& c) {
+  GetState().engine->SetContextMembers(c.ctx_p2p, c.group);
+  GetState().engine->SetContextMembers(c.ctx_coll, c.group);
+}
+
 bool P2PDone(const mpigpu_request* r) { return r->op == nullptr || r->op->done(); }
 
 int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
@@ -400,6 +405,7 @@ int DoInit() {
   self.rank = 0;
   self.ctx_p2p = mpigpu::api::kSelfP2pContext;
   self.ctx_coll = mpigpu::api::kSelfP2pContext + 1;
+  for (const mpigpu::api::CommData* c : {&world, &self}) mpigpu::api::DeclareContexts(*c);
   s.initialized = true;
   return MPIGPU_SUCCESS;
 }

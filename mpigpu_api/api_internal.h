@@ -116,6 +116,8 @@ int CheckTag(int tag, bool recv);
 int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
              mpigpu_request** out);
 // True once `r` can be completed without blocking.
+// Tells the engine which ranks take part in c's contexts (failures of others leave them alone).
+void DeclareContexts(const CommData& c);
 bool P2PDone(const mpigpu_request* r);
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).

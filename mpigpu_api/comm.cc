@@ -63,6 +63,7 @@ int DoSplit(Lock& lk, MPIGPU_Comm comm, int color, int key, MPIGPU_Comm* newcomm
   c->ctx_p2p = ctx;
   c->ctx_coll = ctx + 1;
   c->errhandler = parent->errhandler;  // a new communicator inherits its parent's handler
+  DeclareContexts(*c);
   if (s.comms.size() >= static_cast<size_t>(INT_MAX))
     return SetLastError(MPIGPU_ERR_INTERN, "out of communicator handles");
   s.comms.push_back(std::move(c));

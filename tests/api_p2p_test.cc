@@ -469,5 +469,44 @@ TEST(ApiP2pTest, PeerDeathGivesProcFailed) {
   EXPECT_EQ(r, "");
 }
 
+// A rank's death fails wildcard receives only on communicators it belongs to.
+TEST(ApiP2pTest, PeerDeathFailsWildcardsOnlyWhereThePeerIsAMember) {
+  std::string r = RunJob(
+      3,
+      [](int rank) {
+        API_OK(MPIGPU_Init(nullptr, nullptr));
+        MPIGPU_Comm pair;  // ranks 0 and 1; rank 2 alone
+        API_OK(MPIGPU_Comm_split(kWorld, rank == 2 ? 1 : 0, rank, &pair));
+        API_OK(MPIGPU_Barrier(kWorld));
+        if (rank == 2) {
+          usleep(200 * 1000);
+          kill(getpid(), SIGKILL);
+        }
+        API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
+        API_OK(MPIGPU_Comm_set_errhandler(pair, MPIGPU_ERRORS_RETURN));
+        if (rank == 1) {
+          usleep(800 * 1000);  // well after rank 0 saw rank 2 die
+          int v = 42;
+          API_OK(MPIGPU_Send(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, 5, pair));
+        } else {
+          int in_world = 0, in_pair = 0;
+          MPIGPU_Request world_req, pair_req;
+          API_OK(MPIGPU_Irecv(&in_world, MPIGPU_BUF_HOST, 1, MPIGPU_INT, MPIGPU_ANY_SOURCE, 9,
+                              kWorld, &world_req));
+          API_OK(MPIGPU_Irecv(&in_pair, MPIGPU_BUF_HOST, 1, MPIGPU_INT, MPIGPU_ANY_SOURCE, 5, pair,
+                              &pair_req));
+          MPIGPU_Status st;
+          API_FAILS(MPIGPU_ERR_PROC_FAILED, MPIGPU_Wait(&world_req, &st));
+          API_OK(MPIGPU_Wait(&pair_req, &st));
+          RANK_CHECK(in_pair == 42 && st.MPIGPU_SOURCE == 1);
+        }
+        API_OK(MPIGPU_Comm_free(&pair));
+        (void)MPIGPU_Finalize();
+        return 0;
+      },
+      30, {2});
+  EXPECT_EQ(r, "");
+}
+
 }  // namespace
 }  // namespace mpigpu::testing

@@ -1133,6 +1133,13 @@ bool Engine::PeerAlive(int rank) {
   return ProcessAlive(ranks_[rank].pid.load(std::memory_order_relaxed));
 }
 
+void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks) {
+  std::vector<bool>& members = context_members_[context];
+  members.assign(size_, false);
+  for (int r : world_ranks)
+    if (r >= 0 && r < size_) members[r] = true;
+}
+
 void Engine::CheckPeers() {
   bool any_source_waiting = false;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
@@ -1163,7 +1170,12 @@ void Engine::FailPeer(int rank, const std::string& why) {
     if (r->peer_ == rank) Complete(r, st);
   lmt_wait_[rank].clear();
   posted_.ForEach([&](Request* r) {
-    if (r->peer_ == rank || r->peer_ == kAnySource) {
+    bool member = true;
+    if (r->peer_ == kAnySource) {
+      auto it = context_members_.find(r->context_);
+      member = it == context_members_.end() || it->second[rank];
+    }
+    if (r->peer_ == rank || (r->peer_ == kAnySource && member)) {
       posted_.Remove(r);
       Complete(r, st);
     }

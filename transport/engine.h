@@ -38,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -177,6 +178,10 @@ class Engine {
   Status Finalize();
 
   bool PeerAlive(int rank);
+  // The ranks that take part in `context` (a communicator's): a rank's death fails the wildcard
+  // (kAnySource) receives of the contexts it belongs to only. A context never declared counts
+  // every rank as a member.
+  void SetContextMembers(int context, const std::vector<int>& world_ranks);
   // Marks a peer as failed (tests, the API's fault handling): its requests fail.
   void FailPeer(int rank, const std::string& why);
 
@@ -269,6 +274,7 @@ class Engine {
   std::list<Request*> lmt_active_;              // both sides: pipelines to advance
   std::map<std::pair<int, int>, std::unique_ptr<RingPair>> rings_;
   std::vector<bool> peer_failed_;
+  std::unordered_map<int, std::vector<bool>> context_members_;  // by context, by world rank
   std::vector<int> outstanding_;  // requests waiting on each peer (liveness checks)
   double next_peer_check_ = 0;
   uint64_t progress_calls_ = 0;
