@@ -403,6 +403,15 @@ Status Engine::Wait(Request* req, double timeout_s) {
 
 // ---- sending ----
 
+// A control message (no request, no payload) from this rank to `dst`.
+Engine::OutMsg Engine::Control(int dst, MsgType type) const {
+  OutMsg m;
+  m.dst = dst;
+  m.hdr.type = type;
+  m.hdr.src = rank_;
+  return m;
+}
+
 Status Engine::SendOrQueue(OutMsg& msg) {
   std::deque<OutMsg>& q = pending_[msg.dst];
   if (q.empty() && TrySend(msg)) return Status::Ok();
@@ -411,18 +420,20 @@ Status Engine::SendOrQueue(OutMsg& msg) {
   return Status::Ok();
 }
 
-// Packs an eager message's payload into `dst` (host memory).
-Status Engine::PackEager(Request* req, size_t bytes, void* dst) {
-  if (bytes == 0) return Status::Ok();
-  if (req->buf_.loc.is_host() && req->buf_.layout.contiguous()) {
-    std::memcpy(dst, req->buf_.ptr, bytes);  // the common small case: no engine round trip
+// Copies the first n packed bytes of `user` to or from `plain` (host memory: a cell or fastbox
+// payload) and returns when the copy is complete (eager messages).
+Status Engine::CopyPackedNow(PackDir dir, const UserBuffer& user, size_t n, void* plain) {
+  if (n == 0) return Status::Ok();
+  if (user.loc.is_host() && user.layout.contiguous()) {  // the common small case: no engine
+    if (dir == PackDir::kPack) std::memcpy(plain, user.ptr, n);
+    else std::memcpy(user.ptr, plain, n);
     return Status::Ok();
   }
   CopyEngine* copier = nullptr;
   Ticket t = 0;
-  MPIGPU_RETURN_IF_ERROR(CopierFor(req->buf_.loc, &copier));
-  MPIGPU_RETURN_IF_ERROR(CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc,
-                                    req->buf_.layout, 0, bytes, dst, MemLoc::Host()));
+  MPIGPU_RETURN_IF_ERROR(CopierFor(user.loc, &copier));
+  MPIGPU_RETURN_IF_ERROR(
+      CopyPacked(*copier, dir, user.ptr, user.loc, user.layout, 0, n, plain, MemLoc::Host()));
   MPIGPU_RETURN_IF_ERROR(copier->Mark(&t));
   return copier->Wait(t);
 }
@@ -444,7 +455,7 @@ bool Engine::TrySend(OutMsg& msg) {
   } else {
     return false;  // no cell free: the message waits in the pair's FIFO
   }
-  Status st = eager ? PackEager(msg.req, payload, payload_dst) : Status::Ok();
+  Status st = eager ? CopyPackedNow(PackDir::kPack, msg.req->buf_, payload, payload_dst) : Status::Ok();
   if (msg.has_ipc) std::memcpy(payload_dst, &msg.offer, sizeof msg.offer);
   if (!st.ok()) {
     if (cell) queues_.Free(cell);  // an unpublished fastbox stays the sender's: nothing to undo
@@ -500,10 +511,8 @@ Status Engine::CopierFor(MemLoc loc, CopyEngine** out) {
 // the next expected one waits (a queue cell in held_, a fastbox message in its box).
 Status Engine::PollArrivals() {
   Status st;
-  if (fastboxes_.valid()) {
-    for (int src = 0; src < size_ && st.ok(); ++src)
-      if (Fastbox* b = fastboxes_.Peek(src, rank_)) st = TakeFastbox(src, b);
-  }
+  if (fastboxes_.valid())
+    for (int src = 0; src < size_ && st.ok(); ++src) st = DrainInOrder(src);
   for (int budget = 64; budget > 0 && st.ok(); --budget) {
     Cell* cell = queues_.Dequeue(rank_);
     if (cell == nullptr) break;
@@ -525,16 +534,22 @@ Status Engine::PollArrivals() {
   return st;
 }
 
-Status Engine::TakeFastbox(int src, Fastbox* b) {
+// Handles the message in src's fastbox if it is the pair's next one (*took says so).
+Status Engine::TakeFastboxInOrder(int src, bool* took) {
+  *took = false;
+  Fastbox* b = fastboxes_.valid() ? fastboxes_.Peek(src, rank_) : nullptr;
+  if (b == nullptr) return Status::Ok();
   MsgHeader h;
   std::memcpy(&h, b->hdr, sizeof h);
   if (h.seq != seq_in_[src]) return Status::Ok();  // an earlier queue message goes first
+  *took = true;
   Status st = HandleMessage(h, b->payload());
   Fastboxes::Release(b);
   ++seq_in_[src];
-  return st.ok() ? DrainInOrder(src) : st;
+  return st;
 }
 
+// Handles src's waiting messages (held cells, the fastbox) while the next one in order is there.
 Status Engine::DrainInOrder(int src) {
   for (bool moved = true; moved;) {
     moved = false;
@@ -552,20 +567,7 @@ Status Engine::DrainInOrder(int src) {
       moved = true;
       break;
     }
-    if (!moved && fastboxes_.valid()) {
-      Fastbox* b = fastboxes_.Peek(src, rank_);
-      if (b != nullptr) {
-        MsgHeader h;
-        std::memcpy(&h, b->hdr, sizeof h);
-        if (h.seq == seq_in_[src]) {
-          Status st = HandleMessage(h, b->payload());
-          Fastboxes::Release(b);
-          ++seq_in_[src];
-          MPIGPU_RETURN_IF_ERROR(st);
-          moved = true;
-        }
-      }
-    }
+    if (!moved) MPIGPU_RETURN_IF_ERROR(TakeFastboxInOrder(src, &moved));
   }
   return Status::Ok();
 }
@@ -624,10 +626,7 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         Status st = StartIpcPut(req, h, offer.ipc);
         if (!st.ok()) {  // tell the receiver to use the ring; this send then waits for its CTS
           IpcUnavailable(st);
-          OutMsg no;
-          no.dst = h.src;
-          no.hdr.type = MsgType::kPutDone;
-          no.hdr.src = rank_;
+          OutMsg no = Control(h.src, MsgType::kPutDone);
           no.hdr.flags = kFlagFailed;
           no.hdr.addr = h.addr;
           (void)SendOrQueue(no);
@@ -664,19 +663,7 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
 void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload) {
   req->info_ = MsgInfo{h.src, h.tag, h.bytes};
   const size_t n = std::min<size_t>(h.bytes, req->bytes_);
-  Status st;
-  if (n > 0 && req->buf_.loc.is_host() && req->buf_.layout.contiguous()) {
-    std::memcpy(req->buf_.ptr, payload, n);  // the common small case: no engine round trip
-  } else if (n > 0) {
-    CopyEngine* copier = nullptr;
-    Ticket t = 0;
-    st = CopierFor(req->buf_.loc, &copier);
-    if (st.ok())
-      st = CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc, req->buf_.layout, 0,
-                      n, const_cast<void*>(payload), MemLoc::Host());
-    if (st.ok()) st = copier->Mark(&t);
-    if (st.ok()) st = copier->Wait(t);
-  }
+  Status st = CopyPackedNow(PackDir::kUnpack, req->buf_, n, const_cast<void*>(payload));
   st.KeepFirst(TruncationOf(req->info_, req->bytes_));
   Complete(req, st);
 }
@@ -718,10 +705,7 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigne
     const size_t done = CmaCopy(true, pid, static_cast<char*>(req->buf_.ptr), h.addr, n);
     if (done == n) {
       cma_verified_ = true;
-      OutMsg fin;
-      fin.dst = h.src;
-      fin.hdr.type = MsgType::kFin;
-      fin.hdr.src = rank_;
+      OutMsg fin = Control(h.src, MsgType::kFin);
       fin.hdr.sreq = h.sreq;
       (void)SendOrQueue(fin);
       Complete(req, TruncationOf(req->info_, req->bytes_));
@@ -949,10 +933,7 @@ void Engine::TryStartRingRecv(int src) {
     req->state_ = Request::State::kLmt;
     lmt_recv_active_[src] = req;
     lmt_active_.push_back(req);
-    OutMsg cts;
-    cts.dst = src;
-    cts.hdr.type = MsgType::kCts;
-    cts.hdr.src = rank_;
+    OutMsg cts = Control(src, MsgType::kCts);
     cts.hdr.sreq = req->peer_cookie_;
     cts.hdr.bytes = total;
     cts.hdr.unit = static_cast<uint32_t>(unit);
@@ -970,10 +951,7 @@ void Engine::StartCoopRecv(Request* req, int src) {
   req->state_ = Request::State::kLmt;
   lmt_recv_active_[src] = req;
   lmt_active_.push_back(req);
-  OutMsg go;
-  go.dst = src;
-  go.hdr.type = MsgType::kCmaGo;
-  go.hdr.src = rank_;
+  OutMsg go = Control(src, MsgType::kCmaGo);
   go.hdr.sreq = req->peer_cookie_;
   go.hdr.addr = reinterpret_cast<uint64_t>(req->buf_.ptr);
   go.hdr.bytes = req->total_;
@@ -1070,16 +1048,10 @@ Status Engine::AdvanceLmts() {
       if (done || !st.ok()) {
         (void)ipc_cache_->Release(req->peer_, req->ipc_);
         if (st.ok()) {  // tell the peer its buffer is free (pull) or ours is filled (put)
-          OutMsg note;
-          note.dst = req->peer_;
-          note.hdr.src = rank_;
-          if (req->kind_ == Request::Kind::kRecv) {
-            note.hdr.type = MsgType::kFin;
-            note.hdr.sreq = req->peer_cookie_;
-          } else {
-            note.hdr.type = MsgType::kPutDone;
-            note.hdr.addr = req->peer_req_;
-          }
+          const bool recv = req->kind_ == Request::Kind::kRecv;
+          OutMsg note = Control(req->peer_, recv ? MsgType::kFin : MsgType::kPutDone);
+          if (recv) note.hdr.sreq = req->peer_cookie_;
+          else note.hdr.addr = req->peer_req_;
           (void)SendOrQueue(note);
         }
       }

@@ -203,10 +203,11 @@ class Engine {
   bool TrySend(OutMsg& msg);
   Status FlushPending();
   Status CopierFor(MemLoc loc, CopyEngine** out);
-  Status PackEager(Request* req, size_t bytes, void* dst);
+  Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t n, void* plain);
+  OutMsg Control(int dst, MsgType type) const;
   // Receiving side.
   Status PollArrivals();
-  Status TakeFastbox(int src, Fastbox* box);
+  Status TakeFastboxInOrder(int src, bool* took);
   Status DrainInOrder(int src);
   Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
