@@ -98,7 +98,7 @@ class Buffer {
     std::vector<uint8_t> host(loc_ == Loc::kDevice ? total : 0);
     uint8_t* p = loc_ == Loc::kDevice ? host.data() : static_cast<uint8_t*>(ptr_);
     for (size_t k = 0; k < seeds.size(); ++k)
-      for (size_t i = 0; i < slot_bytes; ++i) p[k * slot_bytes + i] = PatternByte(seeds[k], i);
+      ::mpigpu::testing::FillPattern(p + k * slot_bytes, slot_bytes, seeds[k]);
     if (loc_ == Loc::kDevice && total > 0) {
       SWEEP_CUDA(cudaMemcpy(ptr_, host.data(), total, cudaMemcpyHostToDevice));
       // A pageable H2D cudaMemcpy may return before its DMA lands, and mpigpu's non-blocking
@@ -118,14 +118,12 @@ class Buffer {
       p = host.data();
     }
     for (size_t k = 0; k < seeds.size(); ++k) {
-      for (size_t i = 0; i < slot_bytes; ++i) {
-        uint8_t expect = PatternByte(seeds[k], i);
-        if (p[k * slot_bytes + i] != expect) {
-          *byte = static_cast<long long>(i);
-          *got = p[k * slot_bytes + i];
-          *want = expect;
-          return static_cast<int>(k);
-        }
+      const long long i = ::mpigpu::testing::FirstMismatch(p + k * slot_bytes, slot_bytes, seeds[k]);
+      if (i >= 0) {
+        *byte = i;
+        *got = p[k * slot_bytes + i];
+        *want = PatternByte(seeds[k], static_cast<uint64_t>(i));
+        return static_cast<int>(k);
       }
     }
     return -1;
