@@ -3,6 +3,9 @@
 //   mpigpurun -n 2 bazel-bin/benchmarks/pingpong [H|P|D H|P|D] [max_bytes]
 // H = pageable host memory (malloc), P = pinned host memory (cudaMallocHost), D = GPU memory.
 // Output: one line per size, "bytes  latency_us  bandwidth_GBps", checked (first and last bytes).
+//   ... pingpong D D 8192 exchange: instead, both ranks Irecv + Isend + wait for both (a halo
+//   exchange), contiguous and as a column (rows of 8 bytes, 4104 apart); "bytes  contig_us
+//   column_us" per exchange.
 // peers/mpi_pingpong.c measures Open MPI the same way.
 #include <cuda_runtime_api.h>
 
@@ -87,6 +90,36 @@ int main(int argc, char** argv) {
   MemLoc loc = mine_dev ? MemLoc::Device(device) : MemLoc::Host();
   const int peer = 1 - job.rank;
   char ack = 0;
+  if (argc > 4 && std::strcmp(argv[4], "exchange") == 0) {
+    if (job.rank == 0)
+      std::printf("# mpigpu exchange %c<->%c  (bytes, contiguous us, column us)\n", kind[0], kind[1]);
+    constexpr size_t kPitch = 4104;
+    for (size_t n = 8; n <= max_bytes && n / 8 * kPitch <= max_bytes; n *= 4) {
+      double us[2];
+      for (int shape = 0; shape < 2; ++shape) {
+        Layout l = shape == 0 ? Layout::Contiguous(n) : Layout::Vector(n / 8, 8, kPitch);
+        // Two halves of the buffer: one sent, one received into.
+        const size_t half = max_bytes / 2;
+        UserBuffer out{buf, loc, l}, in{static_cast<char*>(buf) + half, loc, l};
+        const int iters = 2000, warm = 200;
+        std::vector<Request*> reqs;
+        double t0 = 0;
+        for (int i = 0; i < iters + warm; ++i) {
+          if (i == warm) t0 = Seconds();
+          Request* r;
+          Check(e->Irecv(in, peer, 4, 0, &r), "recv");
+          reqs.push_back(r);
+          Check(e->Isend(out, peer, 4, 0, &r), "send");
+          reqs.push_back(r);
+          WaitAll(*e, reqs);
+        }
+        us[shape] = (Seconds() - t0) / iters * 1e6;
+      }
+      if (job.rank == 0) std::printf("%12zu %12.2f %12.2f\n", n, us[0], us[1]);
+    }
+    Check(e->Finalize(), "finalize");
+    return 0;
+  }
   if (job.rank == 0)
     std::printf("# mpigpu pingpong %c->%c  (bytes, latency us, bandwidth GB/s)\n", kind[0], kind[1]);
   for (size_t n = 1; n <= max_bytes; n *= 4) {

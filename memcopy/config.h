@@ -37,7 +37,8 @@ struct Config {
   size_t cells_per_rank = 0;       // free cells each process owns
   size_t fastbox_size = 0;         // payload bytes of each pair's fastbox; 0 = no fastboxes
   size_t lmt_unit_host = 0;        // ring unit size when both buffers are in host memory
-  size_t lmt_unit_gpu = 0;         // ring unit size when a GPU buffer is on either side
+  size_t lmt_unit_gpu = 0;         // largest ring unit when a GPU buffer is on either side
+  size_t lmt_unit_gpu_min = 0;     // smallest one (mid-size transfers: see LmtGpuUnit)
   size_t lmt_units = 0;            // units per ring (ring depth)
   size_t lmt_max_pending = 0;      // cap on copies in flight per pipeline side
   bool numa_place = true;          // place shared structures on the NUMA node near the GPU

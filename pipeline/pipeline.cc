@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mpigpu {
@@ -19,6 +20,14 @@ uint64_t LmtUnitLen(uint64_t total, size_t unit_bytes, size_t fill_block, uint64
   uint64_t start = k * fill;
   if (start >= total) return 0;
   return total - start < fill ? total - start : fill;
+}
+
+size_t LmtGpuUnit(uint64_t total, size_t min_unit, size_t max_unit) {
+  min_unit = std::min(min_unit, max_unit);
+  const uint64_t want = (total + kLmtGpuSplit - 1) / kLmtGpuSplit;
+  size_t unit = min_unit;
+  while (unit < want && unit < max_unit) unit = unit > max_unit / 2 ? max_unit : unit * 2;
+  return unit;
 }
 
 size_t LmtFillBlock(const Layout& send, const Layout& recv, size_t unit_bytes) {

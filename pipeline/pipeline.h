@@ -59,6 +59,14 @@ uint64_t LmtUnitLen(uint64_t total, size_t unit_bytes, size_t fill_block, uint64
 // a unit (its unpack then moves whole blocks), else the sender's, else 0 (no cutting).
 size_t LmtFillBlock(const Layout& send, const Layout& recv, size_t unit_bytes);
 
+// The ring unit of a transfer of `total` bytes with a GPU buffer on either side: min_unit doubled
+// until it reaches total / kLmtGpuSplit, at most max_unit (min_unit is cut to max_unit). The
+// pipeline's fill and drain each cost about one unit's copy, so mid-size transfers want small
+// units; but every copy has a fixed cost of about 3 us on the H200 node, so units below 512 KiB
+// lose more than they gain there (benchmarks/results: fixed-unit sweep, 128 KiB to 2 MiB).
+inline constexpr uint64_t kLmtGpuSplit = 8;
+size_t LmtGpuUnit(uint64_t total, size_t min_unit, size_t max_unit);
+
 // One side's user buffer.
 struct LmtBuffer {
   void* ptr = nullptr;

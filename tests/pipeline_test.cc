@@ -84,6 +84,20 @@ TEST(LmtUnitsTest, FillCutsUnitsOnWholeBlocks) {
   EXPECT_EQ(LmtUnitLen(8100, 4096, 100, 3), 0u);
 }
 
+TEST(LmtUnitsTest, GpuUnitGrowsWithTheTransferWithinItsBounds) {
+  const size_t k = 1024, m = 1024 * 1024;
+  static_assert(kLmtGpuSplit == 8, "the cases below assume 1/8");
+  EXPECT_EQ(LmtGpuUnit(1, 512 * k, 2 * m), 512 * k);
+  EXPECT_EQ(LmtGpuUnit(4 * m, 512 * k, 2 * m), 512 * k);  // 4 MiB / 8 = 512 KiB
+  EXPECT_EQ(LmtGpuUnit(4 * m + 1, 512 * k, 2 * m), m);    // rounds up
+  EXPECT_EQ(LmtGpuUnit(8 * m, 512 * k, 2 * m), m);
+  EXPECT_EQ(LmtGpuUnit(16 * m, 512 * k, 2 * m), 2 * m);
+  EXPECT_EQ(LmtGpuUnit(size_t{1} << 40, 512 * k, 2 * m), 2 * m);
+  EXPECT_EQ(LmtGpuUnit(m, 4 * m, 2 * m), 2 * m);         // a minimum above the maximum is cut
+  EXPECT_EQ(LmtGpuUnit(64 * m, 512 * k, 3 * m), 3 * m);  // a maximum that is not a power of two
+  EXPECT_EQ(LmtGpuUnit(0, 512 * k, 2 * m), 512 * k);
+}
+
 TEST(LmtUnitsTest, FillBlockPrefersTheReceiversVector) {
   Layout c = Layout::Contiguous(10000);
   Layout v8 = Layout::Vector(100, 8, 16), v12 = Layout::Vector(100, 12, 20);

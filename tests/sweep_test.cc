@@ -435,7 +435,8 @@ TEST(SweepTune, GridAndExports) {
   EXPECT_EQ(grid.back().units, 16u);
   std::vector<std::string> ex = TuneExports({size_t{1} << 20, 8});
   EXPECT_EQ(ex, (std::vector<std::string>{"MPIGPU_LMT=ring", "MPIGPU_LMT_UNIT_HOST=1M",
-                                          "MPIGPU_LMT_UNIT_GPU=1M", "MPIGPU_LMT_UNITS=8"}));
+                                          "MPIGPU_LMT_UNIT_GPU=1M", "MPIGPU_LMT_UNIT_GPU_MIN=1M",
+                                          "MPIGPU_LMT_UNITS=8"}));
 }
 
 TEST(SweepTune, PicksTheBestPerPairClass) {

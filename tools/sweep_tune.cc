@@ -51,8 +51,10 @@ std::vector<TuneSetting> TuneGrid() {
 }
 
 std::vector<std::string> TuneExports(const TuneSetting& s) {
+  // The GPU unit is pinned (minimum = maximum) so every transfer of the trial uses it.
   return {"MPIGPU_LMT=ring", "MPIGPU_LMT_UNIT_HOST=" + SizeText(s.unit),
-          "MPIGPU_LMT_UNIT_GPU=" + SizeText(s.unit), "MPIGPU_LMT_UNITS=" + std::to_string(s.units)};
+          "MPIGPU_LMT_UNIT_GPU=" + SizeText(s.unit), "MPIGPU_LMT_UNIT_GPU_MIN=" + SizeText(s.unit),
+          "MPIGPU_LMT_UNITS=" + std::to_string(s.units)};
 }
 
 double TuneScore(const Table& t) {

@@ -8,19 +8,17 @@
 namespace mpigpu::transport {
 
 // Pinned, mapped host memory shared by this process's CPU thread and its copier kernel.
-struct alignas(64) CopierSlot {
-  volatile uint64_t seq;  // the copy number this slot holds; written last by the host
-  // dst .. height are read as six consecutive words.
-  uint64_t dst;
-  uint64_t src;
-  uint64_t dpitch;
-  uint64_t spitch;
-  uint64_t width;
-  uint64_t height;
+//
+// A slot is written in "LL" form (NCCL's low-latency protocol): each 8-byte word carries 32 bits
+// of the descriptor in its low half and the copy number's low 32 bits in its high half. An
+// aligned 8-byte store (CPU) and load (GPU) is single-copy atomic, so a word whose high half
+// equals the copy number holds that copy's bits, whatever order the words arrive in. The kernel
+// reads all words and `stop` with parallel lanes: one PCIe round trip both polls and fetches the
+// descriptor (a seq word, a fence and a second read of the fields cost two more).
+constexpr int kSlotWords = 12;  // dst, src, dpitch, spitch, width, height: six 64-bit values
+struct alignas(128) CopierSlot {
+  volatile uint64_t word[kSlotWords];
 };
-
-static_assert(offsetof(CopierSlot, height) == offsetof(CopierSlot, dst) + 5 * sizeof(uint64_t),
-              "the kernel reads the fields as six consecutive words");
 
 struct CopierMailbox {
   CopierSlot slots[DeviceCopier::kSlots];
@@ -50,6 +48,11 @@ template <typename T>
 __device__ void CopyRows(char* dst, const char* src, uint64_t dp, uint64_t sp, uint64_t width,
                          uint64_t height) {
   const uint64_t per_row = width / sizeof(T);
+  if (height == 1) {  // the common contiguous case: no division per element
+    for (uint64_t i = threadIdx.x; i < per_row; i += blockDim.x)
+      reinterpret_cast<T*>(dst)[i] = reinterpret_cast<const T*>(src)[i];
+    return;
+  }
   const uint64_t total = per_row * height;
   for (uint64_t i = threadIdx.x; i < total; i += blockDim.x) {
     const uint64_t r = i / per_row, c = i % per_row;
@@ -57,40 +60,59 @@ __device__ void CopyRows(char* dst, const char* src, uint64_t dp, uint64_t sp, u
   }
 }
 
+// Warp 0 reads slot `next` and `stop` in one round trip. Returns (to every lane of warp 0)
+// whether the slot holds copy `next`; then f[0..5] are its fields. *stop_seen: the host's stop.
+__device__ bool ReadSlot(const CopierMailbox* m, uint64_t next, uint32_t* f, bool* stop_seen) {
+  const unsigned lane = threadIdx.x;
+  const CopierSlot& slot = m->slots[(next - 1) % DeviceCopier::kSlots];
+  uint64_t w = 0;
+  if (lane < kSlotWords) w = slot.word[lane];
+  else if (lane == kSlotWords) *stop_seen = m->stop != 0;
+  const bool mine = lane >= kSlotWords || static_cast<uint32_t>(w >> 32) == static_cast<uint32_t>(next);
+  const bool all = __all_sync(0xffffffffu, mine);
+  if (all && lane < kSlotWords) f[lane] = static_cast<uint32_t>(w);
+  return all;
+}
+
 __global__ void CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) {
-  __shared__ int cmd;  // 0 poll again, 1 copy, 2 leave
-  __shared__ uint64_t f[6];  // the slot's fields: dst, src, dpitch, spitch, width, height
+  __shared__ int cmd;               // 0 poll again, 1 copy, 2 leave
+  __shared__ uint32_t f[kSlotWords];  // the slot's fields as 32-bit halves, low half first
+  __shared__ bool stop_seen;
   uint64_t last_work = GlobalTimerNs();
   for (;;) {
-    if (threadIdx.x == 0) {
-      const CopierSlot& slot = m->slots[(next - 1) % DeviceCopier::kSlots];
-      if (slot.seq == next) {
-        cmd = 1;
-      } else if (m->stop) {
-        cmd = 2;
-      } else if (GlobalTimerNs() - last_work > idle_ns) {
-        m->exiting = 1;
-        __threadfence_system();  // store exiting, then load seq: pairs with the host's fence
-        cmd = slot.seq == next ? 1 : 2;
-        if (cmd == 1) m->exiting = 0;
-      } else {
-        cmd = 0;
+    if (threadIdx.x < 32) {
+      if (threadIdx.x == 0) stop_seen = false;
+      __syncwarp();
+      const bool ready = ReadSlot(m, next, f, &stop_seen);
+      __syncwarp();
+      if (threadIdx.x == 0) {
+        if (ready) {
+          cmd = 1;
+        } else if (stop_seen) {
+          cmd = 2;
+        } else if (GlobalTimerNs() - last_work > idle_ns) {
+          m->exiting = 1;
+          __threadfence_system();  // store exiting, then load the slot: pairs with the host's fence
+          cmd = 2;
+        } else {
+          cmd = 0;
+        }
       }
-      if (cmd == 1) __threadfence_system();  // the fields were written before seq
+      // Leaving: one more look at the slot after `exiting` is visible (Dekker with the host).
+      __syncwarp();
+      if (cmd == 2 && !stop_seen && ReadSlot(m, next, f, &stop_seen) && threadIdx.x == 0) {
+        m->exiting = 0;
+        cmd = 1;
+      }
     }
     __syncthreads();
     if (cmd == 2) return;
     if (cmd == 1) {
-      // Six lanes read the six fields at once: one PCIe round trip instead of six.
-      if (threadIdx.x < 6) {
-        const volatile uint64_t* v = &m->slots[(next - 1) % DeviceCopier::kSlots].dst;
-        f[threadIdx.x] = v[threadIdx.x];
-      }
-      __syncthreads();
-      const uint64_t dp = f[2], sp = f[3], w = f[4], h = f[5];
-      char* dst = reinterpret_cast<char*>(f[0]);
-      const char* src = reinterpret_cast<const char*>(f[1]);
-      switch (UnitOf(f[0], f[1], h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
+      auto field = [&](int i) { return uint64_t{f[2 * i]} | (uint64_t{f[2 * i + 1]} << 32); };
+      const uint64_t dp = field(2), sp = field(3), w = field(4), h = field(5);
+      char* dst = reinterpret_cast<char*>(field(0));
+      const char* src = reinterpret_cast<const char*>(field(1));
+      switch (UnitOf(field(0), field(1), h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
         case 16: CopyRows<uint4>(dst, src, dp, sp, w, h); break;
         case 8: CopyRows<uint2>(dst, src, dp, sp, w, h); break;
         case 4: CopyRows<unsigned>(dst, src, dp, sp, w, h); break;
@@ -103,10 +125,9 @@ __global__ void CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) 
       }
       ++next;
       last_work = GlobalTimerNs();
-    } else {
-      __nanosleep(200);
     }
-    __syncthreads();  // `cmd` and `s` are rewritten next round
+    // No sleep between polls: each poll is a PCIe round trip (about a microsecond) already.
+    __syncthreads();  // `cmd` and `f` are rewritten next round
   }
 }
 
@@ -149,7 +170,8 @@ Status DeviceCopier::Init(int device, uint64_t idle_us) {
   cudaError_t e = cudaHostAlloc(&p, sizeof(CopierMailbox), cudaHostAllocMapped | cudaHostAllocPortable);
   if (e != cudaSuccess) return CudaError("cudaHostAlloc (copier mailbox)", e);
   mailbox_ = new (p) CopierMailbox();
-  for (CopierSlot& s : mailbox_->slots) s.seq = 0;
+  for (CopierSlot& s : mailbox_->slots)
+    for (int i = 0; i < kSlotWords; ++i) s.word[i] = 0;  // copy numbers start at 1
   mailbox_->done = 0;
   mailbox_->exiting = 1;  // not running yet
   mailbox_->stop = 0;
@@ -178,7 +200,7 @@ Status DeviceCopier::Launch() {
 
 // After a slot was published: make sure a kernel will see it.
 Status DeviceCopier::EnsureRunning() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // the seq store, then the exiting load
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // the slot stores, then the exiting load
   if (running_ && mailbox_->exiting == 0) return Status::Ok();
   if (running_) {
     // It is leaving, or has seen our copy and cleared `exiting` again: wait until we know which.
@@ -200,14 +222,13 @@ Status DeviceCopier::Submit(const CopyDesc& d, uint64_t* ticket, bool* queued) {
   if (submitted_ - mailbox_->done >= static_cast<uint64_t>(kSlots)) return Status::Ok();  // full
   const uint64_t t = submitted_ + 1;
   CopierSlot& slot = mailbox_->slots[(t - 1) % kSlots];
-  slot.dst = reinterpret_cast<uint64_t>(d.dst);
-  slot.src = reinterpret_cast<uint64_t>(d.src);
-  slot.dpitch = d.dpitch;
-  slot.spitch = d.spitch;
-  slot.width = d.width;
-  slot.height = d.height;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // fields before seq
-  slot.seq = t;
+  const uint64_t fields[6] = {reinterpret_cast<uint64_t>(d.dst), reinterpret_cast<uint64_t>(d.src),
+                              d.dpitch, d.spitch, d.width, d.height};
+  const uint64_t tag = static_cast<uint64_t>(static_cast<uint32_t>(t)) << 32;
+  for (int i = 0; i < kSlotWords; ++i) {  // one 8-byte store per word: each is seen whole or not
+    const uint32_t half = static_cast<uint32_t>(fields[i / 2] >> (i % 2 ? 32 : 0));
+    slot.word[i] = tag | half;
+  }
   submitted_ = t;
   ++stats_.copies;
   *ticket = t;

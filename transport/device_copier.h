@@ -12,15 +12,18 @@
 //
 // Mailbox protocol (host memory, written through the CPU's cache-coherent view and read by the
 // GPU over PCIe):
-//   - slot[(t - 1) % kSlots] holds copy number t. The host fills the slot, then stores `seq = t`
-//     after a full fence; the kernel reads `seq` (volatile), then a system fence, then the fields.
+//   - slot[(t - 1) % kSlots] holds copy number t in "LL" words: each aligned 8-byte word carries
+//     32 bits of the descriptor and the low 32 bits of t. The host writes each word with one
+//     8-byte store; the kernel's warp reads every word (and `stop`) at once and takes the slot
+//     only when all words carry t. No fence is needed between fields and a flag: every word
+//     proves itself, and one PCIe round trip both polls and fetches the descriptor.
 //   - `done` = the last copy number finished; the kernel stores it after its copies and a system
-//     fence, so the data is in place when the host sees it (acquire load on the host).
-//   - Leaving: the kernel stores `exiting = 1`, fences, and reads the next slot's seq once more;
-//     the host stores a slot's seq, fences, and reads `exiting`. Of these two store-fence-load
+//     fence, so the data is in place when the host sees it (acquire fence on the host).
+//   - Leaving: the kernel stores `exiting = 1`, fences, and reads the next slot once more; the
+//     host stores a slot's words, fences, and reads `exiting`. Of these two store-fence-load
 //     pairs at least one sees the other's store (Dekker), so a submitted copy is never stranded:
-//     either the kernel sees it and stays, or the host sees `exiting` and relaunches.
-//   - `stop`: the host asks the kernel to leave now.
+//     either the kernel sees all its words and stays, or the host sees `exiting` and relaunches.
+//   - `stop`: the host asks the kernel to leave now; read in the same round trip as the slot.
 // One thread of one process uses a DeviceCopier.
 #pragma once
 

@@ -906,9 +906,10 @@ void Engine::TryStartRingRecv(int src) {
     const bool gpu = req->buf_.loc.is_device() || req->peer_loc_.is_device();
     RingPair* pair = nullptr;
     Status st = RingFor(src, rank_, gpu, &pair);
-    size_t unit = gpu ? config_->lmt_unit_gpu : config_->lmt_unit_host;
-    unit = std::min(unit, pair ? pair->ring.capacity() : unit);
     const uint64_t total = std::min<uint64_t>(req->info_.bytes, req->bytes_);
+    size_t unit = gpu ? LmtGpuUnit(total, config_->lmt_unit_gpu_min, config_->lmt_unit_gpu)
+                      : config_->lmt_unit_host;
+    unit = std::min(unit, pair ? pair->ring.capacity() : unit);
     Layout sender_shape = req->peer_block_ == 0
                               ? Layout::Contiguous(req->info_.bytes)
                               : Layout::Vector(req->info_.bytes / req->peer_block_, req->peer_block_,
@@ -1001,11 +1002,14 @@ Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
   if (!slot) {
     auto pair = std::make_unique<RingPair>();
     const std::string name = RingSegmentName(jobid_, src, dst);
-    // Capacity: the GPU unit when a GPU exists (so GPU transfers get their large units), else
-    // the host unit; MPIGPU_LMT_UNITS units either way.
-    const size_t unit = CudaDeviceCount() > 0 ? config_->lmt_unit_gpu : config_->lmt_unit_host;
+    // Capacity: MPIGPU_LMT_UNITS of the largest GPU unit when a GPU exists (so GPU transfers get
+    // their large units), else of the host unit. Flags for as many of the smallest unit as fit.
+    const bool gpu = CudaDeviceCount() > 0;
+    const size_t unit = gpu ? config_->lmt_unit_gpu : config_->lmt_unit_host;
+    const size_t smallest = gpu ? std::min(config_->lmt_unit_gpu_min, unit) : unit;
     const size_t capacity = unit * config_->lmt_units;
-    const size_t bytes = LmtRing::BytesFor(capacity, config_->lmt_units);
+    const size_t flags = std::max<size_t>(config_->lmt_units, capacity / smallest);
+    const size_t bytes = LmtRing::BytesFor(capacity, flags);
     if (bytes == 0) return Status(Err::kInvalidArg, "MPIGPU_LMT_UNITS / unit sizes out of range");
     if (dst == rank_) {  // the receiver makes the ring; the sender attaches after the CTS
       // Pages near the receiver's GPU: its H2D copies read them (MPIGPU_NUMA_PLACE).
@@ -1016,7 +1020,7 @@ Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
       MPIGPU_RETURN_IF_ERROR(
           ShmSegment::Create(name, bytes, src == dst ? 1 : 2, &pair->region, node));
       MPIGPU_RETURN_IF_ERROR(
-          LmtRing::Format(pair->region.payload(), bytes, capacity, config_->lmt_units, &pair->ring));
+          LmtRing::Format(pair->region.payload(), bytes, capacity, flags, &pair->ring));
       pair->creator = true;
     } else {
       MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(
