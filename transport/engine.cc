@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <type_traits>
 
 #include "memcopy/log.h"
@@ -248,7 +249,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
 
 // kInvalidArg unless `rank` is a rank of this job (or kAnySource, where `any_ok`).
 Status Engine::CheckRank(int rank, const char* role, bool any_ok) const {
-  if ((any_ok && rank == kAnySource) || (rank >= 0 && rank < size_)) return Status::Ok();
+  if (RankValid(rank, any_ok)) return Status::Ok();
   return Status(Err::kInvalidArg, std::string(role) + " rank " + std::to_string(rank) +
                                       " is not in [0, " + std::to_string(size_) + ")");
 }
@@ -259,11 +260,11 @@ Status Engine::StartRequest(Request::Kind kind, const UserBuffer& buf, int peer,
   const bool send = kind == Request::Kind::kSend;
   *out = nullptr;
   if (finalized_) return Status(Err::kInvalidArg, send ? "send after finalize" : "receive after finalize");
-  MPIGPU_RETURN_IF_ERROR(CheckRank(peer, send ? "destination" : "source", !send));
+  if (!RankValid(peer, !send)) return CheckRank(peer, send ? "destination" : "source", !send);
   if (tag < 0 && (send || tag != kAnyTag))
     return Status(Err::kInvalidArg, std::string(send ? "send" : "receive") + " tag " +
                                         std::to_string(tag) + " is not valid");
-  MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
+  if (buf.layout.count > 1) MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());  // one block is valid
   const size_t bytes = buf.layout.packed_bytes();
   if (bytes > 0 && buf.ptr == nullptr)
     return Status(Err::kInvalidArg, std::to_string(bytes) + "-byte " + (send ? "send" : "receive") +
@@ -369,9 +370,13 @@ Request* Engine::NewRequest() {
 }
 
 void Engine::FreeRequest(Request* req) {
-  *req = Request();
-  if (free_requests_.size() < 1024) free_requests_.push_back(req);
-  else delete req;
+  if (free_requests_.size() >= 1024) {
+    delete req;
+    return;
+  }
+  req->~Request();  // made afresh in place: no temporary to build and move from
+  new (req) Request();
+  free_requests_.push_back(req);
 }
 
 void Engine::Release(Request* req) {
@@ -1109,8 +1114,8 @@ Status Engine::Progress() {
   in_progress_ = true;
   Status st;
   st = PollArrivals();
-  if (st.ok()) st = FlushPending();
-  if (st.ok()) st = AdvanceLmts();
+  if (st.ok() && pending_count_ > 0) st = FlushPending();
+  if (st.ok() && !lmt_active_.empty()) st = AdvanceLmts();
   // Peers are checked every ~20 ms; the clock is read only every 256th call, since reading it
   // can cost more than the rest of an idle progress call.
   if ((++progress_calls_ & 255) == 0) {
