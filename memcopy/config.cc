@@ -79,7 +79,7 @@ const Var kVars[] = {
     {"MPIGPU_CELLS_PER_RANK", "64", "free cells each process owns in the job segment",
      POSITIVE_SIZE_VAR(cells_per_rank)},
     {"MPIGPU_FASTBOX_SIZE", "4K",
-     "payload bytes of the one-slot mailbox of each pair, for the smallest messages; 0 = off",
+     "payload bytes of each slot of the mailbox ring of each pair, for the smallest messages; 0 = off",
      SIZE_VAR(fastbox_size)},
     {"MPIGPU_LMT_UNIT_HOST", "64K", "LMT ring unit size when both buffers are in host memory",
      POSITIVE_SIZE_VAR(lmt_unit_host)},

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <unordered_set>
 
@@ -38,15 +39,12 @@ int SyncDefaultStream() {
   return MPIGPU_SUCCESS;
 }
 
-State& GetState() {
-  static State* state = [] {
-    auto* s = new State();  // never destroyed: calls may come during exit
-    s->comms.resize(2);
-    s->comms[MPIGPU_COMM_WORLD] = std::make_shared<CommData>();
-    s->comms[MPIGPU_COMM_SELF] = std::make_shared<CommData>();
-    return s;
-  }();
-  return *state;
+State* MakeState() {
+  auto* s = new State();
+  s->comms.resize(2);
+  s->comms[MPIGPU_COMM_WORLD] = std::make_shared<CommData>();
+  s->comms[MPIGPU_COMM_SELF] = std::make_shared<CommData>();
+  return s;
 }
 
 namespace {
@@ -117,11 +115,8 @@ void SelectDevice(int local_rank) {
                  local_rank % n, cudaGetErrorString(e));
 }
 
-// Adds `r` to the live handles (or, for a detached one, nothing).
-void Track(mpigpu_request* r) { GetState().requests.insert(r); }
-
 int CheckRequest(mpigpu_request* r) {
-  if (GetState().requests.count(r) == 0) {
+  if (GetState().made.count(r) == 0 || !r->live) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%p", static_cast<void*>(r));
     return SetLastError(MPIGPU_ERR_REQUEST, std::string("request ") + buf +
@@ -171,11 +166,9 @@ void ReapDetached() {
 
 int CheckActive() {
   State& s = GetState();
-  if (!s.initialized)
-    return SetLastError(MPIGPU_ERR_NOT_INITIALIZED, "called before MPIGPU_Init");
-  if (s.finalized)
-    return SetLastError(MPIGPU_ERR_NOT_INITIALIZED, "called after MPIGPU_Finalize");
-  return MPIGPU_SUCCESS;
+  if (s.initialized && !s.finalized) return MPIGPU_SUCCESS;
+  return SetLastError(MPIGPU_ERR_NOT_INITIALIZED,
+                      s.initialized ? "called after MPIGPU_Finalize" : "called before MPIGPU_Init");
 }
 
 CommPtr LookupComm(MPIGPU_Comm handle) {
@@ -221,18 +214,13 @@ int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
   return MPIGPU_SUCCESS;
 }
 
-int CheckPeer(const CommData& comm, int peer, bool recv) {
-  if (peer == MPIGPU_PROC_NULL || (recv && peer == MPIGPU_ANY_SOURCE)) return MPIGPU_SUCCESS;
-  if (peer < 0 || peer >= comm.size())
-    return SetLastError(MPIGPU_ERR_RANK, "rank " + std::to_string(peer) +
-                                             " is not in communicator of size " +
-                                             std::to_string(comm.size()));
-  return MPIGPU_SUCCESS;
+int PeerError(const CommData& comm, int peer) {
+  return SetLastError(MPIGPU_ERR_RANK, "rank " + std::to_string(peer) +
+                                           " is not in communicator of size " +
+                                           std::to_string(comm.size()));
 }
 
-int CheckTag(int tag, bool recv) {
-  if ((tag >= 0 && tag <= MPIGPU_TAG_UB) || (recv && tag == MPIGPU_ANY_TAG))
-    return MPIGPU_SUCCESS;
+int TagError(int tag, bool recv) {
   return SetLastError(MPIGPU_ERR_TAG, "tag " + std::to_string(tag) + " is outside 0.." +
                                           std::to_string(MPIGPU_TAG_UB) +
                                           (recv ? " (or MPIGPU_ANY_TAG)" : ""));
@@ -247,27 +235,31 @@ void EmptyStatus(MPIGPU_Status* status, int source) {
   status->cancelled = 0;
 }
 
-// Request objects are recycled: a ping-pong should not pay an allocation per message.
+// Request objects are recycled: a ping-pong should not pay an allocation per message. They
+// stay until Finalize (State::made), so there are as many as requests were ever in flight at once.
 mpigpu_request* NewApiRequest() {
-  std::vector<mpigpu_request*>& spare = GetState().spare;
-  if (spare.empty()) return new mpigpu_request();
-  mpigpu_request* r = spare.back();
-  spare.pop_back();
+  State& s = GetState();
+  if (s.spare.empty()) {
+    auto* r = new mpigpu_request();
+    s.made.insert(r);
+    return r;
+  }
+  mpigpu_request* r = s.spare.back();
+  s.spare.pop_back();
   return r;
 }
 
 void RecycleApiRequest(mpigpu_request* r) {
-  std::vector<mpigpu_request*>& spare = GetState().spare;
-  *r = mpigpu_request();
-  if (spare.size() < 1024) spare.push_back(r);
-  else delete r;
+  r->~mpigpu_request();  // made afresh in place: no temporary to build and move from
+  new (r) mpigpu_request();
+  GetState().spare.push_back(r);
 }
 
-int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
+int StartP2P(bool recv, const TypedBuf& buf, CommPtr comm, int peer, int tag, int ctx,
              mpigpu_request** out) {
   std::unique_ptr<mpigpu_request, void (*)(mpigpu_request*)> r(NewApiRequest(),
                                                                RecycleApiRequest);
-  r->comm = comm;
+  r->comm = std::move(comm);
   r->recv = recv;
   r->user = buf;
   r->peer = peer;
@@ -290,13 +282,12 @@ int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int 
       }
     }
     transport::Engine& e = *GetState().engine;
-    const int world = peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm->group[peer];
+    const int world = peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : r->comm->group[peer];
     const int etag = tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag;
     Status st = recv ? e.Irecv(ub, world, etag, ctx, &r->op) : e.Isend(ub, world, etag, ctx, &r->op);
     if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_ARG);
   }
   *out = r.release();
-  Track(*out);
   return MPIGPU_SUCCESS;
 }
 
@@ -334,14 +325,22 @@ int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
   }
   st.MPIGPU_ERROR = rc;
   if (status != MPIGPU_STATUS_IGNORE) *status = st;
-  s.requests.erase(r);
   RecycleApiRequest(r);
   return rc;
 }
 
 int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status) {
-  if (int rc = ProgressUntil(lk, [r] { return P2PDone(r); }); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = ProgressUntil(lk, [r] { return P2PDone(r); }); rc != MPIGPU_SUCCESS) {
+    Detach(r);
+    return rc;
+  }
   return CompleteP2P(r, status);
+}
+
+void Detach(mpigpu_request* r) {
+  r->live = false;
+  r->detached = true;
+  GetState().detached.push_back(r);
 }
 
 int ProgressOnce() {
@@ -415,7 +414,7 @@ int DoFinalize() {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   (void)mpigpu::api::ProgressOnce();
   size_t pending = s.detached.size();
-  for (mpigpu_request* r : s.requests) pending += !mpigpu::api::P2PDone(r);
+  for (mpigpu_request* r : s.made) pending += r->live && !mpigpu::api::P2PDone(r);
   if (pending > 0)
     std::fprintf(stderr,
                  "mpigpu: rank %d: MPIGPU_Finalize: %zu request(s) still pending (never completed "
@@ -423,16 +422,11 @@ int DoFinalize() {
                  s.engine->rank(), pending);
   mpigpu::Status st = s.engine->Finalize();
   // The API's objects go; the engine's requests are released to it.
-  for (mpigpu_request* r : s.requests) {
+  for (mpigpu_request* r : s.made) {
     if (r->op) s.engine->Release(r->op);
     delete r;
   }
-  for (mpigpu_request* r : s.detached) {
-    if (r->op) s.engine->Release(r->op);
-    delete r;
-  }
-  for (mpigpu_request* r : s.spare) delete r;
-  s.requests.clear();
+  s.made.clear();
   s.detached.clear();
   s.spare.clear();
   s.engine.reset();
@@ -457,7 +451,8 @@ int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Dat
     return rc;
   if (int rc = mpigpu::api::CheckPeer(*c, peer, recv); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = mpigpu::api::CheckTag(tag, recv); rc != MPIGPU_SUCCESS) return rc;
-  return mpigpu::api::StartP2P(recv, tb, c, peer, tag, c->ctx_p2p, out);
+  const int ctx = c->ctx_p2p;
+  return mpigpu::api::StartP2P(recv, tb, std::move(c), peer, tag, ctx, out);
 }
 
 int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int count,
@@ -472,15 +467,9 @@ int DoNonblocking(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIG
                   int peer, int tag, MPIGPU_Comm comm, MPIGPU_Request* request) {
   if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
   *request = MPIGPU_REQUEST_NULL;
-  return DoStart(recv, buf, bt, count, dt, peer, tag, comm, request);
-}
-
-// Frees a request whose operation must still complete (the progress loop finishes it).
-void Detach(mpigpu_request* r) {
-  State& s = GetState();
-  s.requests.erase(r);
-  r->detached = true;
-  s.detached.push_back(r);
+  int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, request);
+  if (rc == MPIGPU_SUCCESS) (*request)->live = true;  // the user holds it now
+  return rc;
 }
 
 int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGPU_Datatype stype,
@@ -504,13 +493,11 @@ int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGP
     return rc;
   if (int rc = mpigpu::api::StartP2P(false, stb, c, dest, stag, c->ctx_p2p, &sr);
       rc != MPIGPU_SUCCESS) {
-    Detach(rr);
+    mpigpu::api::Detach(rr);
     return rc;
   }
   int src = mpigpu::api::WaitP2P(lk, sr, MPIGPU_STATUS_IGNORE);
-  if (src != MPIGPU_SUCCESS && GetState().requests.count(sr)) Detach(sr);
   int rrc = mpigpu::api::WaitP2P(lk, rr, status);
-  if (rrc != MPIGPU_SUCCESS && GetState().requests.count(rr)) Detach(rr);
   return rrc != MPIGPU_SUCCESS ? rrc : src;
 }
 
@@ -695,7 +682,7 @@ int DoRequestFree(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   *h = r->comm->errhandler;
   *request = MPIGPU_REQUEST_NULL;
   if (mpigpu::api::P2PDone(r)) (void)mpigpu::api::CompleteP2P(r, nullptr);
-  else Detach(r);
+  else mpigpu::api::Detach(r);
   return MPIGPU_SUCCESS;
 }
 

@@ -67,6 +67,7 @@ struct mpigpu_request {
   std::vector<unsigned char> staging;
   mpigpu::api::TypedBuf user;
   bool detached = false;  // MPIGPU_Request_free'd: completed by the progress loop
+  bool live = false;      // a handle the user holds (MPIGPU_Isend/Irecv), not yet completed
 };
 
 namespace mpigpu::api {
@@ -82,11 +83,19 @@ struct State {
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
-  std::unordered_set<mpigpu_request*> requests;  // live handles (not freed, not detached)
-  std::vector<mpigpu_request*> spare;             // completed objects kept for reuse
-  std::vector<mpigpu_request*> detached;          // freed by the user, still in flight
+  // Every request object ever made, kept until Finalize: a handle is checked against this set
+  // before it is dereferenced, and the user's live ones carry `live`. Blocking calls and
+  // collectives use request objects the user never sees; they are never live.
+  std::unordered_set<mpigpu_request*> made;
+  std::vector<mpigpu_request*> spare;     // completed objects kept for reuse
+  std::vector<mpigpu_request*> detached;  // freed by the user, still in flight
 };
-State& GetState();
+State* MakeState();
+// Inline: every call asks for it, and a call per question costs more than the question.
+inline State& GetState() {
+  static State* state = MakeState();  // never destroyed: calls may come during exit
+  return *state;
+}
 
 // MPIGPU_SUCCESS between Init and Finalize, else MPIGPU_ERR_NOT_INITIALIZED (detail recorded).
 int CheckActive();
@@ -106,15 +115,31 @@ inline int Finish(const char* fn, MPIGPU_Comm comm, int rc) {
 // Resolves (buf, buftype, count, datatype). Errors: COUNT, TYPE, BUFFER, NO_GPU.
 int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
                     MPIGPU_Datatype datatype, TypedBuf* out);
+// The error (class RANK, detail recorded) of a peer CheckPeer refuses.
+int PeerError(const CommData& comm, int peer);
+// The error (class TAG, detail recorded) of a tag CheckTag refuses.
+int TagError(int tag, bool recv);
 // Validates a peer rank of `comm`: 0..size-1 or PROC_NULL (and ANY_SOURCE when `recv`).
-int CheckPeer(const CommData& comm, int peer, bool recv);
+// Inline, as CheckTag: every point-to-point call checks, and the checks are a few compares.
+inline int CheckPeer(const CommData& comm, int peer, bool recv) {
+  if ((peer >= 0 && peer < comm.size()) || peer == MPIGPU_PROC_NULL ||
+      (recv && peer == MPIGPU_ANY_SOURCE))
+    return MPIGPU_SUCCESS;
+  return PeerError(comm, peer);
+}
 // Validates a tag: 0..MPIGPU_TAG_UB (and ANY_TAG when `recv`).
-int CheckTag(int tag, bool recv);
+inline int CheckTag(int tag, bool recv) {
+  if ((tag >= 0 && tag <= MPIGPU_TAG_UB) || (recv && tag == MPIGPU_ANY_TAG)) return MPIGPU_SUCCESS;
+  return TagError(tag, recv);
+}
 
 // Starts a send or receive of `buf` with comm rank `peer` (or PROC_NULL / ANY_SOURCE) on
-// context `ctx`. Arguments must already be valid. *out is a live request.
-int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
+// context `ctx`. Arguments must already be valid. *out is a started request, not yet a live
+// handle (see State::made).
+int StartP2P(bool recv, const TypedBuf& buf, CommPtr comm, int peer, int tag, int ctx,
              mpigpu_request** out);
+// Frees a request whose operation must still complete (the progress loop finishes it).
+void Detach(mpigpu_request* r);
 // True once `r` can be completed without blocking.
 // Tells the engine which ranks take part in c's contexts (failures of others leave them alone).
 void DeclareContexts(const CommData& c);
@@ -122,7 +147,8 @@ bool P2PDone(const mpigpu_request* r);
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).
 int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status);
-// Progress until r is done, then CompleteP2P.
+// Progress until r is done, then CompleteP2P. If progress fails, r is detached (the progress
+// loop completes it later) and the error returned.
 int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status);
 
 // One round of engine progress, then completion of detached requests that are done.

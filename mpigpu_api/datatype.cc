@@ -46,8 +46,11 @@ const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
       info.committed = true;
       info.size = info.extent = kPredefinedSize[i];
       info.basic_type = i;
-      info.pieces = std::make_shared<const std::vector<TypePiece>>(
-          1, TypePiece{0, info.size, info.size, 1});
+      // The table lives for the whole run: its piece lists are shared without an owner, so
+      // copying a predefined type's description (every call) costs no atomic reference count.
+      const auto* pieces = new std::vector<TypePiece>(1, TypePiece{0, info.size, info.size, 1});
+      info.pieces = std::shared_ptr<const std::vector<TypePiece>>(
+          std::shared_ptr<const std::vector<TypePiece>>(), pieces);
     }
     return t;
   }();
@@ -374,8 +377,11 @@ int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   if (count < 0) {
     return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
   }
-  TypeInfo info;
-  if (int rc = LookupType(type, &info); rc != MPIGPU_SUCCESS) return rc;
+  // A predefined type is read in place from its immutable table (the common case: no copy).
+  TypeInfo derived;
+  if (!IsPredefinedType(type))
+    if (int rc = GetRegistry().Lookup(type, &derived); rc != MPIGPU_SUCCESS) return rc;
+  const TypeInfo& info = IsPredefinedType(type) ? PredefinedInfo(type) : derived;
   if (!info.committed) {
     return SetLastError(MPIGPU_ERR_TYPE, TypeLabel(type) +
                                              " is not committed (call MPIGPU_Type_commit)");
@@ -395,7 +401,7 @@ int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   d.base_size = PredefinedTypeSize(info.basic_type);
   // Pieces never overlap and lie within the extent: size == extent means they tile it.
   d.contiguous = info.size == info.extent;
-  d.type_pieces = std::move(info.pieces);
+  d.type_pieces = info.pieces;
   *out = std::move(d);
   return MPIGPU_SUCCESS;
 }

@@ -7,55 +7,72 @@
 namespace mpigpu {
 namespace {
 
-size_t StrideFor(size_t payload) { return (Fastbox::kPayloadOffset + payload + 127) / 128 * 128; }
-constexpr size_t kBoxesOffset = 128;  // the header line, padded to a box boundary
+size_t StrideFor(size_t data) { return (Fastbox::kDataOffset + data + 63) / 64 * 64; }
+size_t PairBytesFor(size_t data) { return sizeof(FastboxAck) + Fastboxes::kSlots * StrideFor(data); }
+constexpr size_t kBoxesOffset = sizeof(FastboxesHeader);
 
 }  // namespace
 
-size_t Fastboxes::BytesFor(int nranks, size_t payload) {
-  if (nranks < 1 || nranks > kMaxRanks || payload == 0 || payload > kMaxPayload) return 0;
-  return kBoxesOffset + static_cast<size_t>(nranks) * nranks * StrideFor(payload);
+size_t Fastboxes::BytesFor(int nranks, size_t data) {
+  if (nranks < 1 || nranks > kMaxRanks || data == 0 || data > kMaxData) return 0;
+  return kBoxesOffset + static_cast<size_t>(nranks) * nranks * PairBytesFor(data);
 }
 
-Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t payload, Fastboxes* out) {
-  const size_t need = BytesFor(nranks, payload);
+Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t data, int self,
+                         Fastboxes* out) {
+  const size_t need = BytesFor(nranks, data);
   if (need == 0)
     return Status(Err::kInvalidArg, "fastboxes: " + std::to_string(nranks) + " ranks with " +
-                                        std::to_string(payload) + "-byte boxes is out of range");
-  if (mem == nullptr || reinterpret_cast<uintptr_t>(mem) % 128 != 0 || bytes < need)
-    return Status(Err::kInvalidArg, "fastboxes: range must be 128-aligned and hold " +
+                                        std::to_string(data) + "-byte slots is out of range");
+  if (mem == nullptr || reinterpret_cast<uintptr_t>(mem) % 64 != 0 || bytes < need)
+    return Status(Err::kInvalidArg, "fastboxes: range must be 64-aligned and hold " +
                                         std::to_string(need) + " bytes");
   auto* h = new (mem) FastboxesHeader();
   h->magic = kMagic;
   h->version = kVersion;
   h->nranks = nranks;
-  h->payload = payload;
-  h->stride = StrideFor(payload);
+  h->data = data;
+  h->stride = StrideFor(data);
   h->boxes_offset = kBoxesOffset;
   h->total_bytes = need;
-  char* base = static_cast<char*>(mem);
-  for (size_t i = 0; i < static_cast<size_t>(nranks) * nranks; ++i) {
-    auto* b = new (base + h->boxes_offset + i * h->stride) Fastbox();
-    b->full.store(0, std::memory_order_relaxed);  // published with the segment
-    b->len = 0;
+  char* pairs = static_cast<char*>(mem) + kBoxesOffset;
+  const size_t pair_bytes = PairBytesFor(data);
+  for (size_t p = 0; p < static_cast<size_t>(nranks) * nranks; ++p) {
+    char* base = pairs + p * pair_bytes;
+    // Zero stamps and counters, published with the segment.
+    auto* a = new (base) FastboxAck();
+    a->consumed.store(0, std::memory_order_relaxed);
+    for (uint32_t i = 0; i < kSlots; ++i) {
+      auto* b = new (base + sizeof(FastboxAck) + i * h->stride) Fastbox();
+      b->stamp.store(0, std::memory_order_relaxed);
+      b->len = 0;
+    }
   }
-  return Attach(mem, bytes, out);
+  return Attach(mem, bytes, self, out);
 }
 
-Status Fastboxes::Attach(void* mem, size_t bytes, Fastboxes* out) {
+Status Fastboxes::Attach(void* mem, size_t bytes, int self, Fastboxes* out) {
   if (mem == nullptr || bytes < sizeof(FastboxesHeader))
     return Status(Err::kInvalidArg, "fastboxes: range too small for the header");
   const auto* h = static_cast<const FastboxesHeader*>(mem);
   if (h->magic != kMagic || h->version != kVersion)
     return Status(Err::kInvalidArg, "fastboxes: not formatted by this version of mpigpu");
-  if (BytesFor(h->nranks, h->payload) != h->total_bytes || h->total_bytes > bytes ||
-      h->stride != StrideFor(h->payload) || h->boxes_offset != kBoxesOffset)
+  if (BytesFor(h->nranks, h->data) != h->total_bytes || h->total_bytes > bytes ||
+      h->stride != StrideFor(h->data) || h->boxes_offset != kBoxesOffset)
     return Status(Err::kInvalidArg, "fastboxes: header does not match its range");
+  if (self < 0 || self >= h->nranks)
+    return Status(Err::kInvalidArg, "fastboxes: process " + std::to_string(self) +
+                                        " is not in [0, " + std::to_string(h->nranks) + ")");
   out->base_ = static_cast<char*>(mem);
   out->nranks_ = h->nranks;
-  out->payload_ = h->payload;
+  out->self_ = self;
+  out->data_ = h->data;
   out->stride_ = h->stride;
+  out->pair_bytes_ = PairBytesFor(h->data);
   out->boxes_offset_ = h->boxes_offset;
+  out->sent_.assign(h->nranks, 0);
+  out->acked_.assign(h->nranks, 0);
+  out->taken_.assign(h->nranks, 0);
   return Status::Ok();
 }
 

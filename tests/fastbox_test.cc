@@ -1,4 +1,5 @@
-// Fastboxes: layout checks, the one-slot hand-over, and a two-process stream that proves each
+// Fastboxes: layout checks, the ring hand-over (in order, full when kSlots messages wait, a slot
+// reused only after the receiver released it), and a two-process stream that proves each
 // message is seen whole and exactly once, in order.
 #include "ringbuf/fastbox.h"
 
@@ -7,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -31,82 +33,119 @@ TEST(FastboxTest, FormatAndAttachCheckTheirArguments) {
   ASSERT_GT(n, 0u);
   Mapping m(n);
   Fastboxes f;
-  EXPECT_EQ(Fastboxes::Format(m.mem, n - 1, 3, 100, &f).code(), Err::kInvalidArg);
-  EXPECT_EQ(Fastboxes::Format(static_cast<char*>(m.mem) + 64, n, 3, 100, &f).code(), Err::kInvalidArg);
-  ASSERT_TRUE(Fastboxes::Format(m.mem, n, 3, 100, &f).ok());
+  EXPECT_EQ(Fastboxes::Format(m.mem, n - 1, 3, 100, 0, &f).code(), Err::kInvalidArg);
+  EXPECT_EQ(Fastboxes::Format(static_cast<char*>(m.mem) + 32, n, 3, 100, 0, &f).code(),
+            Err::kInvalidArg);
+  ASSERT_TRUE(Fastboxes::Format(m.mem, n, 3, 100, 0, &f).ok());
   EXPECT_EQ(f.nranks(), 3);
-  EXPECT_EQ(f.payload(), 100u);
+  EXPECT_EQ(f.data(), 100u);
   Fastboxes g;
-  EXPECT_TRUE(Fastboxes::Attach(m.mem, n, &g).ok());
-  EXPECT_EQ(Fastboxes::Attach(m.mem, n - 64, &g).code(), Err::kInvalidArg);
+  EXPECT_TRUE(Fastboxes::Attach(m.mem, n, 2, &g).ok());
+  EXPECT_EQ(Fastboxes::Attach(m.mem, n, 3, &g).code(), Err::kInvalidArg);  // not a process
+  EXPECT_EQ(Fastboxes::Attach(m.mem, n - 64, 1, &g).code(), Err::kInvalidArg);
   std::memset(m.mem, 0, 8);  // magic gone
-  EXPECT_EQ(Fastboxes::Attach(m.mem, n, &g).code(), Err::kInvalidArg);
+  EXPECT_EQ(Fastboxes::Attach(m.mem, n, 1, &g).code(), Err::kInvalidArg);
 }
 
-TEST(FastboxTest, BoxesAreDistinctAndHandOverOneMessage) {
-  const size_t n = Fastboxes::BytesFor(4, 256);
+TEST(FastboxTest, SlotsAreDistinctLinesInsideTheRange) {
+  const int kRanks = 4;
+  const size_t data = 256;
+  const size_t n = Fastboxes::BytesFor(kRanks, data);
   Mapping m(n);
   Fastboxes f;
-  ASSERT_TRUE(Fastboxes::Format(m.mem, n, 4, 256, &f).ok());
-  for (int s = 0; s < 4; ++s)
-    for (int d = 0; d < 4; ++d) {
-      Fastbox* b = f.box(s, d);
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 128, 0u);
-      EXPECT_LE(reinterpret_cast<char*>(b->payload()) + 256, static_cast<char*>(m.mem) + n);
-      for (int s2 = 0; s2 < 4; ++s2)
-        for (int d2 = 0; d2 < 4; ++d2)
-          if (s != s2 || d != d2) EXPECT_NE(b, f.box(s2, d2));
-    }
-  EXPECT_EQ(f.Peek(1, 2), nullptr);
-  Fastbox* b = f.TryBegin(1, 2);
-  ASSERT_NE(b, nullptr);
-  std::memcpy(b->payload(), "hello", 5);
-  b->len = 5;
-  Fastboxes::Publish(b);
-  EXPECT_EQ(f.TryBegin(1, 2), nullptr);  // full: the sender must wait
-  EXPECT_EQ(f.Peek(2, 1), nullptr);      // the other direction is its own box
-  Fastbox* got = f.Peek(1, 2);
-  ASSERT_EQ(got, b);
-  EXPECT_EQ(got->len, 5u);
-  EXPECT_EQ(std::memcmp(got->payload(), "hello", 5), 0);
-  Fastboxes::Release(got);
-  EXPECT_EQ(f.Peek(1, 2), nullptr);
-  EXPECT_NE(f.TryBegin(1, 2), nullptr);
+  ASSERT_TRUE(Fastboxes::Format(m.mem, n, kRanks, data, 0, &f).ok());
+  std::vector<const char*> starts;
+  for (int s = 0; s < kRanks; ++s)
+    for (int d = 0; d < kRanks; ++d)
+      for (uint32_t i = 0; i < Fastboxes::kSlots; ++i) {
+        Fastbox* b = f.slot(s, d, i);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 64, 0u);  // stamp, len, data share line 0
+        EXPECT_LE(reinterpret_cast<char*>(b->data) + data, static_cast<char*>(m.mem) + n);
+        starts.push_back(reinterpret_cast<const char*>(b));
+      }
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 1; i < starts.size(); ++i)
+    EXPECT_GE(starts[i] - starts[i - 1], static_cast<long>(Fastbox::kDataOffset + data));
+}
+
+TEST(FastboxTest, RingHandsOverInOrderAndReusesOnlyReleasedSlots) {
+  const size_t n = Fastboxes::BytesFor(4, 64);
+  Mapping m(n);
+  Fastboxes sender, receiver, other;  // processes 1 and 2 of the job, and 3
+  ASSERT_TRUE(Fastboxes::Format(m.mem, n, 4, 64, 1, &sender).ok());
+  ASSERT_TRUE(Fastboxes::Attach(m.mem, n, 2, &receiver).ok());
+  ASSERT_TRUE(Fastboxes::Attach(m.mem, n, 3, &other).ok());
+  EXPECT_EQ(receiver.Peek(1), nullptr);
+  auto send = [&](uint32_t k) {
+    Fastbox* b = sender.TryBegin(2);
+    if (b == nullptr) return false;
+    std::memcpy(b->data, &k, sizeof k);
+    b->len = sizeof k;
+    sender.Publish(2, b);
+    return true;
+  };
+  auto take = [&](uint32_t* k) {
+    const Fastbox* b = receiver.Peek(1);
+    if (b == nullptr) return false;
+    EXPECT_EQ(b->len, sizeof *k);
+    std::memcpy(k, b->data, sizeof *k);
+    receiver.Release(1);
+    return true;
+  };
+  // Fill the ring: the next send finds it full until the receiver releases a slot.
+  for (uint32_t k = 0; k < Fastboxes::kSlots; ++k) ASSERT_TRUE(send(k));
+  EXPECT_FALSE(send(99));
+  EXPECT_EQ(other.Peek(1), nullptr);  // another pair's ring
+  EXPECT_EQ(receiver.Peek(3), nullptr);
+  uint32_t got = 0;
+  ASSERT_TRUE(take(&got));
+  EXPECT_EQ(got, 0u);
+  ASSERT_TRUE(send(Fastboxes::kSlots));  // reuses slot 0 only now
+  // Many rounds, through the counters' slot reuse: everything arrives once, in order.
+  uint32_t next_send = Fastboxes::kSlots + 1, next_take = 1;
+  for (int round = 0; round < 1000; ++round) {
+    while (send(next_send)) ++next_send;
+    for (int i = 0; i < round % 3 + 1 && take(&got); ++i) EXPECT_EQ(got, next_take++);
+  }
+  while (take(&got)) EXPECT_EQ(got, next_take++);
+  EXPECT_EQ(next_take, next_send);
 }
 
 TEST(FastboxTest, TwoProcessStreamIsWholeOnceAndInOrder) {
-  const size_t payload = 512;
-  const size_t n = Fastboxes::BytesFor(2, payload);
+  const size_t data = 512;
+  const size_t n = Fastboxes::BytesFor(2, data);
   Mapping m(n);
   Fastboxes f;
-  ASSERT_TRUE(Fastboxes::Format(m.mem, n, 2, payload, &f).ok());
+  ASSERT_TRUE(Fastboxes::Format(m.mem, n, 2, data, 1, &f).ok());
   const uint64_t kMsgs = 200000;
   pid_t pid = fork();
-  if (pid == 0) {  // sender: message k fills len bytes with k's low byte, header holds k
+  if (pid == 0) {  // sender (process 0): message k is k, then len - 8 bytes of k's low byte
     alarm(60);
+    Fastboxes s;
+    if (!Fastboxes::Attach(m.mem, n, 0, &s).ok()) _exit(2);
     for (uint64_t k = 0; k < kMsgs; ++k) {
       Fastbox* b;
-      while ((b = f.TryBegin(0, 1)) == nullptr) {
+      while ((b = s.TryBegin(1)) == nullptr) {
       }
-      uint32_t len = static_cast<uint32_t>(k % payload) + 1;
-      std::memset(b->payload(), static_cast<int>(k & 0xFF), len);
-      std::memcpy(b->hdr, &k, sizeof k);
+      uint32_t len = static_cast<uint32_t>(k % (data - 8)) + 8;
+      std::memcpy(b->data, &k, sizeof k);
+      std::memset(b->data + 8, static_cast<int>(k & 0xFF), len - 8);
       b->len = len;
-      Fastboxes::Publish(b);
+      s.Publish(1, b);
     }
     _exit(0);
   }
   uint64_t bad = 0;
   for (uint64_t k = 0; k < kMsgs; ++k) {
-    Fastbox* b;
-    while ((b = f.Peek(0, 1)) == nullptr) {
+    const Fastbox* b;
+    while ((b = f.Peek(0)) == nullptr) {
     }
     uint64_t got;
-    std::memcpy(&got, b->hdr, sizeof got);
+    std::memcpy(&got, b->data, sizeof got);
     bad += got != k;
-    bad += b->len != (k % payload) + 1;
-    for (uint32_t i = 0; i < b->len; ++i) bad += b->payload()[i] != static_cast<unsigned char>(k & 0xFF);
-    Fastboxes::Release(b);
+    bad += b->len != (k % (data - 8)) + 8;
+    for (uint32_t i = 8; i < b->len; ++i) bad += b->data[i] != static_cast<unsigned char>(k & 0xFF);
+    f.Release(0);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

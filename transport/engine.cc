@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <type_traits>
 
 #include "memcopy/log.h"
@@ -160,8 +161,10 @@ Status Engine::Bootstrap(const JobInfo& job) {
   const size_t rank_slots_bytes = sizeof(RankSlot) * size_;
   const size_t slots_bytes =
       RoundUp(rank_slots_bytes + sizeof(CmaSlot) * size_ * size_, 4096);
+  // A slot holds MPIGPU_FASTBOX_SIZE payload bytes behind either header (see TrySend).
+  const size_t fbox_data = config_->fastbox_size + sizeof(MsgHeader);
   const size_t fbox_bytes =
-      config_->fastbox_size ? RoundUp(Fastboxes::BytesFor(size_, config_->fastbox_size), 4096) : 0;
+      config_->fastbox_size ? RoundUp(Fastboxes::BytesFor(size_, fbox_data), 4096) : 0;
   const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
   if (queue_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
@@ -181,7 +184,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
     place();
     if (fbox_bytes)
       MPIGPU_RETURN_IF_ERROR(
-          Fastboxes::Format(fbox_mem, fbox_bytes, size_, config_->fastbox_size, &fastboxes_));
+          Fastboxes::Format(fbox_mem, fbox_bytes, size_, fbox_data, rank_, &fastboxes_));
     MPIGPU_RETURN_IF_ERROR(CellQueues::Format(queue_mem, queue_bytes, size_,
                                               config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
@@ -192,7 +195,8 @@ Status Engine::Bootstrap(const JobInfo& job) {
     place();
     // Format runs before the queues publish their magic, which CellQueues::Attach waits for.
     MPIGPU_RETURN_IF_ERROR(CellQueues::Attach(queue_mem, queue_bytes, &queues_, timeout_ms));
-    if (fbox_bytes) MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(fbox_mem, fbox_bytes, &fastboxes_));
+    if (fbox_bytes)
+      MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(fbox_mem, fbox_bytes, rank_, &fastboxes_));
   }
   ranks_ = static_cast<RankSlot*>(segment_.payload());
   cma_slots_ = reinterpret_cast<CmaSlot*>(static_cast<char*>(segment_.payload()) + rank_slots_bytes);
@@ -245,7 +249,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
 
 // kInvalidArg unless `rank` is a rank of this job (or kAnySource, where `any_ok`).
 Status Engine::CheckRank(int rank, const char* role, bool any_ok) const {
-  if ((any_ok && rank == kAnySource) || (rank >= 0 && rank < size_)) return Status::Ok();
+  if (RankValid(rank, any_ok)) return Status::Ok();
   return Status(Err::kInvalidArg, std::string(role) + " rank " + std::to_string(rank) +
                                       " is not in [0, " + std::to_string(size_) + ")");
 }
@@ -256,11 +260,11 @@ Status Engine::StartRequest(Request::Kind kind, const UserBuffer& buf, int peer,
   const bool send = kind == Request::Kind::kSend;
   *out = nullptr;
   if (finalized_) return Status(Err::kInvalidArg, send ? "send after finalize" : "receive after finalize");
-  MPIGPU_RETURN_IF_ERROR(CheckRank(peer, send ? "destination" : "source", !send));
+  if (!RankValid(peer, !send)) return CheckRank(peer, send ? "destination" : "source", !send);
   if (tag < 0 && (send || tag != kAnyTag))
     return Status(Err::kInvalidArg, std::string(send ? "send" : "receive") + " tag " +
                                         std::to_string(tag) + " is not valid");
-  MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
+  if (buf.layout.count > 1) MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());  // one block is valid
   const size_t bytes = buf.layout.packed_bytes();
   if (bytes > 0 && buf.ptr == nullptr)
     return Status(Err::kInvalidArg, std::to_string(bytes) + "-byte " + (send ? "send" : "receive") +
@@ -366,9 +370,13 @@ Request* Engine::NewRequest() {
 }
 
 void Engine::FreeRequest(Request* req) {
-  *req = Request();
-  if (free_requests_.size() < 1024) free_requests_.push_back(req);
-  else delete req;
+  if (free_requests_.size() >= 1024) {
+    delete req;
+    return;
+  }
+  req->~Request();  // made afresh in place: no temporary to build and move from
+  new (req) Request();
+  free_requests_.push_back(req);
 }
 
 void Engine::Release(Request* req) {
@@ -441,16 +449,16 @@ Status Engine::CopyPackedNow(PackDir dir, const UserBuffer& user, size_t n, void
 bool Engine::TrySend(OutMsg& msg) {
   const bool eager = msg.hdr.type == MsgType::kEager;
   const size_t payload = eager ? msg.hdr.bytes : msg.has_ipc ? sizeof(IpcOffer) : 0;
-  unsigned char* hdr_dst = nullptr;
+  // A fastbox slot carries an eager message behind the compact EagerHeader, others behind the
+  // whole MsgHeader (wire.h); a cell has a header line of its own.
+  const size_t box_hdr = eager ? sizeof(EagerHeader) : sizeof(MsgHeader);
   unsigned char* payload_dst = nullptr;
   Fastbox* box = nullptr;
   Cell* cell = nullptr;
-  if (fastboxes_.valid() && payload <= fastboxes_.payload() &&
-      (box = fastboxes_.TryBegin(rank_, msg.dst)) != nullptr) {
-    hdr_dst = box->hdr;
-    payload_dst = box->payload();
+  if (fastboxes_.valid() && payload <= config_->fastbox_size &&
+      (box = fastboxes_.TryBegin(msg.dst)) != nullptr) {
+    payload_dst = box->data + box_hdr;
   } else if ((cell = queues_.Alloc(rank_)) != nullptr) {
-    hdr_dst = cell->hdr;
     payload_dst = cell->payload();
   } else {
     return false;  // no cell free: the message waits in the pair's FIFO
@@ -458,18 +466,23 @@ bool Engine::TrySend(OutMsg& msg) {
   Status st = eager ? CopyPackedNow(PackDir::kPack, msg.req->buf_, payload, payload_dst) : Status::Ok();
   if (msg.has_ipc) std::memcpy(payload_dst, &msg.offer, sizeof msg.offer);
   if (!st.ok()) {
-    if (cell) queues_.Free(cell);  // an unpublished fastbox stays the sender's: nothing to undo
+    if (cell) queues_.Free(cell);  // an unpublished slot stays the sender's: nothing to undo
     Complete(msg.req, st);
     return true;  // consumed: the request carries the error
   }
   msg.hdr.seq = seq_out_[msg.dst]++;
-  static_assert(sizeof(cell->hdr) >= sizeof(MsgHeader) && sizeof(box->hdr) >= sizeof(MsgHeader),
-                "header fits");
-  std::memcpy(hdr_dst, &msg.hdr, sizeof msg.hdr);
   if (box) {
-    box->len = static_cast<uint32_t>(payload);
-    Fastboxes::Publish(box);
+    if (eager) {
+      const EagerHeader e{MsgType::kEager, {}, msg.hdr.tag, msg.hdr.context, msg.hdr.seq};
+      std::memcpy(box->data, &e, sizeof e);
+    } else {
+      std::memcpy(box->data, &msg.hdr, sizeof msg.hdr);
+    }
+    box->len = static_cast<uint32_t>(box_hdr + payload);
+    fastboxes_.Publish(msg.dst, box);
   } else {
+    static_assert(sizeof(cell->hdr) >= sizeof(MsgHeader), "header fits");
+    std::memcpy(cell->hdr, &msg.hdr, sizeof msg.hdr);
     cell->payload_len = static_cast<uint32_t>(payload);
     queues_.Enqueue(msg.dst, cell);
   }
@@ -534,17 +547,34 @@ Status Engine::PollArrivals() {
   return st;
 }
 
-// Handles the message in src's fastbox if it is the pair's next one (*took says so).
+// Handles the next message in src's fastbox ring if it is the pair's next one (*took says so).
 Status Engine::TakeFastboxInOrder(int src, bool* took) {
   *took = false;
-  Fastbox* b = fastboxes_.valid() ? fastboxes_.Peek(src, rank_) : nullptr;
+  const Fastbox* b = fastboxes_.valid() ? fastboxes_.Peek(src) : nullptr;
   if (b == nullptr) return Status::Ok();
-  MsgHeader h;
-  std::memcpy(&h, b->hdr, sizeof h);
+  MsgHeader h{};
+  const unsigned char* payload = nullptr;
+  if (static_cast<MsgType>(b->data[0]) == MsgType::kEager) {  // the compact form (TrySend)
+    if (b->len < sizeof(EagerHeader) || b->len > fastboxes_.data())
+      return Status(Err::kInternal, "fastbox message from rank " + std::to_string(src) +
+                                        " has a bad length " + std::to_string(b->len));
+    EagerHeader e;
+    std::memcpy(&e, b->data, sizeof e);
+    h.type = MsgType::kEager;
+    h.src = src;
+    h.tag = e.tag;
+    h.context = e.context;
+    h.seq = e.seq;
+    h.bytes = b->len - sizeof e;
+    payload = b->data + sizeof e;
+  } else {
+    std::memcpy(&h, b->data, sizeof h);
+    payload = b->data + sizeof h;
+  }
   if (h.seq != seq_in_[src]) return Status::Ok();  // an earlier queue message goes first
   *took = true;
-  Status st = HandleMessage(h, b->payload());
-  Fastboxes::Release(b);
+  Status st = HandleMessage(h, payload);
+  fastboxes_.Release(src);
   ++seq_in_[src];
   return st;
 }
@@ -1088,8 +1118,8 @@ Status Engine::Progress() {
   in_progress_ = true;
   Status st;
   st = PollArrivals();
-  if (st.ok()) st = FlushPending();
-  if (st.ok()) st = AdvanceLmts();
+  if (st.ok() && pending_count_ > 0) st = FlushPending();
+  if (st.ok() && !lmt_active_.empty()) st = AdvanceLmts();
   // Peers are checked every ~20 ms; the clock is read only every 256th call, since reading it
   // can cost more than the rest of an idle progress call.
   if ((++progress_calls_ & 255) == 0) {

@@ -232,6 +232,9 @@ class Engine {
   void Complete(Request* req, Status st);
   void CheckPeers();
   Request* NewRequest();
+  bool RankValid(int rank, bool any_ok) const {
+    return (rank >= 0 && rank < size_) || (any_ok && rank == kAnySource);
+  }
   Status CheckRank(int rank, const char* role, bool any_ok) const;
   Status StartRequest(Request::Kind kind, const UserBuffer& buf, int peer, int tag, int context,
                       Request** out);

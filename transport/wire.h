@@ -1,10 +1,15 @@
-// The transport's message header, carried in each cell's 64-byte `hdr` line (ringbuf/cell_queue.h).
+// The transport's message headers. MsgHeader is carried in each cell's 64-byte `hdr` line
+// (ringbuf/cell_queue.h). A fastbox slot (ringbuf/fastbox.h) carries an eager message as a
+// compact EagerHeader followed by the payload, so the header and a short payload share the
+// slot's first line with its stamp; any other message as a MsgHeader followed by its payload.
+// Both start with the type, which tells the receiver which of the two it holds.
 //
-// The sender writes the header and payload of a cell it allocated, then CellQueues::Enqueue
-// publishes the whole cell (its release store pairs with Dequeue's acquire), so the receiver
-// reads plain fields here: no atomics needed.
+// The sender writes the header and payload of a cell or slot it owns, then CellQueues::Enqueue
+// or Fastboxes::Publish publishes them (their release stores pair with Dequeue's and Peek's
+// acquire loads), so the receiver reads plain fields here: no atomics needed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -47,6 +52,21 @@ struct MsgHeader {
   uint32_t pad[2];
 };
 static_assert(std::is_trivially_copyable<MsgHeader>::value, "copied into shared memory");
+
+// An eager message's header in a fastbox slot: what matching and ordering need (the sender is
+// the slot's pair). The payload's size is the slot's length minus this header.
+struct EagerHeader {
+  MsgType type;  // kEager
+  uint8_t pad[3];
+  int32_t tag;
+  int32_t context;
+  uint32_t seq;
+};
+static_assert(std::is_trivially_copyable<EagerHeader>::value, "copied into shared memory");
+static_assert(sizeof(EagerHeader) == 16 && offsetof(EagerHeader, type) == 0 &&
+                  offsetof(MsgHeader, type) == 0,
+              "both headers start with the type; the compact one leaves 40 payload bytes in a "
+              "fastbox slot's first line");
 
 // The payload of an RTS with kFlagIpc, and of an IpcPut: the exported buffer and its shape (a
 // vector: `count` blocks of `block` bytes, `stride` apart; contiguous: count 1).
