@@ -34,7 +34,7 @@
 namespace mpigpu::halo {
 namespace {
 
-static_assert(kNoNeighbor == MPIGPU_PROC_NULL, "a missing neighbour goes straight to the API");
+static_assert(kNoNeighbor == MPIGPU_PROC_NULL, "a missing neighbour is MPI's null process");
 
 constexpr int kExitFail = 1, kExitBadInput = 2;
 constexpr int kGatherTag = 100;  // above the exchange's tags 0..3
@@ -162,13 +162,16 @@ class MpigpuExchanger : public Exchanger<T> {
       const MPIGPU_Datatype type = rows ? ApiType<T>() : column_type_;
       MPIGPU_Request req[4];
       int n = 0;
+      // Missing neighbours are skipped, as in the staged mode (MPIGPU_PROC_NULL would work too).
       for (const Face& f : ph.faces)
-        HALO_API(MPIGPU_Irecv(grid + f.recv_offset, ctx_.buftype, count, type, f.peer, f.recv_tag,
-                              MPIGPU_COMM_WORLD, &req[n++]));
+        if (f.peer != kNoNeighbor)
+          HALO_API(MPIGPU_Irecv(grid + f.recv_offset, ctx_.buftype, count, type, f.peer,
+                                f.recv_tag, MPIGPU_COMM_WORLD, &req[n++]));
       for (const Face& f : ph.faces)
-        HALO_API(MPIGPU_Isend(grid + f.send_offset, ctx_.buftype, count, type, f.peer, f.send_tag,
-                              MPIGPU_COMM_WORLD, &req[n++]));
-      HALO_API(MPIGPU_Waitall(n, req, MPIGPU_STATUSES_IGNORE));
+        if (f.peer != kNoNeighbor)
+          HALO_API(MPIGPU_Isend(grid + f.send_offset, ctx_.buftype, count, type, f.peer,
+                                f.send_tag, MPIGPU_COMM_WORLD, &req[n++]));
+      if (n > 0) HALO_API(MPIGPU_Waitall(n, req, MPIGPU_STATUSES_IGNORE));
     }
     return Status::Ok();
   }

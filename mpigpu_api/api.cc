@@ -354,7 +354,7 @@ int ProgressOnce() {
 
 void YieldBetweenRounds(Lock& lk, int round) {
   lk.unlock();  // let other threads of the process call in
-  if (round >= 64) sched_yield();  // ranks may outnumber cores: let the peer run
+  if (round >= 64 && GetState().yield_in_waits) sched_yield();  // oversubscribed: let the peer run
   lk.lock();
 }
 
@@ -388,6 +388,9 @@ int DoInit() {
   if (st.ok()) mpigpu::api::SelectDevice(local ? std::atoi(local) : job.rank);
   if (st.ok()) st = mpigpu::transport::Engine::Create(job, &s.engine);
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
+  const char* local_size = std::getenv("MPIGPU_LOCAL_SIZE");
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  s.yield_in_waits = ncpu < 1 || (local_size ? std::atol(local_size) : s.engine->size()) > ncpu;
 
   const int n = s.engine->size(), me = s.engine->rank();
   mpigpu::api::CommData& world = *s.comms[MPIGPU_COMM_WORLD];

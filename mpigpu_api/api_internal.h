@@ -83,6 +83,9 @@ struct State {
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
+  // Waits give the CPU away between polls only when this node's ranks outnumber its online
+  // CPUs (else a yield only delays noticing the peer); set by Init.
+  bool yield_in_waits = true;
   // Every request object ever made, kept until Finalize: a handle is checked against this set
   // before it is dereferenced, and the user's live ones carry `live`. Blocking calls and
   // collectives use request objects the user never sees; they are never live.
