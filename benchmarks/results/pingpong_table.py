@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
 """Side-by-side table of two or more pingpong outputs (benchmarks/pingpong.cc,
 benchmarks/peers/mpi_pingpong.c): bytes, then latency and bandwidth of each, and the ratios of
-the first to the second.  Usage: pingpong_table.py NAME=FILE NAME=FILE ..."""
+the first to the second.  Usage: pingpong_table.py NAME=FILE[,FILE...] NAME=FILE[,FILE...] ...
+Several files of one name (repetitions) give the median of each column."""
+import statistics
 import sys
 
-def load(path):
+def load_one(path):
     rows = {}
     for line in open(path):
         parts = line.split()
         if len(parts) == 3 and parts[0].isdigit():
             rows[int(parts[0])] = (float(parts[1]), float(parts[2]))
     return rows
+
+def load(paths):
+    reps = [load_one(p) for p in paths.split(',')]
+    sizes = set.intersection(*[set(r) for r in reps])
+    return {n: tuple(statistics.median(r[n][k] for r in reps) for k in (0, 1)) for n in sizes}
 
 def size(n):
     for unit, name in ((1 << 20, 'MiB'), (1 << 10, 'KiB')):
