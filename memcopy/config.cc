@@ -83,8 +83,8 @@ const Var kVars[] = {
      SIZE_VAR(fastbox_size)},
     {"MPIGPU_LMT_UNIT_HOST", "64K", "LMT ring unit size when both buffers are in host memory",
      POSITIVE_SIZE_VAR(lmt_unit_host)},
-    {"MPIGPU_LMT_UNIT_GPU", "2M",
-     "largest LMT ring unit when either buffer is in GPU memory (a transfer uses about 1/8 of "
+    {"MPIGPU_LMT_UNIT_GPU", "4M",
+     "largest LMT ring unit when either buffer is in GPU memory (a transfer uses about half of "
      "its size, between _MIN and this)",
      POSITIVE_SIZE_VAR(lmt_unit_gpu)},
     {"MPIGPU_LMT_UNIT_GPU_MIN", "512K", "smallest LMT ring unit when either buffer is in GPU memory",

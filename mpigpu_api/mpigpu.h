@@ -268,6 +268,22 @@ int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size);
  * byte of one element. Errors: TYPE, ARG. */
 int MPIGPU_Type_get_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* lb, MPIGPU_Aint* extent);
 
+/* ---- memory ----
+ * Host memory for messages that meet device buffers. It is pinned (page-locked, registered with
+ * every CUDA device) where a CUDA device is usable, so host<->device messages from and to it run
+ * at the copy engines' speed; pageable memory goes through the driver's staging buffers instead
+ * (about a quarter of that speed on the H200 node). Without a usable device it is ordinary
+ * page-aligned memory. Tag it MPIGPU_BUF_HOST. These calls do not need MPIGPU_Init and return
+ * their error codes (no error handler applies). */
+
+/* Allocates size bytes (size 0 gives a valid unique pointer); baseptr is the address of a
+ * void*, which receives the memory (as with MPI_Alloc_mem). Errors: ARG (null baseptr), OTHER
+ * (out of memory). */
+int MPIGPU_Alloc_mem(size_t size, void* baseptr);
+/* Frees memory from MPIGPU_Alloc_mem; a null base does nothing. Errors: ARG (base did not come
+ * from MPIGPU_Alloc_mem, or was freed already), OTHER (CUDA failure). */
+int MPIGPU_Free_mem(void* base);
+
 /* ---- errors ---- */
 
 /* Writes the text for errorcode into str (at most MPIGPU_MAX_ERROR_STRING bytes with the NUL)

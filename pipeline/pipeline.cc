@@ -48,6 +48,10 @@ Status LmtPipelineBase::Init(LmtRing* ring, CopyEngine* engine, const LmtBuffer&
                                         " does not fit a ring of " +
                                         std::to_string(ring->capacity()) + " bytes");
   if (params.max_pending == 0) return Status(Err::kInvalidArg, who + "max_pending is 0");
+  if (params.first_slot >= n)
+    return Status(Err::kInvalidArg, who + "first slot " + std::to_string(params.first_slot) +
+                                        " is not below the ring's " + std::to_string(n) +
+                                        " units");
   if (params.total_bytes > 0) {
     MPIGPU_RETURN_IF_ERROR(buf.layout.Validate());
     if (buf.ptr == nullptr) return Status(Err::kInvalidArg, who + "null user buffer");
@@ -76,7 +80,7 @@ uint64_t LmtPipelineBase::UnitLen(uint64_t k) const {
 }
 
 char* LmtPipelineBase::UnitData(uint64_t k) const {
-  return ring_->unit_data(k % ring_units_, params_.unit_bytes);
+  return ring_->unit_data(Slot(k), params_.unit_bytes);
 }
 
 Status LmtPipelineBase::Progress(bool* done) {
@@ -124,7 +128,7 @@ Status LmtSender::Retire() {
     bool done = false;
     MPIGPU_RETURN_IF_ERROR(engine_->Poll(tickets_[retired_ % cap_], &done));
     if (!done) break;
-    ring_->publish(retired_ % ring_units_, UnitLen(retired_));
+    ring_->publish(Slot(retired_), UnitLen(retired_));
     ++retired_;
   }
   return Status::Ok();
@@ -133,7 +137,7 @@ Status LmtSender::Retire() {
 Status LmtSender::Issue() {
   // Sa - Sr < cap <= n: unit Sa is not one of ours in flight, so "empty" means the receiver
   // released it.
-  while (ahead_ < units_ && ahead_ - retired_ < cap_ && ring_->unit_empty(ahead_ % ring_units_)) {
+  while (ahead_ < units_ && ahead_ - retired_ < cap_ && ring_->unit_empty(Slot(ahead_))) {
     MPIGPU_RETURN_IF_ERROR(CopyPacked(*engine_, PackDir::kPack, buf_.ptr, buf_.loc, buf_.layout,
                                       ahead_ * fill_, UnitLen(ahead_), UnitData(ahead_),
                                       MemLoc::Host()));
@@ -145,7 +149,8 @@ Status LmtSender::Issue() {
 
 Status LmtSender::Step() {
   if (!started_) {
-    if (!ring_->AllEmpty()) return Status::Ok();  // the previous transfer is still draining
+    // The previous transfer used another unit size and is still draining.
+    if (params_.wait_drained && !ring_->AllEmpty()) return Status::Ok();
     started_ = true;
   }
   return RunPasses();
@@ -167,7 +172,7 @@ Status LmtReceiver::Retire() {
     bool done = false;
     MPIGPU_RETURN_IF_ERROR(engine_->Poll(tickets_[retired_ % cap_], &done));
     if (!done) break;
-    ring_->release_unit(retired_ % ring_units_);
+    ring_->release_unit(Slot(retired_));
     ++retired_;
   }
   return Status::Ok();
@@ -176,7 +181,7 @@ Status LmtReceiver::Retire() {
 Status LmtReceiver::Issue() {
   // Ra - Rr < cap <= n: unit Ra is not one we are still copying out of.
   while (ahead_ < units_ && ahead_ - retired_ < cap_) {
-    uint64_t len = ring_->unit_len(ahead_ % ring_units_);
+    uint64_t len = ring_->unit_len(Slot(ahead_));
     if (len == 0) break;  // the sender has not published it yet
     if (len != UnitLen(ahead_))
       return Status(Err::kInternal,

@@ -4,7 +4,7 @@
 //
 // The message is the first `total_bytes` of the sender's packed stream (see layout.h); it is cut
 // into units of LmtUnitFill(unit_bytes, fill_block) bytes (the last one shorter). Unit k of the
-// transfer goes through ring unit k mod n, n = ring.UnitsFor(unit_bytes).
+// transfer goes through ring unit (first_slot + k) mod n, n = ring.UnitsFor(unit_bytes).
 //
 // Sender, two indices, both advanced only by the sender:
 //   Sa (ahead)   next unit to fill. While unit Sa's flag is empty and fewer than `cap` copies are
@@ -32,8 +32,12 @@
 // LmtUnitLen(); the receiver checks each published length against it.
 //
 // Preconditions the transport keeps: transfers on one ring run one at a time on each side and in
-// the same order on both; a sender starts issuing only once every flag is empty (Progress waits
-// for it), so the previous transfer is fully drained even if the unit size changes.
+// the same order on both (each side starts the next once its own part of the previous is done);
+// the first slot follows the rule in ringbuf/lmt_ring.h. A sender with wait_drained starts
+// issuing only once every flag is empty (Progress waits for it), so the previous transfer is fully
+// drained when the unit size changes; a chained sender (same unit size, first_slot where the
+// previous transfer ended) refills units as the receiver frees them, so the ring does not run dry
+// between messages.
 #pragma once
 
 #include <cstddef>
@@ -60,11 +64,13 @@ uint64_t LmtUnitLen(uint64_t total, size_t unit_bytes, size_t fill_block, uint64
 size_t LmtFillBlock(const Layout& send, const Layout& recv, size_t unit_bytes);
 
 // The ring unit of a transfer of `total` bytes with a GPU buffer on either side: min_unit doubled
-// until it reaches total / kLmtGpuSplit, at most max_unit (min_unit is cut to max_unit). The
-// pipeline's fill and drain each cost about one unit's copy, so mid-size transfers want small
-// units; but every copy has a fixed cost of about 3 us on the H200 node, so units below 512 KiB
-// lose more than they gain there (benchmarks/results: fixed-unit sweep, 128 KiB to 2 MiB).
-inline constexpr uint64_t kLmtGpuSplit = 8;
+// until it reaches total / kLmtGpuSplit, at most max_unit (min_unit is cut to max_unit). Every
+// copy has a fixed cost of about 3 us on the H200 node, so large units win; a lone message pays
+// the pipeline's fill and drain (about one unit's copy each), so it wants at least two units.
+// Messages in a row are chained through the ring (no fill or drain between them), and there
+// half the message beat an eighth at every size from 1 to 64 MiB (benchmarks/results: device
+// run 16, fixed and adaptive units with chaining).
+inline constexpr uint64_t kLmtGpuSplit = 2;
 size_t LmtGpuUnit(uint64_t total, size_t min_unit, size_t max_unit);
 
 // One side's user buffer.
@@ -80,6 +86,8 @@ struct LmtParams {
   size_t unit_bytes = 0;   // MPIGPU_LMT_UNIT_HOST or MPIGPU_LMT_UNIT_GPU
   size_t fill_block = 0;   // LmtFillBlock(...)
   size_t max_pending = 1;  // MPIGPU_LMT_MAX_PENDING
+  size_t first_slot = 0;   // ring unit of the transfer's unit 0 (< ring.UnitsFor(unit_bytes))
+  bool wait_drained = true;  // sender: issue only once every flag is empty (see above)
 };
 
 // What both sides share: parameters, the two indices and the tickets of the copies in flight.
@@ -107,6 +115,8 @@ class LmtPipelineBase {
   // Retire + Issue until nothing changes.
   Status RunPasses();
   uint64_t UnitLen(uint64_t k) const;
+  // Ring unit of the transfer's unit k, and its data.
+  size_t Slot(uint64_t k) const { return (params_.first_slot + k) % ring_units_; }
   char* UnitData(uint64_t k) const;
 
   LmtRing* ring_ = nullptr;
@@ -133,7 +143,7 @@ class LmtSender : public LmtPipelineBase {
   Status Step() override;
   Status Retire() override;
   Status Issue() override;
-  bool started_ = false;  // the ring was seen drained; issuing may begin
+  bool started_ = false;  // the ring was seen drained (or need not be); issuing may begin
 };
 
 class LmtReceiver : public LmtPipelineBase {

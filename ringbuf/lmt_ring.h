@@ -22,9 +22,12 @@
 //     exactly one writer at any time: the side that owns the unit.
 //   - header: written by Format before the ring is shown to the peer (the segment's own
 //     handshake publishes it), read-only afterwards.
-// Invariant between transfers: every flag is 0 (the receiver released all it received). A sender
-// may start a transfer (possibly with another unit size) only once every flag is 0, see
-// AllEmpty(); each transfer starts at unit 0 and walks the units in order, wrapping at n.
+// Transfers follow each other in one order on both sides. Each walks the units in order from a
+// first unit, wrapping at n. A transfer with the unit size of the one before it continues at the
+// unit after that one's last (chained): the sender may fill the units the receiver frees while
+// the previous transfer still drains, since a full flag can only belong to that transfer. A
+// transfer with another unit size starts at unit 0 once every flag is 0 (AllEmpty()): the units
+// of the two sizes overlap.
 #pragma once
 
 #include <atomic>

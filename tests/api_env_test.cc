@@ -4,7 +4,9 @@
 // with requests still pending.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -299,6 +301,38 @@ TEST(ApiEnvTest, FinalizeWithPendingRequestsWarnsAndReturns) {
   const std::string text = ReadFile(log);
   EXPECT_NE(text.find("MPIGPU_Finalize: 1 request(s) still pending"), std::string::npos) << text;
   std::remove(log.c_str());
+}
+
+// MPIGPU_Alloc_mem memory works before Init, carries messages as any host buffer, and
+// MPIGPU_Free_mem refuses what it did not hand out.
+TEST(ApiEnvTest, AllocMemCarriesMessagesAndFreeMemChecksItsArgument) {
+  void* early = nullptr;
+  ASSERT_EQ(MPIGPU_Alloc_mem(0, &early), MPIGPU_SUCCESS);
+  EXPECT_NE(early, nullptr);
+  EXPECT_EQ(MPIGPU_Free_mem(early), MPIGPU_SUCCESS);
+  EXPECT_EQ(MPIGPU_Free_mem(early), MPIGPU_ERR_ARG);  // freed already
+  int stack = 0;
+  EXPECT_EQ(MPIGPU_Free_mem(&stack), MPIGPU_ERR_ARG);
+  EXPECT_EQ(MPIGPU_Alloc_mem(16, nullptr), MPIGPU_ERR_ARG);
+  EXPECT_EQ(MPIGPU_Free_mem(nullptr), MPIGPU_SUCCESS);
+  std::string r = RunApiJob(2, [](int rank) {
+    const size_t n = size_t{3} << 20;  // a rendezvous message
+    void* buf = nullptr;
+    API_OK(MPIGPU_Alloc_mem(n + 1, &buf));
+    RANK_CHECK(reinterpret_cast<uintptr_t>(buf) % 4096 == 0);
+    unsigned char* p = static_cast<unsigned char*>(buf);
+    std::memset(p, 0xEE, n + 1);
+    if (rank == 0) {
+      FillPattern(p, n, 77);
+      API_OK(MPIGPU_Send(p, MPIGPU_BUF_HOST, static_cast<int>(n), MPIGPU_BYTE, 1, 3, kWorld));
+    } else {
+      API_OK(MPIGPU_Recv(p, MPIGPU_BUF_HOST, static_cast<int>(n), MPIGPU_BYTE, 0, 3, kWorld,
+                         MPIGPU_STATUS_IGNORE));
+      RANK_CHECK(FirstMismatch(p, n, 77) == -1 && p[n] == 0xEE);
+    }
+    API_OK(MPIGPU_Free_mem(buf));
+  });
+  EXPECT_EQ(r, "");
 }
 
 TEST(ApiEnvTest, AbortEndsTheProcessWithItsCode) {

@@ -91,6 +91,48 @@ TEST(ApiGpuTest, ContiguousPingPongAroundEagerLimit) {
   EXPECT_EQ(r, "");
 }
 
+// MPIGPU_Alloc_mem memory is pinned where a GPU exists, and host<->device messages from and to
+// it (rendezvous sized: the single-copy IPC paths) arrive whole.
+TEST(ApiGpuTest, AllocMemIsPinnedAndMeetsDeviceBuffers) {
+  std::string r = RunGpuJob(2, [](int rank) {
+    const size_t n = size_t{5} << 20;
+    void* host = nullptr;
+    API_OK(MPIGPU_Alloc_mem(n + 1, &host));
+    cudaPointerAttributes a{};
+    CUDA_OK(cudaPointerGetAttributes(&a, host));
+    RANK_CHECK(a.type == cudaMemoryTypeHost);  // pinned, not pageable (unregistered)
+    unsigned char* h = static_cast<unsigned char*>(host);
+    void* dev = DevAlloc(n + 1);
+    for (int dir = 0; dir < 2; ++dir) {  // 0: host (rank 0) -> device (rank 1); 1: reverse
+      const uint32_t seed = 40 + dir;
+      const bool sender = rank == dir;
+      const bool on_host = rank == 0;
+      std::memset(h, 0xEE, n + 1);
+      CUDA_OK(cudaMemset(dev, 0xEE, n + 1));
+      CUDA_OK(cudaDeviceSynchronize());
+      void* buf = on_host ? host : dev;
+      const MPIGPU_Buftype bt = on_host ? MPIGPU_BUF_HOST : MPIGPU_BUF_GPU;
+      if (sender) {
+        std::vector<unsigned char> pattern(n);
+        FillPattern(pattern.data(), n, seed);
+        if (on_host) std::memcpy(h, pattern.data(), n);
+        else ToDev(dev, pattern.data(), n);
+        API_OK(MPIGPU_Send(buf, bt, static_cast<int>(n), MPIGPU_BYTE, 1 - rank, 5, kWorld));
+      } else {
+        API_OK(MPIGPU_Recv(buf, bt, static_cast<int>(n), MPIGPU_BYTE, 1 - rank, 5, kWorld,
+                           MPIGPU_STATUS_IGNORE));
+        std::vector<unsigned char> got =
+            on_host ? std::vector<unsigned char>(h, h + n + 1) : FromDev(dev, n + 1);
+        RANK_CHECK(FirstMismatch(got.data(), n, seed) == -1 && got[n] == 0xEE);
+      }
+    }
+    CUDA_OK(cudaFree(dev));
+    API_OK(MPIGPU_Free_mem(host));
+  });
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
 // A rows x cols matrix of doubles on the device; Value(i, j) at (i, j).
 double Value(int i, int j) { return i * 1000.0 + j; }
 

@@ -86,13 +86,14 @@ TEST(LmtUnitsTest, FillCutsUnitsOnWholeBlocks) {
 
 TEST(LmtUnitsTest, GpuUnitGrowsWithTheTransferWithinItsBounds) {
   const size_t k = 1024, m = 1024 * 1024;
-  static_assert(kLmtGpuSplit == 8, "the cases below assume 1/8");
-  EXPECT_EQ(LmtGpuUnit(1, 512 * k, 2 * m), 512 * k);
-  EXPECT_EQ(LmtGpuUnit(4 * m, 512 * k, 2 * m), 512 * k);  // 4 MiB / 8 = 512 KiB
-  EXPECT_EQ(LmtGpuUnit(4 * m + 1, 512 * k, 2 * m), m);    // rounds up
-  EXPECT_EQ(LmtGpuUnit(8 * m, 512 * k, 2 * m), m);
-  EXPECT_EQ(LmtGpuUnit(16 * m, 512 * k, 2 * m), 2 * m);
-  EXPECT_EQ(LmtGpuUnit(size_t{1} << 40, 512 * k, 2 * m), 2 * m);
+  static_assert(kLmtGpuSplit == 2, "the cases below assume 1/2");
+  EXPECT_EQ(LmtGpuUnit(1, 512 * k, 4 * m), 512 * k);
+  EXPECT_EQ(LmtGpuUnit(m, 512 * k, 4 * m), 512 * k);  // 1 MiB / 2 = 512 KiB
+  EXPECT_EQ(LmtGpuUnit(m + 1, 512 * k, 4 * m), m);    // rounds up
+  EXPECT_EQ(LmtGpuUnit(4 * m, 512 * k, 4 * m), 2 * m);
+  EXPECT_EQ(LmtGpuUnit(8 * m, 512 * k, 4 * m), 4 * m);
+  EXPECT_EQ(LmtGpuUnit(16 * m, 512 * k, 4 * m), 4 * m);
+  EXPECT_EQ(LmtGpuUnit(size_t{1} << 40, 512 * k, 4 * m), 4 * m);
   EXPECT_EQ(LmtGpuUnit(m, 4 * m, 2 * m), 2 * m);         // a minimum above the maximum is cut
   EXPECT_EQ(LmtGpuUnit(64 * m, 512 * k, 3 * m), 3 * m);  // a maximum that is not a power of two
   EXPECT_EQ(LmtGpuUnit(0, 512 * k, 2 * m), 512 * k);
@@ -300,6 +301,57 @@ TEST(LmtPipelineTest, NextTransferWaitsForTheRingToDrainAndMayChangeUnitSize) {
   EXPECT_EQ(testing::FirstMismatch(out2.data(), out2.size(), 2), -1);
 }
 
+TEST(LmtPipelineTest, ChainedTransfersRefillUnitsWhileThePreviousOneDrains) {
+  // Four transfers of one unit size in a row, as the transport chains them: transfer i+1 starts
+  // at the unit after transfer i's last and does not wait for the ring to drain. Each side runs
+  // its transfers in order (the next one once its own part of the previous is done); progress
+  // and copy completions are random. The bytes must arrive whole, and the senders must have run
+  // ahead of the receivers (that is the point of chaining).
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    LateCopyEngine se(seed), re(seed * 104729);
+    TestRing t(8 * 1024, 8);
+    const size_t n = t.ring.UnitsFor(1024);
+    constexpr int kTransfers = 4;
+    const uint64_t total = 9000 + seed * 311;  // 9..15 units: the slots wrap around differently
+    const Layout l = Layout::Contiguous(total);
+    std::vector<std::vector<char>> in(kTransfers, std::vector<char>(total)),
+        out(kTransfers, std::vector<char>(total));
+    LmtSender s[kTransfers];
+    LmtReceiver r[kTransfers];
+    size_t slot = 0;
+    for (int i = 0; i < kTransfers; ++i) {
+      testing::FillPattern(in[i].data(), total, seed * 10 + i);
+      LmtParams p{total, 1024, 0, 3};
+      p.first_slot = slot;
+      p.wait_drained = i == 0;
+      ASSERT_TRUE(LmtSender::Create(&t.ring, &se, {in[i].data(), MemLoc::Host(), l}, p, &s[i]).ok());
+      ASSERT_TRUE(
+          LmtReceiver::Create(&t.ring, &re, {out[i].data(), MemLoc::Host(), l}, p, &r[i]).ok());
+      slot = (slot + s[i].units_total()) % n;
+    }
+    std::mt19937 rng(seed);
+    int si = 0, ri = 0;
+    bool ran_ahead = false;
+    for (int step = 0; step < 1'000'000 && ri < kTransfers; ++step) {
+      bool done = false;
+      if ((rng() & 1) && si < kTransfers) {
+        ASSERT_TRUE(s[si].Progress(&done).ok());
+        if (done) ++si;
+      } else {
+        ASSERT_TRUE(r[ri].Progress(&done).ok());
+        if (done) ++ri;
+      }
+      ran_ahead |= si > ri && si < kTransfers && s[si].units_issued() > 0;
+    }
+    ASSERT_EQ(ri, kTransfers) << "seed " << seed << ": the chain did not finish";
+    for (int i = 0; i < kTransfers; ++i)
+      EXPECT_EQ(testing::FirstMismatch(out[i].data(), total, seed * 10 + i), -1)
+          << "seed " << seed << " transfer " << i;
+    EXPECT_TRUE(t.ring.AllEmpty());
+    EXPECT_TRUE(ran_ahead) << "seed " << seed << ": no sender ever ran ahead of its receiver";
+  }
+}
+
 TEST(LmtPipelineTest, ZeroBytesCompleteAtOnce) {
   HostCopyEngine e;
   TestRing t(4096, 1);
@@ -331,6 +383,9 @@ TEST(LmtPipelineTest, CreateRejectsBadArguments) {
   EXPECT_EQ(LmtSender::Create(&t.ring, &e, b, {100, 65536, 0, 1}, &s).code(), Err::kInvalidArg);
   EXPECT_EQ(LmtSender::Create(&t.ring, &e, b, {100, 4096, 0, 0}, &s).code(), Err::kInvalidArg);
   EXPECT_EQ(LmtSender::Create(&t.ring, &e, b, {8193, 4096, 0, 1}, &s).code(), Err::kInvalidArg);
+  LmtParams past_end{100, 4096, 0, 1};
+  past_end.first_slot = t.ring.UnitsFor(4096);  // slots are 0..n-1
+  EXPECT_EQ(LmtSender::Create(&t.ring, &e, b, past_end, &s).code(), Err::kInvalidArg);
   EXPECT_EQ(LmtSender::Create(&t.ring, &e, {nullptr, MemLoc::Host(), b.layout},
                               {100, 4096, 0, 1}, &s)
                 .code(),

@@ -55,6 +55,7 @@ TEST(SweepOptions, Defaults) {
   EXPECT_TRUE(o.peers);
   EXPECT_TRUE(o.limits);
   EXPECT_FALSE(o.check);
+  EXPECT_FALSE(o.pinned_host);
   EXPECT_TRUE(o.lmt.empty());
   EXPECT_EQ(Iterations(o, STest::kLatency, 8192), 10000);
   EXPECT_EQ(Iterations(o, STest::kLatency, 8193), 1000);
@@ -67,7 +68,8 @@ TEST(SweepOptions, Defaults) {
 TEST(SweepOptions, EveryFlag) {
   Options o = Parse({"bw", "bibw", "-m", "4K:2M", "-i", "7", "-x", "3", "-W", "16", "-d", "cuda",
                      "-n", "2", "-c", "--csv", "a.csv", "--json=b.json", "--plot", "c.png",
-                     "--lmt", "ring,ipc", "--no-peers", "--no-limits", "D", "H"});
+                     "--lmt", "ring,ipc", "--no-peers", "--no-limits", "--host-mem", "pinned",
+                     "D", "H"});
   EXPECT_EQ(o.tests, (std::vector<STest>{STest::kBw, STest::kBibw}));
   EXPECT_EQ(o.min_size, 4096u);
   EXPECT_EQ(o.max_size, size_t{2} << 20);
@@ -84,6 +86,8 @@ TEST(SweepOptions, EveryFlag) {
   EXPECT_EQ(o.lmt, (std::vector<std::string>{"ring", "ipc"}));
   EXPECT_FALSE(o.peers);
   EXPECT_FALSE(o.limits);
+  EXPECT_TRUE(o.pinned_host);
+  EXPECT_FALSE(Parse({"--host-mem", "pageable"}).pinned_host);
   ASSERT_EQ(o.pairs.size(), 1u);
   EXPECT_EQ(PairName(o.pairs[0]), "DH");
   EXPECT_TRUE(Parse({"-h"}).help);
@@ -162,6 +166,7 @@ TEST(SweepOptions, BadInputsNameTheProblem) {
   EXPECT_NE(ParseError({"--csv"}).find("needs a value"), std::string::npos);
   EXPECT_NE(ParseError({"--csv="}).find("file name"), std::string::npos);
   EXPECT_NE(ParseError({"--all-pairs=1"}).find("takes no value"), std::string::npos);
+  EXPECT_NE(ParseError({"--host-mem", "huge"}).find("bad --host-mem 'huge'"), std::string::npos);
 }
 
 TEST(SweepOptions, ReplotTakesOnlyOutputOptions) {
@@ -200,7 +205,8 @@ TEST(SweepOptions, ReplotTakesOnlyOutputOptions) {
 
 TEST(SweepOptions, RankArgsRoundTrip) {
   Options o = Parse({"bw", "latency", "-m", "2:8K", "-i", "5", "-x", "1", "-W", "8", "-c",
-                     "--no-peers", "--all-pairs", "--csv", "x.csv", "--lmt", "all"});
+                     "--no-peers", "--all-pairs", "--csv", "x.csv", "--lmt", "all",
+                     "--host-mem", "pinned"});
   Options back = Parse(RankArgs(o));
   EXPECT_EQ(back.tests, o.tests);
   EXPECT_EQ(back.min_size, 2u);
@@ -211,6 +217,7 @@ TEST(SweepOptions, RankArgsRoundTrip) {
   EXPECT_TRUE(back.check);
   EXPECT_FALSE(back.peers);
   EXPECT_TRUE(back.limits);
+  EXPECT_TRUE(back.pinned_host);
   EXPECT_EQ(back.pairs.size(), 4u);
   EXPECT_TRUE(back.csv.empty());  // outputs belong to the parent
   EXPECT_TRUE(back.lmt.empty());
@@ -220,6 +227,7 @@ TEST(SweepOptions, UsageDocumentsEveryFlag) {
   const std::string u = UsageText();
   for (const char* flag : {"-m", "-i", "-x", "-W", "-d cuda", "--all-pairs", "--pairs", "-c",
                            "--csv", "--json", "--plot", "--replot", "--lmt", "--tune", "--peers",
+                           "--host-mem",
                            "-h",
                            "latency", "bw", "bibw", "H|D H|D"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;

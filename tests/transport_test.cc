@@ -240,6 +240,51 @@ TEST(TransportTest, TagsAndContextsSelectMessages) {
   EXPECT_EQ(r, "");
 }
 
+// A window of large messages in flight at once, rank 0 -> rank 1, both posted before any wait:
+// on the ring, transfers of one unit size chain (the next one's CTS goes out while the current
+// one drains) and a unit size change waits for the ring to drain. Each message has its own
+// pattern; every byte and the guard byte after each buffer are checked.
+void SendWindow(int rank, int dev, Engine* e, bool on_device, const std::vector<size_t>& sizes,
+                uint32_t seed) {
+  const MemLoc loc = on_device ? MemLoc::Device(dev) : MemLoc::Host();
+  std::vector<std::vector<unsigned char>> host;
+  std::vector<void*> dbufs;
+  std::vector<Request*> reqs;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    host.emplace_back(sizes[i] + 1, 0xEE);
+    if (rank == 0) FillPattern(host[i].data(), sizes[i], seed + i);
+    void* p = on_device ? DeviceCopyOf(host[i]) : host[i].data();
+    dbufs.push_back(on_device ? p : nullptr);
+    Request* req = nullptr;
+    const UserBuffer ub{p, loc, Layout::Contiguous(sizes[i])};
+    RANK_CHECK((rank == 0 ? e->Isend(ub, 1, 7, 0, &req) : e->Irecv(ub, 0, 7, 0, &req)).ok());
+    reqs.push_back(req);
+  }
+  for (Request* req : reqs) WaitOk(*e, req);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    e->Release(reqs[i]);
+    if (rank == 1) {
+      if (on_device) CopyToHost(&host[i], dbufs[i]);
+      const long long bad = FirstMismatch(host[i].data(), sizes[i], seed + i);
+      if (bad != -1 || host[i][sizes[i]] != 0xEE)
+        std::fprintf(stderr, "window message %zu (%zu bytes): first mismatch at %lld\n", i,
+                     sizes[i], bad);
+      RANK_CHECK(bad == -1 && host[i][sizes[i]] == 0xEE);
+    }
+    if (dbufs[i]) cudaFree(dbufs[i]);
+  }
+}
+
+TEST(TransportTest, WindowsOfLargeMessagesArriveWholeAndInOrder) {
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
+    const size_t ring = GetConfig().lmt_unit_host * GetConfig().lmt_units;
+    const std::vector<size_t> sizes = {3 * ring + 5, 3 * ring + 5, ring + 1, 100000,
+                                       3 * ring + 5, ring - 1,     ring,     5 * ring + 3};
+    for (int round = 0; round < 3; ++round) SendWindow(rank, 0, e, false, sizes, 300 + 20 * round);
+  });
+  EXPECT_EQ(r, "");
+}
+
 TEST(TransportTest, ThousandOutstandingRequestsCompleteInAnyOrder) {
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     const int kN = 1000;
@@ -453,6 +498,20 @@ TEST(TransportGpuTest, DeviceVectorLayouts) {
       }
       cudaFree(dbuf);
     }
+  }, 180);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+// Windows of device messages whose sizes make the adaptive ring unit change in mid-window
+// (with the defaults: 512 KiB for 1 MiB, 1 MiB just above, 2 MiB for 3-4 MiB, 4 MiB for 16 MiB):
+// chained runs and drains mix.
+TEST(TransportGpuTest, WindowsOfDeviceMessagesWithChangingUnits) {
+  std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
+    const size_t mib = size_t{1} << 20;
+    const std::vector<size_t> sizes = {mib, mib, mib + 3, 4 * mib, 16 * mib, 16 * mib - 1,
+                                       3 * mib, mib, 16 * mib, 700000};
+    SendWindow(rank, dev, e, true, sizes, 1500);
   }, 180);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");

@@ -72,12 +72,17 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer() { Free(); }
 
-  void Alloc(Loc loc, size_t bytes) {
+  void Alloc(Loc loc, size_t bytes, bool pinned_host = false) {
     Free();
     loc_ = loc;
+    pinned_ = pinned_host && loc == Loc::kHost;
     bytes_ = std::max<size_t>(bytes, 1);
     if (loc == Loc::kHost) {
-      if (posix_memalign(&ptr_, 4096, bytes_) != 0) Die(1, "out of host memory");
+      if (pinned_) {
+        if (MPIGPU_Alloc_mem(bytes_, &ptr_) != MPIGPU_SUCCESS) Die(1, "MPIGPU_Alloc_mem failed");
+      } else if (posix_memalign(&ptr_, 4096, bytes_) != 0) {
+        Die(1, "out of host memory");
+      }
       std::memset(ptr_, 0, bytes_);  // touch the pages before timing
     } else {
       SWEEP_CUDA(cudaMalloc(&ptr_, bytes_));
@@ -132,13 +137,15 @@ class Buffer {
  private:
   void Free() {
     if (ptr_ == nullptr) return;
-    if (loc_ == Loc::kHost) free(ptr_);
+    if (pinned_) MPIGPU_Free_mem(ptr_);
+    else if (loc_ == Loc::kHost) free(ptr_);
     else cudaFree(ptr_);
     ptr_ = nullptr;
   }
 
   void* ptr_ = nullptr;
   Loc loc_ = Loc::kHost;
+  bool pinned_ = false;  // from MPIGPU_Alloc_mem
   size_t bytes_ = 0;
 };
 
@@ -805,13 +812,13 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
     c.my_loc = rank == 0 ? pair.src : pair.dst;
     if (pair.has_device() && setup.device_count == 0)
       return Status(Err::kNoGpu, "buffer location D needs a GPU, but no CUDA device is visible");
-    c.sbuf.Alloc(c.my_loc, o.max_size);
-    c.rbuf.Alloc(c.my_loc, o.max_size);
+    c.sbuf.Alloc(c.my_loc, o.max_size, o.pinned_host);
+    c.rbuf.Alloc(c.my_loc, o.max_size, o.pinned_host);
     if (o.check) {
       const size_t check_bytes =
           std::min(o.max_size * static_cast<size_t>(o.window), std::max(kCheckBytes, o.max_size));
-      c.check_s.Alloc(c.my_loc, check_bytes);
-      c.check_r.Alloc(c.my_loc, check_bytes);
+      c.check_s.Alloc(c.my_loc, check_bytes, o.pinned_host);
+      c.check_r.Alloc(c.my_loc, check_bytes, o.pinned_host);
     }
     StagedPeer staged;
     const bool run_staged = o.peers && pair.has_device();
@@ -830,8 +837,9 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
       Table t;
       t.test = test;
       t.pair = pair;
-      t.src_name = pair.src == Loc::kDevice ? names[0] : "host";
-      t.dst_name = pair.dst == Loc::kDevice ? names[1] : "host";
+      const char* host = o.pinned_host ? "pinned host" : "host";
+      t.src_name = pair.src == Loc::kDevice ? names[0] : host;
+      t.dst_name = pair.dst == Loc::kDevice ? names[1] : host;
       t.sizes = sizes;
       Series mp{"mpigpu", kKindMpigpu, {}, "MPIGPU_LMT=" + setup.lmt};
       for (size_t i = 0; i < sizes.size(); ++i) {

@@ -204,6 +204,11 @@ Status ParseOptions(const std::vector<std::string>& args, Options* out) {
       MPIGPU_RETURN_IF_ERROR(take(&v));
       MPIGPU_RETURN_IF_ERROR(ParsePairList(v, &out->pairs));
       pairs_given = true;
+    } else if (word == "--host-mem") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      if (v != "pageable" && v != "pinned")
+        return Bad("bad --host-mem '" + v + "': expected pageable or pinned");
+      out->pinned_host = v == "pinned";
     } else if (word == "-c" || word == "--validation") {
       MPIGPU_RETURN_IF_ERROR(flag_only());
       out->check = true;
@@ -304,6 +309,8 @@ std::string UsageText() {
   t += "  -n 2                    the number of ranks (always 2)\n";
   t += "  --all-pairs             run HH, HD, DH and DD\n";
   t += "  --pairs LIST            run these pairs, e.g. HH,DD\n";
+  t += "  --host-mem KIND         H buffers: pageable (posix_memalign, default) or pinned\n";
+  t += "                          (MPIGPU_Alloc_mem: page-locked where a GPU is usable)\n";
   t += "  -c, --validation        fill every size's messages with a pattern and verify them;\n";
   t += "                          a wrong byte ends the run with exit status 3\n";
   t += "  --csv FILE              write every point as CSV\n";
@@ -382,6 +389,10 @@ std::vector<std::string> RankArgs(const Options& o) {
   a.push_back("--pairs");
   a.push_back(pairs);
   if (o.check) a.push_back("-c");
+  if (o.pinned_host) {
+    a.push_back("--host-mem");
+    a.push_back("pinned");
+  }
   if (!o.peers) a.push_back("--no-peers");
   if (!o.limits) a.push_back("--no-limits");
   return a;

@@ -61,6 +61,7 @@ struct Options {
   bool tune = false;
   bool peers = true;      // --no-peers turns the NCCL and staging columns off
   bool limits = true;     // --no-limits turns the copy-engine limit column off
+  bool pinned_host = false;  // --host-mem pinned: H buffers from MPIGPU_Alloc_mem
   int nranks = 2;         // -n (must be 2)
   // Internal (the launcher-mode parent to its ranks): write the results as JSON here and print
   // nothing on stdout.

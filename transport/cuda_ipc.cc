@@ -174,17 +174,13 @@ Status ExportDeviceBuffer(const void* ptr, IpcExport* out) {
                                         " cannot be exported with cudaIpcGetMemHandle (memory pool "
                                         "or virtual memory API allocation?)");
 
-  CUdeviceptr base = 0;
-  size_t size = 0;
-  r = api.mem_get_address_range(&base, &size, dptr);
-  if (r == CUDA_ERROR_INVALID_CONTEXT && range_start != 0) {
-    // A thread with no current context: the context-free range attributes describe the same
-    // cudaMalloc allocation.
-    MPIGPU_TRACE("cuda ipc: no current context; allocation range from pointer attributes");
-    base = range_start;
-    size = range_size;
-  } else if (r != CUDA_SUCCESS) {
-    return api.Error("cuMemGetAddressRange", r);
+  // The allocation's range comes with the attributes (one driver call per send: this runs for
+  // every device message); cuMemGetAddressRange only where a driver leaves them out.
+  CUdeviceptr base = range_start;
+  size_t size = range_size;
+  if (base == 0 || size == 0) {
+    r = api.mem_get_address_range(&base, &size, dptr);
+    if (r != CUDA_SUCCESS) return api.Error("cuMemGetAddressRange", r);
   }
   if (dptr < base || dptr - base >= size)
     return Status(Err::kInternal, "allocation range of " + Hex(dptr) + ": [" + Hex(base) +

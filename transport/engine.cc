@@ -12,6 +12,7 @@
 #include <fstream>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
@@ -52,9 +53,19 @@ struct Engine::RingPair {
   LmtRing ring;
   bool creator = false;
   bool pinned = false;
+  // Receiver: unit size and end slot of the last transfer given a CTS (the chain rule of
+  // ringbuf/lmt_ring.h); chain_unit 0 until the first.
+  size_t chain_unit = 0;
+  size_t chain_slot = 0;
 };
 
 namespace {
+
+// A request whose single copy failed on the peer's side (kFlagCopyError).
+Status PeerCopyError(int peer) {
+  return Status(Err::kInternal,
+                "rank " + std::to_string(peer) + " could not copy this message (see its error)");
+}
 
 double Now() {
   timespec ts;
@@ -238,6 +249,9 @@ Status Engine::Bootstrap(const JobInfo& job) {
   held_.resize(size_);
   lmt_wait_.resize(size_);
   lmt_recv_active_.assign(size_, nullptr);
+  lmt_recv_next_.assign(size_, nullptr);
+  lmt_send_active_.assign(size_, nullptr);
+  lmt_send_queue_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
@@ -631,7 +645,9 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         MPIGPU_WARN("dropping a put notice from rank %d for no waiting receive", h.src);
         break;
       }
-      if (h.flags & kFlagFailed) {
+      if (h.flags & kFlagCopyError) {
+        Complete(req, PeerCopyError(h.src));
+      } else if (h.flags & kFlagFailed) {
         FallBackToRing(req);
       } else {
         Complete(req, TruncationOf(req->info_, req->bytes_));
@@ -678,6 +694,8 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         break;
       }
       Status st = h.type == MsgType::kCts ? StartRingSend(req, h) : Status::Ok();
+      if (h.type == MsgType::kFin && (h.flags & kFlagCopyError))
+        st = PeerCopyError(h.src);
       if (h.type == MsgType::kFin || !st.ok()) Complete(req, st);
       break;
     }
@@ -821,8 +839,15 @@ Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, 
     bool queued = false;
     // The kernel copies on its own GPU: both ends must be that GPU's memory (or mapped on it).
     if (gpu_copier_ok_ && dst_loc.device == gpu_copier_.device() &&
-        src_loc.device == gpu_copier_.device())
-      MPIGPU_RETURN_IF_ERROR(gpu_copier_.Submit(d, &req->ticket_, &queued));
+        src_loc.device == gpu_copier_.device()) {
+      Status st = gpu_copier_.Submit(d, &req->ticket_, &queued);
+      if (!st.ok()) {  // it cannot run here (e.g. launch refused): the copy engine does it all
+        gpu_copier_ok_ = false;
+        queued = false;
+        MPIGPU_WARN("resident copy kernel failed (%s): copy engine only from now on",
+                    st.ToString().c_str());
+      }
+    }
     if (queued) {
       req->on_gpu_copier_ = true;
       return Status::Ok();
@@ -834,6 +859,15 @@ Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, 
     MPIGPU_RETURN_IF_ERROR(engine->Issue2D(d.dst, dst_loc, d.dpitch, d.src, src_loc, d.spitch,
                                            d.width, d.height));
   return engine->Mark(&req->ticket_);
+}
+
+// Receiver: a single copy out of the sender's buffer failed; the send `sreq` of rank `src` ends
+// with an error instead of waiting for a FIN.
+void Engine::TellCopyFailed(int src, uint64_t sreq) {
+  OutMsg fin = Control(src, MsgType::kFin);
+  fin.hdr.sreq = sreq;
+  fin.hdr.flags = kFlagCopyError;
+  (void)SendOrQueue(fin);
 }
 
 // Receiver: copy the sender's device buffer (mapped) into ours, then FIN.
@@ -867,6 +901,7 @@ bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer)
   if (!st.ok()) {
     (void)ipc_cache_->Release(h.src, offer.ipc);
     Complete(req, st);  // a copy error on our side: nothing to fall back to
+    TellCopyFailed(h.src, h.sreq);
     return true;
   }
   req->ipc_ = offer.ipc;
@@ -924,12 +959,17 @@ Status Engine::StartIpcPut(Request* req, const MsgHeader& h, const IpcExport& e)
 }
 
 // The receiver runs one large transfer per source at a time (ring or cooperative CMA): both use
-// per-pair shared state.
+// per-pair shared state. A ring transfer with the unit size of the active one is chained (see
+// ringbuf/lmt_ring.h): its CTS goes out at once, so the sender refills the units the active
+// transfer frees and the ring does not run dry between messages; it starts draining when the
+// active one completes (lmt_recv_next_). Any other transfer waits for the active one to finish.
 void Engine::TryStartRingRecv(int src) {
-  while (lmt_recv_active_[src] == nullptr && !lmt_wait_[src].empty()) {
+  while (!lmt_wait_[src].empty() && lmt_recv_next_[src] == nullptr) {
     Request* req = lmt_wait_[src].front();
-    lmt_wait_[src].pop_front();
-    if (req->coop_) {
+    Request* active = lmt_recv_active_[src];
+    if (req->coop_ || (active != nullptr && active->coop_)) {
+      if (active != nullptr) return;
+      lmt_wait_[src].pop_front();
       StartCoopRecv(req, src);
       continue;
     }
@@ -940,6 +980,9 @@ void Engine::TryStartRingRecv(int src) {
     size_t unit = gpu ? LmtGpuUnit(total, config_->lmt_unit_gpu_min, config_->lmt_unit_gpu)
                       : config_->lmt_unit_host;
     unit = std::min(unit, pair ? pair->ring.capacity() : unit);
+    const bool chained = pair != nullptr && pair->chain_unit == unit;
+    if (active != nullptr && st.ok() && !chained) return;  // another unit size: wait for the drain
+    lmt_wait_[src].pop_front();
     Layout sender_shape = req->peer_block_ == 0
                               ? Layout::Contiguous(req->info_.bytes)
                               : Layout::Vector(req->info_.bytes / req->peer_block_, req->peer_block_,
@@ -949,6 +992,7 @@ void Engine::TryStartRingRecv(int src) {
     params.unit_bytes = unit;
     params.fill_block = LmtFillBlock(sender_shape, req->buf_.layout, unit);
     params.max_pending = config_->lmt_max_pending;
+    params.first_slot = chained ? pair->chain_slot : 0;
     CopyEngine* copier = nullptr;
     if (st.ok()) st = CopierFor(req->buf_.loc, &copier);
     auto receiver = std::make_unique<LmtReceiver>();
@@ -960,15 +1004,28 @@ void Engine::TryStartRingRecv(int src) {
       Complete(req, st);  // the sender still waits for a CTS: it fails when this rank finalizes
       continue;
     }
+    pair->chain_unit = unit;
+    pair->chain_slot = (params.first_slot + receiver->units_total()) % pair->ring.UnitsFor(unit);
     req->lmt_ = std::move(receiver);
-    req->state_ = Request::State::kLmt;
-    lmt_recv_active_[src] = req;
-    lmt_active_.push_back(req);
+    if (active == nullptr) {
+      req->state_ = Request::State::kLmt;
+      lmt_recv_active_[src] = req;
+      lmt_active_.push_back(req);
+    } else {
+      lmt_recv_next_[src] = req;  // stays kLmtWait until the active transfer completes
+    }
     OutMsg cts = Control(src, MsgType::kCts);
     cts.hdr.sreq = req->peer_cookie_;
     cts.hdr.bytes = total;
     cts.hdr.unit = static_cast<uint32_t>(unit);
     cts.hdr.block = static_cast<uint32_t>(params.fill_block);
+    cts.hdr.addr = params.first_slot;
+    if (chained) {
+      cts.hdr.flags = kFlagChained;
+      MPIGPU_TRACE("ring %d->%d: transfer of %llu bytes chained at unit %zu%s", src, rank_,
+                   static_cast<unsigned long long>(total), params.first_slot,
+                   active != nullptr ? " while the previous one drains" : "");
+    }
     cts.hdr.loc = req->buf_.loc;
     (void)SendOrQueue(cts);
   }
@@ -1017,12 +1074,21 @@ Status Engine::StartRingSend(Request* req, const MsgHeader& cts) {
   params.unit_bytes = cts.unit;
   params.fill_block = cts.block;
   params.max_pending = config_->lmt_max_pending;
+  params.first_slot = cts.addr;
+  params.wait_drained = (cts.flags & kFlagChained) == 0;
   auto sender = std::make_unique<LmtSender>();
   MPIGPU_RETURN_IF_ERROR(LmtSender::Create(
       &pair->ring, copier, LmtBuffer{req->buf_.ptr, req->buf_.loc, req->buf_.layout}, params,
       sender.get()));
   req->lmt_ = std::move(sender);
+  // One transfer per ring at a time: a chained CTS can arrive while the previous one still runs.
+  if (lmt_send_active_[req->peer_] != nullptr) {
+    req->state_ = Request::State::kLmtWait;
+    lmt_send_queue_[req->peer_].push_back(req);
+    return Status::Ok();
+  }
   req->state_ = Request::State::kLmt;
+  lmt_send_active_[req->peer_] = req;
   lmt_active_.push_back(req);
   return Status::Ok();
 }
@@ -1081,13 +1147,14 @@ Status Engine::AdvanceLmts() {
       else st = req->ipc_copier_->Poll(req->ticket_, &done);
       if (done || !st.ok()) {
         (void)ipc_cache_->Release(req->peer_, req->ipc_);
-        if (st.ok()) {  // tell the peer its buffer is free (pull) or ours is filled (put)
-          const bool recv = req->kind_ == Request::Kind::kRecv;
-          OutMsg note = Control(req->peer_, recv ? MsgType::kFin : MsgType::kPutDone);
-          if (recv) note.hdr.sreq = req->peer_cookie_;
-          else note.hdr.addr = req->peer_req_;
-          (void)SendOrQueue(note);
-        }
+        // Tell the peer its buffer is free (pull) or ours is filled (put); or that the copy
+        // failed, so that its request ends too instead of waiting for us.
+        const bool recv = req->kind_ == Request::Kind::kRecv;
+        OutMsg note = Control(req->peer_, recv ? MsgType::kFin : MsgType::kPutDone);
+        if (recv) note.hdr.sreq = req->peer_cookie_;
+        else note.hdr.addr = req->peer_req_;
+        if (!st.ok()) note.hdr.flags = kFlagCopyError;
+        (void)SendOrQueue(note);
       }
     } else if (req->coop_) {
       st = AdvanceCma(req, &done);
@@ -1099,10 +1166,20 @@ Status Engine::AdvanceLmts() {
       const bool recv = req->kind_ == Request::Kind::kRecv;
       const int peer = req->peer_;
       const bool held_pair = recv && lmt_recv_active_[peer] == req;  // ring or cooperative CMA
+      const bool held_ring = !recv && lmt_send_active_[peer] == req;
       if (!req->done_) Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
-      if (held_pair) {
-        lmt_recv_active_[peer] = nullptr;
+      if (held_pair) {  // the chained next transfer starts draining; maybe another gets its CTS
+        lmt_recv_active_[peer] = std::exchange(lmt_recv_next_[peer], nullptr);
+        if (Request* next = lmt_recv_active_[peer]) Activate(next);
         TryStartRingRecv(peer);
+      }
+      if (held_ring) {
+        lmt_send_active_[peer] = nullptr;
+        if (!lmt_send_queue_[peer].empty()) {
+          lmt_send_active_[peer] = lmt_send_queue_[peer].front();
+          lmt_send_queue_[peer].pop_front();
+          Activate(lmt_send_active_[peer]);
+        }
       }
     } else {
       ++it;
@@ -1171,6 +1248,11 @@ void Engine::FailPeer(int rank, const std::string& why) {
   pending_count_ -= pending_[rank].size();
   pending_[rank].clear();
   for (Request* r : lmt_wait_[rank]) Complete(r, st);
+  for (Request* r : lmt_send_queue_[rank]) Complete(r, st);
+  lmt_send_queue_[rank].clear();
+  if (lmt_recv_next_[rank] != nullptr) Complete(lmt_recv_next_[rank], st);
+  lmt_recv_next_[rank] = nullptr;
+  lmt_send_active_[rank] = nullptr;
   std::vector<Request*> puts(waiting_puts_.begin(), waiting_puts_.end());
   for (Request* r : puts)
     if (r->peer_ == rank) Complete(r, st);

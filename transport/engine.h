@@ -106,7 +106,7 @@ class Request : public MatchEntry {
     kQueued,     // send: waits for a cell in the destination's FIFO
     kPosted,     // recv: in the posted queue
     kWaitCts,    // send: RTS sent, waiting for CTS or FIN
-    kLmtWait,    // recv: matched an RTS, waits for the pair's ring
+    kLmtWait,    // recv: matched an RTS; send: got a CTS; both wait for the pair's ring
     kLmt,        // either: the ring pipeline or the cooperative CMA copy runs
     kIpcCopy,    // either: the single CUDA IPC copy runs (ticket_ on its copy engine)
     kWaitPut,    // recv: exported its buffer, waits for the sender's put
@@ -213,6 +213,7 @@ class Engine {
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload);
   bool TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer);
+  void TellCopyFailed(int src, uint64_t sreq);
   Status IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, MemLoc src_loc,
                          CopyEngine* engine);
   bool TryIpcPutRequest(Request* req, const MsgHeader& h);
@@ -228,6 +229,11 @@ class Engine {
   }
   Status StartRingSend(Request* req, const MsgHeader& cts);
   Status AdvanceLmts();
+  // Puts a ring transfer that waited for its turn on the ring into the active list.
+  void Activate(Request* req) {
+    req->state_ = Request::State::kLmt;
+    lmt_active_.push_back(req);
+  }
   Status RingFor(int src, int dst, bool pin, RingPair** out);
   void Complete(Request* req, Status st);
   void CheckPeers();
@@ -275,6 +281,9 @@ class Engine {
   std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use
   std::vector<std::deque<Request*>> lmt_wait_;  // receiver: matched RTS per source, FIFO
   std::vector<Request*> lmt_recv_active_;        // receiver: the ring transfer per source
+  std::vector<Request*> lmt_recv_next_;          // receiver: a chained one with its CTS sent
+  std::vector<Request*> lmt_send_active_;        // sender: the ring transfer per destination
+  std::vector<std::deque<Request*>> lmt_send_queue_;  // sender: CTS'd, waiting for the active
   std::list<Request*> lmt_active_;              // both sides: pipelines to advance
   std::map<std::pair<int, int>, std::unique_ptr<RingPair>> rings_;
   std::vector<bool> peer_failed_;

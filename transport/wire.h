@@ -21,7 +21,8 @@ namespace mpigpu::transport {
 enum class MsgType : uint8_t {
   kEager = 1,  // payload in the cell
   kRts = 2,    // rendezvous request: size, location, address of the sender's buffer
-  kCts = 3,    // receiver -> sender: the pair's ring is ready, unit size in `unit`
+  kCts = 3,    // receiver -> sender: the pair's ring is ready, unit size in `unit`, first unit
+               // in `addr`
   kFin = 4,    // receiver -> sender: a single-copy (CMA) transfer read the sender's buffer
   kCmaGo = 5,  // receiver -> sender: join the cooperative copy into `addr` (generation in `block`)
   kIpcPut = 6,    // receiver -> sender: copy into my device buffer (IpcExport in the payload);
@@ -33,6 +34,10 @@ enum class MsgType : uint8_t {
 // MsgHeader::flags
 constexpr uint16_t kFlagIpc = 1;     // RTS: an IpcExport of the sender's device buffer is the payload
 constexpr uint16_t kFlagFailed = 2;  // PutDone: the sender could not copy; fall back to the ring
+constexpr uint16_t kFlagCopyError = 8;  // FIN / PutDone: the single copy failed on the peer's
+                                        // side; this request fails too (no waiting forever)
+constexpr uint16_t kFlagChained = 4;  // CTS: same unit size as the transfer before; start at unit
+                                      // `addr` without waiting for the ring to drain
 
 struct MsgHeader {
   MsgType type;
@@ -43,7 +48,8 @@ struct MsgHeader {
   int32_t context;     // communicator context id
   uint64_t bytes;      // eager / RTS: packed message size; CTS, CmaGo: bytes to transfer
   uint64_t sreq;       // the sender's request id (echoed in CTS and FIN)
-  uint64_t addr;       // RTS: the sender's buffer address; CmaGo: the receiver's
+  uint64_t addr;       // RTS: the sender's buffer address; CmaGo: the receiver's; CTS: the
+                       // transfer's first ring unit
   uint32_t unit;       // CTS: ring unit size; CmaGo: chunk size
   uint32_t block;      // RTS: the sender's layout block (0: contiguous); CTS: the fill block;
                        // CmaGo: the transfer's generation
