@@ -1,8 +1,11 @@
 // The CPU work of one small host message, for instruction counts under callgrind:
-//   msgcost engine|api ITERS [BYTES]
-// Alone (no launcher): ITERS messages to itself (send, then receive), deterministic.
-// Under `mpigpurun -n 2`: ITERS round trips (rank 0 sends first), as benchmarks/pingpong and
-// `mpigpu-sweep latency` do; start one rank under valgrind to count its instructions.
+//   msgcost engine|api|api-blocking ITERS [BYTES]
+// Alone (no launcher): ITERS messages to itself (send, then receive), deterministic: `api` is
+// Isend + Recv + Wait; `api-blocking` is Send (eager, so it completes without a receive) + Recv,
+// the calls of `mpigpu-sweep latency`.
+// Under `mpigpurun -n 2`: ITERS round trips (rank 0 sends first; both api modes use Send/Recv),
+// as benchmarks/pingpong and `mpigpu-sweep latency` do; start one rank under valgrind to count
+// its instructions.
 // Count with two values of ITERS and divide the difference: start-up and finalize cancel out.
 //   valgrind --tool=callgrind bazel-bin/benchmarks/msgcost engine 1000
 #include <cstdio>
@@ -67,7 +70,7 @@ int RunEngine(int iters, size_t bytes) {
   return 0;
 }
 
-int RunApi(int iters, size_t bytes) {
+int RunApi(int iters, size_t bytes, bool blocking) {
   CheckApi(MPIGPU_Init(nullptr, nullptr), "init");
   int rank = 0, size = 1;
   MPIGPU_Comm_rank(MPIGPU_COMM_WORLD, &rank);
@@ -76,7 +79,12 @@ int RunApi(int iters, size_t bytes) {
   const int n = static_cast<int>(bytes);
   const int peer = size == 1 ? 0 : 1 - rank;
   for (int i = 0; i < iters; ++i) {
-    if (size == 1) {  // to itself: the send cannot block on a receive posted after it
+    if (size == 1 && blocking) {  // to itself: only an eager send completes before the receive
+      CheckApi(MPIGPU_Send(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
+                           MPIGPU_COMM_WORLD), "send");
+      CheckApi(MPIGPU_Recv(rbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
+                           MPIGPU_COMM_WORLD, MPIGPU_STATUS_IGNORE), "recv");
+    } else if (size == 1) {  // to itself: the send cannot block on a receive posted after it
       MPIGPU_Request req;
       CheckApi(MPIGPU_Isend(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
                             MPIGPU_COMM_WORLD, &req), "isend");
@@ -102,11 +110,13 @@ int RunApi(int iters, size_t bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || (std::strcmp(argv[1], "engine") != 0 && std::strcmp(argv[1], "api") != 0)) {
-    std::fprintf(stderr, "usage: msgcost engine|api ITERS [BYTES]\n");
+  const std::string mode = argc >= 3 ? argv[1] : "";
+  if (mode != "engine" && mode != "api" && mode != "api-blocking") {
+    std::fprintf(stderr, "usage: msgcost engine|api|api-blocking ITERS [BYTES]\n");
     return 2;
   }
   const int iters = std::atoi(argv[2]);
   const size_t bytes = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1;
-  return std::strcmp(argv[1], "engine") == 0 ? RunEngine(iters, bytes) : RunApi(iters, bytes);
+  if (mode == "engine") return RunEngine(iters, bytes);
+  return RunApi(iters, bytes, mode == "api-blocking");
 }

@@ -57,15 +57,9 @@ int RankForMessages() {
   return r ? std::atoi(r) : 0;
 }
 
-// The transport moves one regular layout. Describes `b` that way (*ptr, *layout), or returns
-// false when its pieces do not form one (the buffer then travels packed).
-bool EngineLayout(const TypedBuf& b, void** ptr, Layout* layout) {
+// EngineLayout (below) of a non-contiguous buffer.
+bool StridedEngineLayout(const TypedBuf& b, void** ptr, Layout* layout) {
   const TypeDesc& d = b.desc;
-  if (d.contiguous || d.total_bytes == 0) {
-    *ptr = b.ptr;
-    *layout = Layout::Contiguous(d.total_bytes);
-    return true;
-  }
   TypePiece first;
   int pieces = 0;
   (void)ForEachPiece(d, [&](const TypePiece& p, size_t) {
@@ -78,6 +72,16 @@ bool EngineLayout(const TypedBuf& b, void** ptr, Layout* layout) {
   *layout = first.nblocks == 1
                 ? Layout::Contiguous(first.block_bytes)
                 : Layout::Vector(first.nblocks, first.block_bytes, first.stride_bytes);
+  return true;
+}
+
+// The transport moves one regular layout. Describes `b` that way (*ptr, *layout), or returns
+// false when its pieces do not form one (the buffer then travels packed). Inline for the
+// contiguous buffers of every small message.
+inline bool EngineLayout(const TypedBuf& b, void** ptr, Layout* layout) {
+  if (!b.desc.contiguous && b.desc.total_bytes != 0) return StridedEngineLayout(b, ptr, layout);
+  *ptr = b.ptr;
+  *layout = Layout::Contiguous(b.desc.total_bytes);
   return true;
 }
 
@@ -103,6 +107,36 @@ int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack
   return SyncDefaultStream();
 }
 
+// Starts the engine's half of a point-to-point call on context `ctx` of `comm`: `peer` is a comm
+// rank or ANY_SOURCE (not PROC_NULL), `tag` may be ANY_TAG.
+inline int StartOp(bool recv, const transport::UserBuffer& ub, const CommData& comm, int peer,
+                   int tag, int ctx, transport::Request** op) {
+  transport::Engine& e = *GetState().engine;
+  const int world = peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm.group[peer];
+  const int etag = tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag;
+  return ReturnCode(recv ? e.Irecv(ub, world, etag, ctx, op) : e.Isend(ub, world, etag, ctx, op),
+                    MPIGPU_ERR_ARG);
+}
+
+// Fills *st (may be MPIGPU_STATUS_IGNORE) from the completed engine request `op` of a call that
+// named `peer` and `tag` on `comm`. Returns the operation's error class (TRUNCATE, PROC_FAILED,
+// ...), which is also st->MPIGPU_ERROR.
+inline int OpStatus(const transport::Request& op, bool recv, const CommData& comm, int peer,
+                    int tag, MPIGPU_Status* st) {
+  const int rc = ReturnCode(op.status(), MPIGPU_ERR_INTERN);
+  if (st == MPIGPU_STATUS_IGNORE) return rc;
+  const transport::MsgInfo& info = op.info();
+  // A receive that failed before a message matched has no envelope: it reports what was asked.
+  const bool matched =
+      recv && info.source >= 0 && info.source < static_cast<int>(comm.from_world.size());
+  st->MPIGPU_SOURCE = matched ? comm.from_world[info.source] : peer;
+  st->MPIGPU_TAG = matched ? info.tag : tag;
+  st->MPIGPU_ERROR = rc;
+  st->count_bytes = matched || !recv ? info.bytes : 0;
+  st->cancelled = 0;
+  return rc;
+}
+
 void SelectDevice(int local_rank) {
   // mpigpurun leaves the choice to the program: local rank mod visible devices, unless the
   // program already made another device current.
@@ -115,14 +149,15 @@ void SelectDevice(int local_rank) {
                  local_rank % n, cudaGetErrorString(e));
 }
 
-int CheckRequest(mpigpu_request* r) {
-  if (GetState().made.count(r) == 0 || !r->live) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%p", static_cast<void*>(r));
-    return SetLastError(MPIGPU_ERR_REQUEST, std::string("request ") + buf +
-                                                " is not an active request (freed or never made)");
-  }
-  return MPIGPU_SUCCESS;
+[[gnu::cold, gnu::noinline]] int RequestError(const mpigpu_request* r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(r));
+  return SetLastError(MPIGPU_ERR_REQUEST, std::string("request ") + buf +
+                                              " is not an active request (freed or never made)");
+}
+
+inline int CheckRequest(mpigpu_request* r) {
+  return GetState().made.count(r) != 0 && r->live ? MPIGPU_SUCCESS : RequestError(r);
 }
 
 // Validates count requests (null ones allowed, none twice).
@@ -131,55 +166,43 @@ int CheckRequests(int count, MPIGPU_Request requests[]) {
     return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
   if (count > 0 && requests == nullptr)
     return SetLastError(MPIGPU_ERR_ARG, "null request array");
+  // Small arrays (a halo exchange waits for 4 to 16) are searched for duplicates in place: a
+  // set would cost an allocation per call.
+  constexpr int kScanLimit = 16;
   std::unordered_set<mpigpu_request*> seen;
   for (int i = 0; i < count; ++i) {
     if (requests[i] == MPIGPU_REQUEST_NULL) continue;
     if (int rc = CheckRequest(requests[i]); rc != MPIGPU_SUCCESS) return rc;
-    if (!seen.insert(requests[i]).second)
+    const bool twice = count <= kScanLimit
+                           ? std::find(requests, requests + i, requests[i]) != requests + i
+                           : !seen.insert(requests[i]).second;
+    if (twice)
       return SetLastError(MPIGPU_ERR_REQUEST,
                           "request " + std::to_string(i) + " appears twice in the array");
   }
   return MPIGPU_SUCCESS;
 }
 
-// Completes detached requests that are done (their errors have nobody to go to).
-void ReapDetached() {
-  State& s = GetState();
-  auto& d = s.detached;
-  for (size_t i = 0; i < d.size();) {
-    if (P2PDone(d[i])) {
-      mpigpu_request* r = d[i];
-      d[i] = d.back();
-      d.pop_back();
-      if (int rc = CompleteP2P(r, nullptr); rc != MPIGPU_SUCCESS)
-        MPIGPU_WARN("a request freed with MPIGPU_Request_free failed: %s",
-                    ErrorMessage(rc).c_str());
-    } else {
-      ++i;
-    }
-  }
-}
-
 }  // namespace
 
 // ---- shared helpers (api_internal.h) ----
 
-int CheckActive() {
-  State& s = GetState();
-  if (s.initialized && !s.finalized) return MPIGPU_SUCCESS;
-  return SetLastError(MPIGPU_ERR_NOT_INITIALIZED,
-                      s.initialized ? "called after MPIGPU_Finalize" : "called before MPIGPU_Init");
+int InactiveError() {
+  return SetLastError(MPIGPU_ERR_NOT_INITIALIZED, GetState().initialized
+                                                      ? "called after MPIGPU_Finalize"
+                                                      : "called before MPIGPU_Init");
+}
+
+int CommError(MPIGPU_Comm handle) {
+  return SetLastError(MPIGPU_ERR_COMM, handle == MPIGPU_COMM_NULL
+                                           ? std::string("communicator is MPIGPU_COMM_NULL")
+                                           : "communicator " + std::to_string(handle) +
+                                                 " is not valid (freed or never created)");
 }
 
 CommPtr LookupComm(MPIGPU_Comm handle) {
-  State& s = GetState();
-  if (handle >= 0 && static_cast<size_t>(handle) < s.comms.size() && s.comms[handle])
-    return s.comms[handle];
-  SetLastError(MPIGPU_ERR_COMM, handle == MPIGPU_COMM_NULL
-                                    ? std::string("communicator is MPIGPU_COMM_NULL")
-                                    : "communicator " + std::to_string(handle) +
-                                          " is not valid (freed or never created)");
-  return nullptr;
+  const CommPtr* c = BorrowComm(handle);
+  return c ? *c : nullptr;
 }
 
 MPIGPU_Errhandler HandlerOf(MPIGPU_Comm handle) {
@@ -203,15 +226,8 @@ int FinishWith(const char* fn, MPIGPU_Errhandler handler, int rc) {
   _exit(1);  // the launcher ends the other ranks
 }
 
-int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
-                    MPIGPU_Datatype datatype, TypedBuf* out) {
-  if (int rc = DescribeForComm(datatype, count, &out->desc); rc != MPIGPU_SUCCESS) return rc;
-  if (int rc = ResolveBuftype(buftype, &out->loc); rc != MPIGPU_SUCCESS) return rc;
-  if (buf == nullptr && count > 0)
-    return SetLastError(MPIGPU_ERR_BUFFER, "null buffer with count " + std::to_string(count));
-  if (int rc = CheckBufferLocation(buf, out->loc); rc != MPIGPU_SUCCESS) return rc;
-  out->ptr = const_cast<void*>(buf);
-  return MPIGPU_SUCCESS;
+int NullBufferError(int count) {
+  return SetLastError(MPIGPU_ERR_BUFFER, "null buffer with count " + std::to_string(count));
 }
 
 int PeerError(const CommData& comm, int peer) {
@@ -235,6 +251,8 @@ void EmptyStatus(MPIGPU_Status* status, int source) {
   status->cancelled = 0;
 }
 
+namespace {
+
 // Request objects are recycled: a ping-pong should not pay an allocation per message. They
 // stay until Finalize (State::made), so there are as many as requests were ever in flight at once.
 mpigpu_request* NewApiRequest() {
@@ -250,18 +268,28 @@ mpigpu_request* NewApiRequest() {
 }
 
 void RecycleApiRequest(mpigpu_request* r) {
-  r->~mpigpu_request();  // made afresh in place: no temporary to build and move from
-  new (r) mpigpu_request();
+  if (r->staged) {
+    // Made afresh in place: frees the staging buffer (it may be large) and the type's pieces.
+    r->~mpigpu_request();
+    new (r) mpigpu_request();
+  } else {
+    // Only these can differ from a fresh object's: StartP2P sets recv, peer and tag for every
+    // use, and staging and user only when staged.
+    r->comm.reset();  // the communicator may go now (Comm_free)
+    r->op = nullptr;
+    r->proc_null = r->detached = r->live = false;
+  }
   GetState().spare.push_back(r);
 }
 
-int StartP2P(bool recv, const TypedBuf& buf, CommPtr comm, int peer, int tag, int ctx,
+}  // namespace
+
+int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
              mpigpu_request** out) {
   std::unique_ptr<mpigpu_request, void (*)(mpigpu_request*)> r(NewApiRequest(),
                                                                RecycleApiRequest);
-  r->comm = std::move(comm);
+  r->comm = comm;  // the communicator lives as long as the request (Comm_free may come first)
   r->recv = recv;
-  r->user = buf;
   r->peer = peer;
   r->tag = tag;
   if (peer == MPIGPU_PROC_NULL) {
@@ -271,6 +299,7 @@ int StartP2P(bool recv, const TypedBuf& buf, CommPtr comm, int peer, int tag, in
     ub.loc = buf.loc;
     if (!EngineLayout(buf, &ub.ptr, &ub.layout)) {
       r->staged = true;
+      r->user = buf;
       r->staging.resize(buf.desc.total_bytes);
       ub.ptr = r->staging.data();
       ub.loc = MemLoc::Host();
@@ -281,11 +310,7 @@ int StartP2P(bool recv, const TypedBuf& buf, CommPtr comm, int peer, int tag, in
           return rc;
       }
     }
-    transport::Engine& e = *GetState().engine;
-    const int world = peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : r->comm->group[peer];
-    const int etag = tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag;
-    Status st = recv ? e.Irecv(ub, world, etag, ctx, &r->op) : e.Isend(ub, world, etag, ctx, &r->op);
-    if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_ARG);
+    if (int rc = StartOp(recv, ub, *comm, peer, tag, ctx, &r->op); rc != MPIGPU_SUCCESS) return rc;
   }
   *out = r.release();
   return MPIGPU_SUCCESS;
@@ -301,29 +326,19 @@ bool P2PDone(const mpigpu_request* r) { return r->op == nullptr || r->op->done()
 int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
   State& s = GetState();
   int rc = MPIGPU_SUCCESS;
-  MPIGPU_Status st{};
-  EmptyStatus(&st, MPIGPU_PROC_NULL);
-  if (!r->proc_null) {
-    const transport::MsgInfo& info = r->op->info();
-    rc = ReturnCode(r->op->status(), MPIGPU_ERR_INTERN);
-    if (r->recv) {
-      const bool matched = info.source >= 0 && info.source < static_cast<int>(r->comm->from_world.size());
-      st.MPIGPU_SOURCE = matched ? r->comm->from_world[info.source] : r->peer;
-      st.MPIGPU_TAG = matched ? info.tag : r->tag;
-      st.count_bytes = matched ? info.bytes : 0;
-      if (r->staged && matched && (rc == MPIGPU_SUCCESS || rc == MPIGPU_ERR_TRUNCATE)) {
-        const size_t n = std::min(info.bytes, r->user.desc.total_bytes);
-        int urc = MovePacked(r->user, r->staging.data(), n, false);
-        if (rc == MPIGPU_SUCCESS) rc = urc;
-      }
-    } else {
-      st.MPIGPU_SOURCE = r->peer;
-      st.MPIGPU_TAG = r->tag;
-      st.count_bytes = info.bytes;
+  MPIGPU_Status st;
+  if (r->proc_null) {
+    EmptyStatus(&st, MPIGPU_PROC_NULL);
+  } else {
+    rc = OpStatus(*r->op, r->recv, *r->comm, r->peer, r->tag, &st);
+    // A truncated receive unpacks what fits; count_bytes is 0 when nothing arrived.
+    if (r->staged && r->recv && (rc == MPIGPU_SUCCESS || rc == MPIGPU_ERR_TRUNCATE)) {
+      const size_t n = std::min(st.count_bytes, r->user.desc.total_bytes);
+      int urc = MovePacked(r->user, r->staging.data(), n, false);
+      if (rc == MPIGPU_SUCCESS) rc = st.MPIGPU_ERROR = urc;
     }
     if (s.engine) s.engine->Release(r->op);
   }
-  st.MPIGPU_ERROR = rc;
   if (status != MPIGPU_STATUS_IGNORE) *status = st;
   RecycleApiRequest(r);
   return rc;
@@ -343,18 +358,26 @@ void Detach(mpigpu_request* r) {
   GetState().detached.push_back(r);
 }
 
-int ProgressOnce() {
+void ReapDetached() {
   State& s = GetState();
-  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
-  Status st = s.engine->Progress();
-  if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_INTERN);
-  if (!s.detached.empty()) ReapDetached();
-  return MPIGPU_SUCCESS;
+  auto& d = s.detached;
+  for (size_t i = 0; i < d.size();) {
+    if (P2PDone(d[i])) {
+      mpigpu_request* r = d[i];
+      d[i] = d.back();
+      d.pop_back();
+      if (int rc = CompleteP2P(r, nullptr); rc != MPIGPU_SUCCESS)
+        MPIGPU_WARN("a request freed with MPIGPU_Request_free failed: %s",
+                    ErrorMessage(rc).c_str());
+    } else {
+      ++i;
+    }
+  }
 }
 
-void YieldBetweenRounds(Lock& lk, int round) {
+void PauseUnlocked(Lock& lk, int round) {
   lk.unlock();  // let other threads of the process call in
-  if (round >= 64 && GetState().yield_in_waits) sched_yield();  // oversubscribed: let the peer run
+  if (YieldsAfter(round)) sched_yield();  // oversubscribed: let the peer run
   lk.lock();
 }
 
@@ -408,7 +431,7 @@ int DoInit() {
   self.ctx_p2p = mpigpu::api::kSelfP2pContext;
   self.ctx_coll = mpigpu::api::kSelfP2pContext + 1;
   for (const mpigpu::api::CommData* c : {&world, &self}) mpigpu::api::DeclareContexts(*c);
-  s.initialized = true;
+  s.initialized = s.active = true;
   return MPIGPU_SUCCESS;
 }
 
@@ -434,36 +457,74 @@ int DoFinalize() {
   s.spare.clear();
   s.engine.reset();
   s.finalized = true;
+  s.active = false;
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   return MPIGPU_SUCCESS;
 }
 
-int ResolveCommAndBuf(MPIGPU_Comm comm, CommPtr* c, const void* buf, MPIGPU_Buftype bt,
+// *c (borrowed, see BorrowComm) and *tb for a call on `comm` with (buf, bt, count, dt).
+int ResolveCommAndBuf(MPIGPU_Comm comm, const CommPtr** c, const void* buf, MPIGPU_Buftype bt,
                       int count, MPIGPU_Datatype dt, TypedBuf* tb) {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
-  if (!(*c = mpigpu::api::LookupComm(comm))) return MPIGPU_ERR_COMM;
+  if (!(*c = mpigpu::api::BorrowComm(comm))) return MPIGPU_ERR_COMM;
   return mpigpu::api::ResolveTypedBuf(buf, bt, count, dt, tb);
+}
+
+// Validates one point-to-point call: *c (borrowed, see BorrowComm) and *tb.
+inline int CheckP2P(bool recv, const void* buf, MPIGPU_Buftype bt, int count,
+                    MPIGPU_Datatype dt, int peer, int tag, MPIGPU_Comm comm, const CommPtr** c,
+                    TypedBuf* tb) {
+  if (int rc = ResolveCommAndBuf(comm, c, buf, bt, count, dt, tb); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (int rc = mpigpu::api::CheckPeer(***c, peer, recv); rc != MPIGPU_SUCCESS) return rc;
+  return mpigpu::api::CheckTag(tag, recv);
 }
 
 // Validates and starts one point-to-point operation on comm's point-to-point context.
 int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
             int peer, int tag, MPIGPU_Comm comm, mpigpu_request** out) {
-  CommPtr c;
+  const CommPtr* c = nullptr;
   TypedBuf tb;
-  if (int rc = ResolveCommAndBuf(comm, &c, buf, bt, count, dt, &tb); rc != MPIGPU_SUCCESS)
+  if (int rc = CheckP2P(recv, buf, bt, count, dt, peer, tag, comm, &c, &tb); rc != MPIGPU_SUCCESS)
     return rc;
-  if (int rc = mpigpu::api::CheckPeer(*c, peer, recv); rc != MPIGPU_SUCCESS) return rc;
-  if (int rc = mpigpu::api::CheckTag(tag, recv); rc != MPIGPU_SUCCESS) return rc;
-  const int ctx = c->ctx_p2p;
-  return mpigpu::api::StartP2P(recv, tb, std::move(c), peer, tag, ctx, out);
+  return mpigpu::api::StartP2P(recv, tb, *c, peer, tag, (*c)->ctx_p2p, out);
 }
 
+// Send and Recv. A buffer the engine moves in place needs no request object: the engine's
+// request is started, waited for and released here. Packed buffers and PROC_NULL take the
+// path of nonblocking calls (StartP2P, WaitP2P).
 int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int count,
                MPIGPU_Datatype dt, int peer, int tag, MPIGPU_Comm comm, MPIGPU_Status* status) {
-  mpigpu_request* r = nullptr;
-  if (int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, &r); rc != MPIGPU_SUCCESS)
+  const CommPtr* slot = nullptr;
+  TypedBuf tb;
+  if (int rc = CheckP2P(recv, buf, bt, count, dt, peer, tag, comm, &slot, &tb);
+      rc != MPIGPU_SUCCESS)
     return rc;
-  return mpigpu::api::WaitP2P(lk, r, status);
+  mpigpu::transport::UserBuffer ub;
+  ub.loc = tb.loc;
+  if (peer == MPIGPU_PROC_NULL || !mpigpu::api::EngineLayout(tb, &ub.ptr, &ub.layout)) {
+    mpigpu_request* r = nullptr;
+    if (int rc = mpigpu::api::StartP2P(recv, tb, *slot, peer, tag, (*slot)->ctx_p2p, &r);
+        rc != MPIGPU_SUCCESS)
+      return rc;
+    return mpigpu::api::WaitP2P(lk, r, status);
+  }
+  const mpigpu::api::CommData& c = **slot;
+  mpigpu::transport::Request* op = nullptr;
+  if (int rc = mpigpu::api::StartOp(recv, ub, c, peer, tag, c.ctx_p2p, &op); rc != MPIGPU_SUCCESS)
+    return rc;
+  // Comm_free may come while the lock is dropped: c is kept from then on.
+  CommPtr keep;
+  State& s = GetState();
+  if (int rc = mpigpu::api::ProgressUntil(
+          lk, [op] { return op->done(); }, [&] { keep = *slot; });
+      rc != MPIGPU_SUCCESS) {
+    if (s.engine) s.engine->Release(op);  // freed when it completes (with the engine if finalized)
+    return rc;
+  }
+  const int rc = mpigpu::api::OpStatus(*op, recv, c, peer, tag, status);
+  s.engine->Release(op);
+  return rc;
 }
 
 int DoNonblocking(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
@@ -480,10 +541,12 @@ int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGP
                MPIGPU_Datatype rtype, int source, int rtag, MPIGPU_Comm comm,
                MPIGPU_Status* status) {
   // Validate both halves before starting either, so a bad argument sends nothing.
-  CommPtr c;
+  const CommPtr* slot = nullptr;  // borrowed: c is used only before the first wait
   TypedBuf stb, rtb;
-  if (int rc = ResolveCommAndBuf(comm, &c, sbuf, sbt, scount, stype, &stb); rc != MPIGPU_SUCCESS)
+  if (int rc = ResolveCommAndBuf(comm, &slot, sbuf, sbt, scount, stype, &stb);
+      rc != MPIGPU_SUCCESS)
     return rc;
+  const CommPtr& c = *slot;
   if (int rc = mpigpu::api::ResolveTypedBuf(rbuf, rbt, rcount, rtype, &rtb); rc != MPIGPU_SUCCESS)
     return rc;
   if (int rc = mpigpu::api::CheckPeer(*c, dest, false); rc != MPIGPU_SUCCESS) return rc;
@@ -648,7 +711,8 @@ int DoProbe(Lock& lk, int source, int tag, MPIGPU_Comm comm, int* flag, MPIGPU_S
     mpigpu::Status st = GetState().engine->Iprobe(world, etag, c->ctx_p2p, &found, &info);
     if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_INTERN);
     if (found || !block) break;
-    mpigpu::api::YieldBetweenRounds(lk, round);
+    if (!mpigpu::api::PauseDropsLock(round)) continue;
+    mpigpu::api::PauseUnlocked(lk, round);
     if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   }
   if (!found) return MPIGPU_SUCCESS;
@@ -781,41 +845,53 @@ extern "C" int MPIGPU_Sendrecv(const void* sendbuf, MPIGPU_Buftype sendbuftype, 
 // Errors of completion calls go to the handler of the request's communicator (WORLD's when
 // the request itself is bad).
 
+namespace {
+
+// The handler of a completion call's errors until a request names its communicator's.
+constexpr MPIGPU_Errhandler kWorldsHandler = MPIGPU_ERRHANDLER_NULL;
+
+int FinishCompletion(const char* fn, MPIGPU_Errhandler h, int rc) {
+  if (rc == MPIGPU_SUCCESS) return rc;
+  return FinishWith(fn, h == kWorldsHandler ? mpigpu::api::HandlerOf(kWorld) : h, rc);
+}
+
+}  // namespace
+
 extern "C" int MPIGPU_Wait(MPIGPU_Request* request, MPIGPU_Status* status) {
   Lock lk(GetState().mu);
-  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
-  int rc = DoWait(lk, request, status, &h);
-  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Wait", h, rc);
+  MPIGPU_Errhandler h = kWorldsHandler;
+  const int rc = DoWait(lk, request, status, &h);
+  return FinishCompletion("MPIGPU_Wait", h, rc);
 }
 
 extern "C" int MPIGPU_Waitall(int count, MPIGPU_Request requests[], MPIGPU_Status statuses[]) {
   Lock lk(GetState().mu);
-  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
-  int rc = DoWaitall(lk, count, requests, statuses, &h);
-  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Waitall", h, rc);
+  MPIGPU_Errhandler h = kWorldsHandler;
+  const int rc = DoWaitall(lk, count, requests, statuses, &h);
+  return FinishCompletion("MPIGPU_Waitall", h, rc);
 }
 
 extern "C" int MPIGPU_Waitany(int count, MPIGPU_Request requests[], int* index,
                               MPIGPU_Status* status) {
   Lock lk(GetState().mu);
-  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
-  int rc = DoWaitany(lk, count, requests, index, status, &h);
-  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Waitany", h, rc);
+  MPIGPU_Errhandler h = kWorldsHandler;
+  const int rc = DoWaitany(lk, count, requests, index, status, &h);
+  return FinishCompletion("MPIGPU_Waitany", h, rc);
 }
 
 extern "C" int MPIGPU_Test(MPIGPU_Request* request, int* flag, MPIGPU_Status* status) {
   Lock lk(GetState().mu);
-  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
-  int rc = DoTest(request, flag, status, &h);
-  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Test", h, rc);
+  MPIGPU_Errhandler h = kWorldsHandler;
+  const int rc = DoTest(request, flag, status, &h);
+  return FinishCompletion("MPIGPU_Test", h, rc);
 }
 
 extern "C" int MPIGPU_Testall(int count, MPIGPU_Request requests[], int* flag,
                               MPIGPU_Status statuses[]) {
   Lock lk(GetState().mu);
-  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
-  int rc = DoTestall(count, requests, flag, statuses, &h);
-  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Testall", h, rc);
+  MPIGPU_Errhandler h = kWorldsHandler;
+  const int rc = DoTestall(count, requests, flag, statuses, &h);
+  return FinishCompletion("MPIGPU_Testall", h, rc);
 }
 
 extern "C" int MPIGPU_Probe(int source, int tag, MPIGPU_Comm comm, MPIGPU_Status* status) {
@@ -837,7 +913,7 @@ extern "C" int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype dat
 
 extern "C" int MPIGPU_Request_free(MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  MPIGPU_Errhandler h = mpigpu::api::HandlerOf(kWorld);
-  int rc = DoRequestFree(request, &h);
-  return rc == MPIGPU_SUCCESS ? rc : FinishWith("MPIGPU_Request_free", h, rc);
+  MPIGPU_Errhandler h = kWorldsHandler;
+  const int rc = DoRequestFree(request, &h);
+  return FinishCompletion("MPIGPU_Request_free", h, rc);
 }

@@ -2,8 +2,8 @@
 // shared by api.cc (environment, point to point, completion), comm.cc (communicators) and
 // coll.cc (collectives). Not part of the public interface.
 //
-// Locking: one mutex (State::mu) guards the state and the engine (which expects one caller at a
-// time). Every public call holds it; blocking calls drop it between progress rounds
+// Locking: one mutex (State::mu, an ApiMutex) guards the state and the engine (which expects one
+// caller at a time). Every public call holds it; blocking calls drop it every few progress rounds
 // (ProgressUntil), so other threads of the process can call in while one waits.
 //
 // Errors: internal functions return an error class and record the detail with SetLastError
@@ -12,12 +12,15 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::unique_lock
 #include <unordered_set>
 #include <vector>
 
 #include "memcopy/memloc.h"
+#include "mpigpu_api/api_mutex.h"
+#include "mpigpu_api/buftype.h"
 #include "mpigpu_api/datatype.h"
+#include "mpigpu_api/errors.h"
 #include "mpigpu_api/mpigpu.h"
 #include "transport/engine.h"
 
@@ -62,7 +65,7 @@ struct mpigpu_request {
   int tag = 0;
   // Datatypes the transport cannot describe as one regular layout travel packed: a send packs
   // into `staging` before it starts; a receive lands in `staging` and is unpacked into `user`
-  // when it completes.
+  // when it completes. Both are set only when staged.
   bool staged = false;
   std::vector<unsigned char> staging;
   mpigpu::api::TypedBuf user;
@@ -72,12 +75,13 @@ struct mpigpu_request {
 
 namespace mpigpu::api {
 
-using Lock = std::unique_lock<std::mutex>;
+using Lock = std::unique_lock<ApiMutex>;
 
 struct State {
-  std::mutex mu;
+  ApiMutex mu;
   bool initialized = false;
   bool finalized = false;
+  bool active = false;  // initialized && !finalized: the one flag every call checks
   std::unique_ptr<transport::Engine> engine;
   // By handle; null once freed (handles are not reused, so a stale one is caught). WORLD and
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
@@ -87,8 +91,8 @@ struct State {
   // CPUs (else a yield only delays noticing the peer); set by Init.
   bool yield_in_waits = true;
   // Every request object ever made, kept until Finalize: a handle is checked against this set
-  // before it is dereferenced, and the user's live ones carry `live`. Blocking calls and
-  // collectives use request objects the user never sees; they are never live.
+  // before it is dereferenced, and the user's live ones carry `live`. Collectives, and Send/Recv
+  // of packed buffers or PROC_NULL, use request objects the user never sees; they are never live.
   std::unordered_set<mpigpu_request*> made;
   std::vector<mpigpu_request*> spare;     // completed objects kept for reuse
   std::vector<mpigpu_request*> detached;  // freed by the user, still in flight
@@ -100,8 +104,26 @@ inline State& GetState() {
   return *state;
 }
 
+// Error paths are [[gnu::cold]]: kept out of the inline checks (and out of their callers'
+// register saves), they leave the hot path a compare and a branch.
+// The MPIGPU_ERR_NOT_INITIALIZED error of a call outside Init..Finalize (detail recorded).
+[[gnu::cold]] int InactiveError();
 // MPIGPU_SUCCESS between Init and Finalize, else MPIGPU_ERR_NOT_INITIALIZED (detail recorded).
-int CheckActive();
+inline int CheckActive() { return GetState().active ? MPIGPU_SUCCESS : InactiveError(); }
+
+// The error (class MPIGPU_ERR_COMM, detail recorded) of a handle that names no communicator.
+[[gnu::cold]] int CommError(MPIGPU_Comm handle);
+// The slot of communicator `handle` in State::comms, or null (detail recorded, class
+// MPIGPU_ERR_COMM). Borrowed, to spare the hot path a reference count: valid only until the
+// lock is next dropped (Comm_free empties slots, Comm_split may move them). Copy the CommPtr to
+// keep the communicator longer.
+inline const CommPtr* BorrowComm(MPIGPU_Comm handle) {
+  const std::vector<CommPtr>& comms = GetState().comms;
+  if (handle >= 0 && static_cast<size_t>(handle) < comms.size() && comms[handle])
+    return &comms[handle];
+  CommError(handle);
+  return nullptr;
+}
 // The communicator behind `handle`, or null (detail recorded, class MPIGPU_ERR_COMM).
 CommPtr LookupComm(MPIGPU_Comm handle);
 // Error handler of `handle` (WORLD's if the handle is not a valid communicator).
@@ -115,13 +137,23 @@ inline int Finish(const char* fn, MPIGPU_Comm comm, int rc) {
   return rc == MPIGPU_SUCCESS ? rc : FinishWith(fn, HandlerOf(comm), rc);
 }
 
+// The error (class BUFFER, detail recorded) of a null buffer with count > 0.
+[[gnu::cold]] int NullBufferError(int count);
 // Resolves (buf, buftype, count, datatype). Errors: COUNT, TYPE, BUFFER, NO_GPU.
-int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
-                    MPIGPU_Datatype datatype, TypedBuf* out);
+// Inline, as its parts: every point-to-point call resolves its buffer.
+inline int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
+                           MPIGPU_Datatype datatype, TypedBuf* out) {
+  if (int rc = DescribeForComm(datatype, count, &out->desc); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = ResolveBuftype(buftype, &out->loc); rc != MPIGPU_SUCCESS) return rc;
+  if (buf == nullptr && count > 0) return NullBufferError(count);
+  if (int rc = CheckBufferLocation(buf, out->loc); rc != MPIGPU_SUCCESS) return rc;
+  out->ptr = const_cast<void*>(buf);
+  return MPIGPU_SUCCESS;
+}
 // The error (class RANK, detail recorded) of a peer CheckPeer refuses.
-int PeerError(const CommData& comm, int peer);
+[[gnu::cold]] int PeerError(const CommData& comm, int peer);
 // The error (class TAG, detail recorded) of a tag CheckTag refuses.
-int TagError(int tag, bool recv);
+[[gnu::cold]] int TagError(int tag, bool recv);
 // Validates a peer rank of `comm`: 0..size-1 or PROC_NULL (and ANY_SOURCE when `recv`).
 // Inline, as CheckTag: every point-to-point call checks, and the checks are a few compares.
 inline int CheckPeer(const CommData& comm, int peer, bool recv) {
@@ -138,14 +170,14 @@ inline int CheckTag(int tag, bool recv) {
 
 // Starts a send or receive of `buf` with comm rank `peer` (or PROC_NULL / ANY_SOURCE) on
 // context `ctx`. Arguments must already be valid. *out is a started request, not yet a live
-// handle (see State::made).
-int StartP2P(bool recv, const TypedBuf& buf, CommPtr comm, int peer, int tag, int ctx,
+// handle (see State::made); it holds a reference to `comm`.
+int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
              mpigpu_request** out);
 // Frees a request whose operation must still complete (the progress loop finishes it).
 void Detach(mpigpu_request* r);
-// True once `r` can be completed without blocking.
 // Tells the engine which ranks take part in c's contexts (failures of others leave them alone).
 void DeclareContexts(const CommData& c);
+// True once `r` can be completed without blocking.
 bool P2PDone(const mpigpu_request* r);
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).
@@ -154,11 +186,44 @@ int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status);
 // loop completes it later) and the error returned.
 int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status);
 
-// One round of engine progress, then completion of detached requests that are done.
-int ProgressOnce();
-// Progress rounds until done() holds, dropping the lock between rounds.
+// Completes detached requests that are done (their errors have nobody to go to).
+void ReapDetached();
+// One round of engine progress, then completion of detached requests that are done. Inline:
+// waits call it every round.
+inline int ProgressOnce() {
+  State& s = GetState();
+  if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = ReturnCode(s.engine->Progress(), MPIGPU_ERR_INTERN); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (!s.detached.empty()) ReapDetached();
+  return MPIGPU_SUCCESS;
+}
+
+// Waits poll the engine in rounds and drop the lock every kRoundsPerUnlock-th round, so other
+// threads of the process can call in (an unlock and a lock cost more than a poll). When this
+// node's ranks outnumber its CPUs, from round kRoundsBeforeYield on every round drops it and
+// gives the CPU away (sched_yield): the peer may need it (before that, a yield only delays
+// noticing the peer).
+constexpr int kRoundsPerUnlock = 8;
+constexpr int kRoundsBeforeYield = 64;
+inline bool YieldsAfter(int round) {
+  return round >= kRoundsBeforeYield && GetState().yield_in_waits;
+}
+// Whether the pause after polling round `round` (from 0) drops the lock.
+inline bool PauseDropsLock(int round) {
+  return round % kRoundsPerUnlock == kRoundsPerUnlock - 1 || YieldsAfter(round);
+}
+// Drops the lock, yields the CPU if YieldsAfter(round), takes the lock back.
+void PauseUnlocked(Lock& lk, int round);
+
+// Progress rounds until done() holds (see kRoundsPerUnlock). pin() runs once, before the lock is
+// first dropped: whatever the caller borrowed under the lock (BorrowComm) must be kept then.
+template <class Pred, class Pin>
+int ProgressUntil(Lock& lk, Pred done, Pin pin);
 template <class Pred>
-int ProgressUntil(Lock& lk, Pred done);
+int ProgressUntil(Lock& lk, Pred done) {
+  return ProgressUntil(lk, done, [] {});
+}
 
 // Collective helpers over `comm`'s collective context (every member calls them in order).
 // Gathers `k` ints from every rank: (*all)[r * k + i] is rank r's mine[i].
@@ -186,14 +251,18 @@ void EmptyStatus(MPIGPU_Status* status, int source);
 
 // ---- template definitions ----
 
-void YieldBetweenRounds(Lock& lk, int round);
-
-template <class Pred>
-int ProgressUntil(Lock& lk, Pred done) {
+template <class Pred, class Pin>
+int ProgressUntil(Lock& lk, Pred done, Pin pin) {
+  bool pinned = false;
   for (int round = 0; !done(); ++round) {
     if (int rc = ProgressOnce(); rc != MPIGPU_SUCCESS) return rc;
     if (done()) break;
-    YieldBetweenRounds(lk, round);
+    if (!PauseDropsLock(round)) continue;
+    if (!pinned) {
+      pin();
+      pinned = true;
+    }
+    PauseUnlocked(lk, round);
   }
   return MPIGPU_SUCCESS;
 }

@@ -11,11 +11,7 @@
 
 namespace mpigpu {
 
-int ResolveBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
-  if (buftype == MPIGPU_BUF_HOST) {
-    *loc = MemLoc::Host();
-    return MPIGPU_SUCCESS;
-  }
+int ResolveGpuBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
   if (!MPIGPU_BUFTYPE_IS_VALID(buftype)) {
     return SetLastError(MPIGPU_ERR_BUFFER,
                         "buffer type " + std::to_string(buftype) +
@@ -46,10 +42,7 @@ int ResolveBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
   return MPIGPU_SUCCESS;
 }
 
-int CheckBufferLocation(const void* ptr, MemLoc loc) {
-  if (!GetConfig().check_buffers) return MPIGPU_SUCCESS;
-  return CheckBufferLocationNow(ptr, loc);
-}
+bool CheckBuffersEnabled() { return GetConfig().check_buffers; }
 
 int CheckBufferLocationNow(const void* ptr, MemLoc loc) {
   if (ptr == nullptr || CudaDeviceCount() == 0) return MPIGPU_SUCCESS;  // nothing to ask

@@ -19,9 +19,6 @@ namespace {
 constexpr MPIGPU_Datatype kPredefinedHandle[] = {
     MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_HANDLE)};
 #undef MPIGPU_TYPE_HANDLE
-#define MPIGPU_TYPE_SIZE(handle, ctype) sizeof(ctype),
-constexpr size_t kPredefinedSize[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_SIZE)};
-#undef MPIGPU_TYPE_SIZE
 #define MPIGPU_TYPE_NAME(handle, ctype) #handle,
 constexpr const char* kPredefinedName[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_NAME)};
 #undef MPIGPU_TYPE_NAME
@@ -44,10 +41,10 @@ const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
       TypeInfo& info = (*t)[i];
       info.predefined = true;
       info.committed = true;
-      info.size = info.extent = kPredefinedSize[i];
+      info.size = info.extent = kPredefinedTypeSize[i];
       info.basic_type = i;
       // The table lives for the whole run: its piece lists are shared without an owner, so
-      // copying a predefined type's description (every call) costs no atomic reference count.
+      // copying a predefined type's entry (LookupType) costs no atomic reference count.
       const auto* pieces = new std::vector<TypePiece>(1, TypePiece{0, info.size, info.size, 1});
       info.pieces = std::shared_ptr<const std::vector<TypePiece>>(
           std::shared_ptr<const std::vector<TypePiece>>(), pieces);
@@ -351,14 +348,6 @@ int MakeVector(const char* fn, int count, int blocklength, int stride, MPIGPU_Da
 
 }  // namespace
 
-bool IsPredefinedType(MPIGPU_Datatype type) {
-  return type >= 0 && type < MPIGPU_NUM_PREDEFINED_TYPES;
-}
-
-size_t PredefinedTypeSize(MPIGPU_Datatype type) {
-  return IsPredefinedType(type) ? kPredefinedSize[type] : 0;
-}
-
 const char* TypeName(MPIGPU_Datatype type) {
   return IsPredefinedType(type) ? kPredefinedName[type] : "derived";
 }
@@ -372,12 +361,12 @@ int LookupType(MPIGPU_Datatype type, TypeInfo* out) {
   return GetRegistry().Lookup(type, out);
 }
 
-int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
+int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   if (out == nullptr) return SetLastError(MPIGPU_ERR_ARG, "DescribeForComm: null out");
   if (count < 0) {
     return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
   }
-  // A predefined type is read in place from its immutable table (the common case: no copy).
+  // A predefined type is read in place from its immutable table (no copy).
   TypeInfo derived;
   if (!IsPredefinedType(type))
     if (int rc = GetRegistry().Lookup(type, &derived); rc != MPIGPU_SUCCESS) return rc;
@@ -401,7 +390,7 @@ int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   d.base_size = PredefinedTypeSize(info.basic_type);
   // Pieces never overlap and lie within the extent: size == extent means they tile it.
   d.contiguous = info.size == info.extent;
-  d.type_pieces = info.pieces;
+  if (!d.contiguous) d.type_pieces = info.pieces;
   *out = std::move(d);
   return MPIGPU_SUCCESS;
 }

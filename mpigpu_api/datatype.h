@@ -93,12 +93,23 @@ struct TypeDesc {
   size_t total_bytes = 0;  // count * size: the packed (wire) length
   size_t base_size = 0;    // bytes of one basic_type element: ring units carry whole ones
   bool contiguous = true;  // the data is the single dense run [0, total_bytes)
-  std::shared_ptr<const std::vector<TypePiece>> type_pieces;  // one element's pieces
+  // One element's pieces; null when contiguous (nothing reads them then, and a predefined
+  // type's description, made for every small message, has no reference to count).
+  std::shared_ptr<const std::vector<TypePiece>> type_pieces;
 };
 
-bool IsPredefinedType(MPIGPU_Datatype type);
+#define MPIGPU_TYPE_SIZE(handle, ctype) sizeof(ctype),
+// sizeof each predefined type's C type, by handle.
+inline constexpr size_t kPredefinedTypeSize[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_SIZE)};
+#undef MPIGPU_TYPE_SIZE
+
+inline bool IsPredefinedType(MPIGPU_Datatype type) {
+  return type >= 0 && type < MPIGPU_NUM_PREDEFINED_TYPES;
+}
 // sizeof the predefined type's C type; 0 for anything else.
-size_t PredefinedTypeSize(MPIGPU_Datatype type);
+inline size_t PredefinedTypeSize(MPIGPU_Datatype type) {
+  return IsPredefinedType(type) ? kPredefinedTypeSize[type] : 0;
+}
 // "MPIGPU_INT"; "derived" for other handles.
 const char* TypeName(MPIGPU_Datatype type);
 
@@ -106,9 +117,25 @@ const char* TypeName(MPIGPU_Datatype type);
 // a null out) and *out = the registry's entry. Uncommitted types are reported, not refused.
 int LookupType(MPIGPU_Datatype type, TypeInfo* out);
 
+// Any type, any count (DescribeForComm without its fast path).
+int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out);
+
 // Describes `count` elements of `type` for communication. Errors: MPIGPU_ERR_TYPE (bad, freed
 // or uncommitted type), MPIGPU_ERR_COUNT (count < 0, or count * extent overflows), ARG (null out).
-int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out);
+// Inline for predefined types, which every small message uses: a table look-up, no registry.
+inline int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
+  if (!IsPredefinedType(type) || count < 0 || out == nullptr)
+    return DescribeAnyForComm(type, count, out);
+  // count < 2^31 and sizes <= 8 bytes: count * size cannot overflow.
+  const size_t n = static_cast<size_t>(count), size = kPredefinedTypeSize[type];
+  out->type = out->basic_type = type;
+  out->count = n;
+  out->size = out->extent = out->base_size = size;
+  out->total_bytes = n * size;
+  out->contiguous = true;
+  out->type_pieces = nullptr;
+  return MPIGPU_SUCCESS;
+}
 
 // Visits the parts of the buffer that hold packed bytes [packed_offset, packed_offset + bytes),
 // in packed order, as canonical pieces merged where regular: fn(const TypePiece& piece,

@@ -76,8 +76,9 @@ int SetLastError(int code, std::string detail) {
   return code;
 }
 
-int ReturnCode(const Status& st, int invalid_arg_class) {
-  if (st.ok()) return MPIGPU_SUCCESS;
+int SetLastError(int code, const char* detail) { return SetLastError(code, std::string(detail)); }
+
+int FailureCode(const Status& st, int invalid_arg_class) {
   return SetLastError(ErrorClassOf(st, invalid_arg_class), st.ToString());
 }
 

@@ -37,9 +37,16 @@ inline int ErrorClassOf(const Status& st, int invalid_arg_class = MPIGPU_ERR_ARG
 // can `return SetLastError(MPIGPU_ERR_COUNT, "count -1 is negative");`. MPIGPU_SUCCESS records
 // nothing.
 int SetLastError(int code, std::string detail);
+// The same for a fixed text, out of line: a call site builds no std::string, so hot functions
+// that can fail this way keep a small frame.
+[[gnu::cold]] int SetLastError(int code, const char* detail);
 
 // The code for `st` (see ErrorClassOf), recording its message as the detail on failure.
-int ReturnCode(const Status& st, int invalid_arg_class = MPIGPU_ERR_ARG);
+// Inline: every engine call's status passes through here, and almost all are ok.
+[[gnu::cold]] int FailureCode(const Status& st, int invalid_arg_class);  // st failed
+inline int ReturnCode(const Status& st, int invalid_arg_class = MPIGPU_ERR_ARG) {
+  return st.ok() ? MPIGPU_SUCCESS : FailureCode(st, invalid_arg_class);
+}
 
 // The calling thread's latest detail for `code`, or "" if its latest failure had another code.
 std::string LastErrorDetail(int code);

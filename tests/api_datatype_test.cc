@@ -150,6 +150,34 @@ TEST(ApiDatatypeTest, PredefinedSizesAndExtents) {
   EXPECT_EQ(FlattenPieces(d), (std::vector<TypePiece>{{0, 40, 40, 1}}));
 }
 
+// DescribeForComm answers predefined types inline from the size table; the general path reads
+// the registry's entry. Both must describe every predefined type and count alike.
+TEST(ApiDatatypeTest, PredefinedFastPathMatchesGeneralPath) {
+  for (MPIGPU_Datatype t = 0; t < MPIGPU_NUM_PREDEFINED_TYPES; ++t) {
+    for (int count : {0, 1, 7, INT_MAX}) {
+      TypeDesc fast, general;
+      ASSERT_EQ(DescribeForComm(t, count, &fast), MPIGPU_SUCCESS);
+      ASSERT_EQ(DescribeAnyForComm(t, count, &general), MPIGPU_SUCCESS);
+      SCOPED_TRACE(std::string(TypeName(t)) + " x " + std::to_string(count));
+      EXPECT_EQ(fast.type, general.type);
+      EXPECT_EQ(fast.basic_type, general.basic_type);
+      EXPECT_EQ(fast.count, general.count);
+      EXPECT_EQ(fast.size, general.size);
+      EXPECT_EQ(fast.extent, general.extent);
+      EXPECT_EQ(fast.total_bytes, general.total_bytes);
+      EXPECT_EQ(fast.base_size, general.base_size);
+      EXPECT_EQ(fast.contiguous, general.contiguous);
+      EXPECT_EQ(fast.type_pieces, general.type_pieces);
+      EXPECT_EQ(FlattenPieces(fast), FlattenPieces(general));
+    }
+  }
+  // Errors keep their classes on the inline path's way out.
+  TypeDesc d;
+  EXPECT_EQ(DescribeForComm(MPIGPU_INT, -1, &d), MPIGPU_ERR_COUNT);
+  EXPECT_EQ(DescribeForComm(MPIGPU_INT, 1, nullptr), MPIGPU_ERR_ARG);
+  EXPECT_EQ(DescribeForComm(MPIGPU_DATATYPE_NULL, 1, &d), MPIGPU_ERR_TYPE);
+}
+
 TEST(ApiDatatypeTest, Contiguous) {
   Typed c = Contiguous(5, Predef(MPIGPU_INT));
   ExpectSizeExtent(c.handle, 20, 20);
