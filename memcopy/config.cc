@@ -115,7 +115,7 @@ const Var kVars[] = {
      "check every buffer's tag against where the driver says it lives (a query per call; default "
      "on in debug builds, off in -c opt builds)",
      BOOL_VAR(check_buffers)},
-    {"MPIGPU_GPU_COPIER_MAX", "4K",
+    {"MPIGPU_GPU_COPIER_MAX", "32K",
      "contiguous single-copy GPU transfers up to this size run on a resident copy kernel (one SM) "
      "instead of the copy engine; 0 = never",
      SIZE_VAR(gpu_copier_max)},

@@ -4,6 +4,9 @@
 // costs about 50 instructions more per lock/unlock pair (callgrind: `msgcost api`, 3 calls per
 // message, went from 2603 to 2440 instructions). Not recursive, no owner checks;
 // process-private (FUTEX_*_PRIVATE).
+// Ordering: state_ is written by whoever takes or gives back the lock. unlock's release exchange
+// pairs with the acquire of the next lock's compare-exchange (or exchange, contended), so the
+// next holder sees everything the previous one wrote under the lock.
 #pragma once
 
 #include <atomic>

@@ -425,10 +425,11 @@ std::string RunGpuPairs(bool same_gpu) {
   return RunGpuEngineJob(same_gpu, [](int rank, int dev, Engine* e) {
     uint32_t seed = 50;
     const size_t unit = GetConfig().lmt_unit_gpu, small = GetConfig().lmt_unit_gpu_min;
+    const size_t copier = GetConfig().gpu_copier_max;  // resident kernel up to it, then copy engine
     std::vector<size_t> sizes = ThresholdSizes();
     // Around both unit bounds and where the adaptive unit doubles (16 units of the smallest).
     for (size_t extra : {unit - 1, unit, unit + 1, 9 * unit + 3, small - 1, small + 1,
-                         kLmtGpuSplit * small, kLmtGpuSplit * small + 1})
+                         kLmtGpuSplit * small, kLmtGpuSplit * small + 1, copier, copier + 1})
       sizes.push_back(extra);
     for (int send_dev : {0, 1})
       for (int recv_dev : {0, 1})
