@@ -285,6 +285,54 @@ TEST(TransportTest, WindowsOfLargeMessagesArriveWholeAndInOrder) {
   EXPECT_EQ(r, "");
 }
 
+// A ring transfer that fails part-way (injected on the receiver) must not let the transfer
+// chained behind it read its leftover units: both fail on the receiver, later ring transfers on
+// that pair fail on both sides with a clear error, nothing hangs, and other messages still
+// arrive whole.
+TEST(TransportTest, AFailedRingTransferFailsItsChainInsteadOfCorruptingIt) {
+  if (GetConfig().lmt != LmtMode::kRing)
+    GTEST_SKIP() << "needs MPIGPU_LMT=ring (transport_ring_test runs it)";
+  std::string r = RunEngineJob(2, [](int rank, Engine* e) {
+    const size_t ring = GetConfig().lmt_unit_host * GetConfig().lmt_units;
+    const size_t big = 3 * ring + 5;
+    std::vector<std::vector<unsigned char>> bufs(3, std::vector<unsigned char>(big));
+    if (rank == 1) e->InjectRingFailureForTest();
+    Request* reqs[3];
+    for (int i = 0; i < 2; ++i) {  // A and B, chained on the ring
+      if (rank == 0) FillPattern(bufs[i].data(), big, 60 + i);
+      RANK_CHECK((rank == 0 ? e->Isend(Host(bufs[i].data(), big), 1, 20 + i, 0, &reqs[i])
+                            : e->Irecv(Host(bufs[i].data(), big), 0, 20 + i, 0, &reqs[i]))
+                     .ok());
+    }
+    for (int i = 0; i < 2; ++i) {
+      RANK_CHECK(e->Wait(reqs[i], 60).ok());
+      // The receiver fails both. A sender may have published all of its units before it heard
+      // (the ring can hold the whole message), so its side may have succeeded.
+      if (rank == 1 && reqs[i]->status().ok())
+        std::fprintf(stderr, "ring message %d did not fail on the receiver\n", i);
+      RANK_CHECK(rank == 0 || !reqs[i]->status().ok());
+      e->Release(reqs[i]);
+    }
+    // An eager message still arrives; a later ring message fails on both sides, named.
+    char small[100];
+    if (rank == 0) {
+      std::memset(small, 7, sizeof small);
+      SendOk(e, Host(small, sizeof small), 1, 30);
+      RANK_CHECK(e->Isend(Host(bufs[2].data(), big), 1, 31, 0, &reqs[2]).ok());
+    } else {
+      RecvOk(e, Host(small, sizeof small), 0, 30);
+      for (char c : small) RANK_CHECK(c == 7);
+      RANK_CHECK(e->Irecv(Host(bufs[2].data(), big), 0, 31, 0, &reqs[2]).ok());
+    }
+    RANK_CHECK(e->Wait(reqs[2], 60).ok());
+    RANK_CHECK(!reqs[2]->status().ok());
+    if (rank == 1)
+      RANK_CHECK(reqs[2]->status().message().find("shared ring from rank 0") != std::string::npos);
+    e->Release(reqs[2]);
+  });
+  EXPECT_EQ(r, "");
+}
+
 TEST(TransportTest, ThousandOutstandingRequestsCompleteInAnyOrder) {
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     const int kN = 1000;

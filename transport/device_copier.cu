@@ -212,10 +212,14 @@ Status DeviceCopier::Launch() {
   CopierMailbox* dev_mailbox = nullptr;
   cudaError_t e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_mailbox), mailbox_, 0);
   if (e != cudaSuccess) return CudaError("cudaHostGetDevicePointer (copier mailbox)", e);
-  const uint64_t next = mailbox_->done + 1;
+  uint64_t next = mailbox_->done + 1;
+  uint64_t idle_ns = idle_ns_;
+  // cudaLaunchKernel returns this launch's own result (cudaGetLastError after <<<>>> could
+  // return an older error of the application's and make a running kernel look failed).
+  void* args[] = {&dev_mailbox, &next, &idle_ns};
   e = OnDevice(device_, [&] {
-    CopierKernel<<<1, kCopierThreads, 0, stream_>>>(dev_mailbox, next, idle_ns_);
-    return cudaGetLastError();
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1),
+                            dim3(kCopierThreads), args, 0, stream_);
   });
   if (e != cudaSuccess) return CudaError("copier kernel launch", e);
   running_ = true;

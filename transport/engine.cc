@@ -57,6 +57,9 @@ struct Engine::RingPair {
   // ringbuf/lmt_ring.h); chain_unit 0 until the first.
   size_t chain_unit = 0;
   size_t chain_slot = 0;
+  // Receiver: a transfer failed part-way and may have left units in the ring; later ring
+  // transfers from this sender fail instead of reading them.
+  bool broken = false;
 };
 
 namespace {
@@ -65,6 +68,13 @@ namespace {
 Status PeerCopyError(int peer) {
   return Status(Err::kInternal,
                 "rank " + std::to_string(peer) + " could not copy this message (see its error)");
+}
+
+// A ring transfer that fails because another one on the same ring failed part-way.
+Status RingBroken(int sender, int receiver) {
+  return Status(Err::kInternal, "the shared ring from rank " + std::to_string(sender) +
+                                    " to rank " + std::to_string(receiver) +
+                                    " failed in a transfer (see the first error)");
 }
 
 double Now() {
@@ -654,6 +664,10 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
       }
       break;
     }
+    case MsgType::kRingAbort:
+      if (h.flags & kFlagRingReceiver) FailRingSends(h.src, RingBroken(rank_, h.src));
+      else AbortRecvRing(h.src, RingBroken(h.src, rank_));
+      break;
     case MsgType::kCts:
     case MsgType::kIpcPut:
     case MsgType::kCmaGo:
@@ -697,6 +711,10 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
       if (h.type == MsgType::kFin && (h.flags & kFlagCopyError))
         st = PeerCopyError(h.src);
       if (h.type == MsgType::kFin || !st.ok()) Complete(req, st);
+      if (h.type == MsgType::kCts && !st.ok()) {  // the receiver waits for this one's units
+        FailRingSends(h.src, RingBroken(rank_, h.src));
+        SendRingAbort(h.src, false);
+      }
       break;
     }
     default:
@@ -870,6 +888,37 @@ void Engine::TellCopyFailed(int src, uint64_t sreq) {
   (void)SendOrQueue(fin);
 }
 
+// The ring from `src` failed part-way (here or on the sender's side): its units may stay in it,
+// and a chained transfer would take them for its own. The transfers in flight on it fail, and
+// the ring is retired: later ring transfers from `src` fail too (TryStartRingRecv).
+void Engine::AbortRecvRing(int src, const Status& why) {
+  if (auto it = rings_.find({src, rank_}); it != rings_.end()) it->second->broken = true;
+  if (Request* a = lmt_recv_active_[src]; a != nullptr && !a->coop_) {
+    lmt_recv_active_[src] = nullptr;
+    lmt_active_.remove(a);
+    Complete(a, why);
+  }
+  if (Request* next = std::exchange(lmt_recv_next_[src], nullptr)) Complete(next, why);
+  TryStartRingRecv(src);
+}
+
+// The sending side of the same: the ring transfer to `dst` and those queued behind it fail.
+void Engine::FailRingSends(int dst, const Status& why) {
+  if (Request* a = std::exchange(lmt_send_active_[dst], nullptr)) {
+    lmt_active_.remove(a);
+    Complete(a, why);
+  }
+  std::deque<Request*> queued;
+  queued.swap(lmt_send_queue_[dst]);
+  for (Request* r : queued) Complete(r, why);
+}
+
+void Engine::SendRingAbort(int peer, bool as_receiver) {
+  OutMsg abort = Control(peer, MsgType::kRingAbort);
+  if (as_receiver) abort.hdr.flags = kFlagRingReceiver;
+  (void)SendOrQueue(abort);
+}
+
 // Receiver: copy the sender's device buffer (mapped) into ours, then FIN.
 bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer) {
   if (!ipc_ok_) return false;
@@ -980,6 +1029,13 @@ void Engine::TryStartRingRecv(int src) {
     size_t unit = gpu ? LmtGpuUnit(total, config_->lmt_unit_gpu_min, config_->lmt_unit_gpu)
                       : config_->lmt_unit_host;
     unit = std::min(unit, pair ? pair->ring.capacity() : unit);
+    if (st.ok() && pair->broken) {
+      lmt_wait_[src].pop_front();
+      const uint64_t cookie = req->peer_cookie_;
+      Complete(req, RingBroken(src, rank_));
+      TellCopyFailed(src, cookie);
+      continue;
+    }
     const bool chained = pair != nullptr && pair->chain_unit == unit;
     if (active != nullptr && st.ok() && !chained) return;  // another unit size: wait for the drain
     lmt_wait_[src].pop_front();
@@ -1001,7 +1057,9 @@ void Engine::TryStartRingRecv(int src) {
                                LmtBuffer{req->buf_.ptr, req->buf_.loc, req->buf_.layout}, params,
                                receiver.get());
     if (!st.ok()) {
-      Complete(req, st);  // the sender still waits for a CTS: it fails when this rank finalizes
+      const uint64_t cookie = req->peer_cookie_;
+      Complete(req, st);
+      TellCopyFailed(src, cookie);  // the sender waits for a CTS: it fails now instead
       continue;
     }
     pair->chain_unit = unit;
@@ -1160,6 +1218,11 @@ Status Engine::AdvanceLmts() {
       st = AdvanceCma(req, &done);
     } else {
       st = req->lmt_->Progress(&done);
+      if (st.ok() && inject_ring_failure_ && req->kind_ == Request::Kind::kRecv &&
+          req->lmt_->units_retired() > 0) {
+        inject_ring_failure_ = false;
+        st = Status(Err::kInternal, "ring copy failure injected by a test");
+      }
     }
     if (req->done_ || done || !st.ok()) {
       it = lmt_active_.erase(it);
@@ -1167,15 +1230,24 @@ Status Engine::AdvanceLmts() {
       const int peer = req->peer_;
       const bool held_pair = recv && lmt_recv_active_[peer] == req;  // ring or cooperative CMA
       const bool held_ring = !recv && lmt_send_active_[peer] == req;
+      const bool ring_failed = !st.ok() && !req->coop_ && req->lmt_ != nullptr;
       if (!req->done_) Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
       if (held_pair) {  // the chained next transfer starts draining; maybe another gets its CTS
-        lmt_recv_active_[peer] = std::exchange(lmt_recv_next_[peer], nullptr);
-        if (Request* next = lmt_recv_active_[peer]) Activate(next);
+        lmt_recv_active_[peer] = nullptr;
+        if (ring_failed) {
+          AbortRecvRing(peer, RingBroken(peer, rank_));
+          SendRingAbort(peer, true);
+        } else if ((lmt_recv_active_[peer] = std::exchange(lmt_recv_next_[peer], nullptr))) {
+          Activate(lmt_recv_active_[peer]);
+        }
         TryStartRingRecv(peer);
       }
       if (held_ring) {
         lmt_send_active_[peer] = nullptr;
-        if (!lmt_send_queue_[peer].empty()) {
+        if (ring_failed) {
+          FailRingSends(peer, RingBroken(rank_, peer));
+          SendRingAbort(peer, false);
+        } else if (!lmt_send_queue_[peer].empty()) {
           lmt_send_active_[peer] = lmt_send_queue_[peer].front();
           lmt_send_queue_[peer].pop_front();
           Activate(lmt_send_active_[peer]);

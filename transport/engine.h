@@ -184,6 +184,9 @@ class Engine {
   void SetContextMembers(int context, const std::vector<int>& world_ranks);
   // Marks a peer as failed (tests, the API's fault handling): its requests fail.
   void FailPeer(int rank, const std::string& why);
+  // Tests: the next ring receive that has drained at least one unit fails as if its copy had
+  // (fault injection for the ring's abort path).
+  void InjectRingFailureForTest() { inject_ring_failure_ = true; }
 
  private:
   struct RankSlot;
@@ -214,6 +217,11 @@ class Engine {
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload);
   bool TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer);
   void TellCopyFailed(int src, uint64_t sreq);
+  // A ring transfer failed part-way: the ring's other transfers in flight fail (a chained one
+  // would take the failed one's units for its own) and the ring is retired.
+  void AbortRecvRing(int src, const Status& why);
+  void FailRingSends(int dst, const Status& why);
+  void SendRingAbort(int peer, bool as_receiver);
   Status IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, MemLoc src_loc,
                          CopyEngine* engine);
   bool TryIpcPutRequest(Request* req, const MsgHeader& h);
@@ -259,6 +267,7 @@ class Engine {
   bool gpu_copier_ok_ = true;            // cleared for good if it cannot be set up
   std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into  // one receiver-only copy worked: cooperative copies may start
   bool in_progress_ = false;
+  bool inject_ring_failure_ = false;  // InjectRingFailureForTest
   bool finalized_ = false;
 
   JobSegment segment_;

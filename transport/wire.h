@@ -29,6 +29,8 @@ enum class MsgType : uint8_t {
                   // `addr` = the receiver's request id
   kPutDone = 7,   // sender -> receiver: the put is done (or kFlagFailed: use the ring); `addr` as
                   // in kIpcPut
+  kRingAbort = 8,  // either side -> the other: a ring transfer failed part-way; the ring between
+                   // them (sender -> receiver; kFlagRingReceiver: sent by its receiver) is retired
 };
 
 // MsgHeader::flags
@@ -36,6 +38,7 @@ constexpr uint16_t kFlagIpc = 1;     // RTS: an IpcExport of the sender's device
 constexpr uint16_t kFlagFailed = 2;  // PutDone: the sender could not copy; fall back to the ring
 constexpr uint16_t kFlagCopyError = 8;  // FIN / PutDone: the single copy failed on the peer's
                                         // side; this request fails too (no waiting forever)
+constexpr uint16_t kFlagRingReceiver = 16;  // RingAbort: sent by the ring's receiver
 constexpr uint16_t kFlagChained = 4;  // CTS: same unit size as the transfer before; start at unit
                                       // `addr` without waiting for the ring to drain
 
