@@ -510,12 +510,14 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
     return mpigpu::api::WaitP2P(lk, r, status);
   }
   const mpigpu::api::CommData& c = **slot;
+  State& s = GetState();
+  // A small host send that can go at once needs no request at all.
+  if (!recv && s.engine->TrySendNow(ub, c.group[peer], tag, c.ctx_p2p)) return MPIGPU_SUCCESS;
   mpigpu::transport::Request* op = nullptr;
   if (int rc = mpigpu::api::StartOp(recv, ub, c, peer, tag, c.ctx_p2p, &op); rc != MPIGPU_SUCCESS)
     return rc;
   // Comm_free may come while the lock is dropped: c is kept from then on.
   CommPtr keep;
-  State& s = GetState();
   if (int rc = mpigpu::api::ProgressUntil(
           lk, [op] { return op->done(); }, [&] { keep = *slot; });
       rc != MPIGPU_SUCCESS) {

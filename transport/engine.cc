@@ -43,6 +43,7 @@ struct Engine::OutMsg {
   int dst = -1;
   MsgHeader hdr{};
   Request* req = nullptr;  // eager: packed at send time and completed; RTS: waits for CTS/FIN
+  const UserBuffer* data = nullptr;  // eager: the buffer packed into the slot or cell
   bool has_ipc = false;    // RTS with kFlagIpc, IpcPut: `offer` travels as the payload
   IpcOffer offer;          // set (and read) only with has_ipc: no zeroing on the eager path
 };
@@ -317,6 +318,7 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   OutMsg msg;
   msg.dst = dst;
   msg.req = req;
+  msg.data = &req->buf_;
   msg.hdr.src = rank_;
   msg.hdr.tag = tag;
   msg.hdr.context = context;
@@ -344,6 +346,24 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     req->state_ = Request::State::kWaitCts;
   }
   return SendOrQueue(msg);
+}
+
+bool Engine::TrySendNow(const UserBuffer& buf, int dst, int tag, int context) {
+  const size_t bytes = buf.layout.packed_bytes();
+  // Anything else (errors included) is Isend's to decide.
+  if (finalized_ || !RankValid(dst, false) || tag < 0 || !buf.loc.is_host() ||
+      !buf.layout.contiguous() || bytes > eager_max_ || (bytes > 0 && buf.ptr == nullptr) ||
+      peer_failed_[dst] || !pending_[dst].empty())
+    return false;
+  OutMsg msg;
+  msg.dst = dst;
+  msg.data = &buf;
+  msg.hdr.type = MsgType::kEager;
+  msg.hdr.src = rank_;
+  msg.hdr.tag = tag;
+  msg.hdr.context = context;
+  msg.hdr.bytes = bytes;
+  return TrySend(msg);  // false: no slot or cell free; nothing was sent
 }
 
 Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) {
@@ -487,11 +507,11 @@ bool Engine::TrySend(OutMsg& msg) {
   } else {
     return false;  // no cell free: the message waits in the pair's FIFO
   }
-  Status st = eager ? CopyPackedNow(PackDir::kPack, msg.req->buf_, payload, payload_dst) : Status::Ok();
+  Status st = eager ? CopyPackedNow(PackDir::kPack, *msg.data, payload, payload_dst) : Status::Ok();
   if (msg.has_ipc) std::memcpy(payload_dst, &msg.offer, sizeof msg.offer);
   if (!st.ok()) {
     if (cell) queues_.Free(cell);  // an unpublished slot stays the sender's: nothing to undo
-    Complete(msg.req, st);
+    if (msg.req != nullptr) Complete(msg.req, st);  // TrySendNow copies host memory: no error
     return true;  // consumed: the request carries the error
   }
   msg.hdr.seq = seq_out_[msg.dst]++;

@@ -160,6 +160,11 @@ class Engine {
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
   Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out);
+  // A blocking send's shortcut: a contiguous host message of at most the eager size goes out at
+  // once when nothing waits before it to `dst` and a fastbox slot or cell is free. Then it is
+  // sent and done (the buffer may be reused) and no request exists; true. Otherwise nothing
+  // happens (false) and the caller uses Isend, which also reports any bad argument.
+  bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
   Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out);
   // Looks for a matching message that has arrived, without receiving it.
