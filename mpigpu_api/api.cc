@@ -431,7 +431,7 @@ int DoInit() {
   self.ctx_p2p = mpigpu::api::kSelfP2pContext;
   self.ctx_coll = mpigpu::api::kSelfP2pContext + 1;
   for (const mpigpu::api::CommData* c : {&world, &self}) mpigpu::api::DeclareContexts(*c);
-  s.initialized = s.active = true;
+  s.initialized = true;
   return MPIGPU_SUCCESS;
 }
 
@@ -457,7 +457,6 @@ int DoFinalize() {
   s.spare.clear();
   s.engine.reset();
   s.finalized = true;
-  s.active = false;
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   return MPIGPU_SUCCESS;
 }

@@ -81,7 +81,6 @@ struct State {
   ApiMutex mu;
   bool initialized = false;
   bool finalized = false;
-  bool active = false;  // initialized && !finalized: the one flag every call checks
   std::unique_ptr<transport::Engine> engine;
   // By handle; null once freed (handles are not reused, so a stale one is caught). WORLD and
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
@@ -109,7 +108,10 @@ inline State& GetState() {
 // The MPIGPU_ERR_NOT_INITIALIZED error of a call outside Init..Finalize (detail recorded).
 [[gnu::cold]] int InactiveError();
 // MPIGPU_SUCCESS between Init and Finalize, else MPIGPU_ERR_NOT_INITIALIZED (detail recorded).
-inline int CheckActive() { return GetState().active ? MPIGPU_SUCCESS : InactiveError(); }
+inline int CheckActive() {
+  const State& s = GetState();
+  return s.initialized && !s.finalized ? MPIGPU_SUCCESS : InactiveError();
+}
 
 // The error (class MPIGPU_ERR_COMM, detail recorded) of a handle that names no communicator.
 [[gnu::cold]] int CommError(MPIGPU_Comm handle);

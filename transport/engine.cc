@@ -315,14 +315,8 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(dst) + " has failed"));
     return Status::Ok();
   }
-  OutMsg msg;
-  msg.dst = dst;
+  OutMsg msg = Eager(dst, tag, context, req->buf_);
   msg.req = req;
-  msg.data = &req->buf_;
-  msg.hdr.src = rank_;
-  msg.hdr.tag = tag;
-  msg.hdr.context = context;
-  msg.hdr.bytes = bytes;
   msg.hdr.sreq = reinterpret_cast<uint64_t>(req);
   // A contiguous device buffer is offered for a single copy through CUDA IPC at any size: the
   // receiver pulls it in one copy (D->D over NVLink, or D->H) instead of two staged ones.
@@ -335,9 +329,7 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     msg.offer.block = buf.layout.block;
     msg.offer.stride = buf.layout.stride;
   }
-  if (bytes <= eager_max_ && !msg.has_ipc) {
-    msg.hdr.type = MsgType::kEager;
-  } else {
+  if (bytes > eager_max_ || msg.has_ipc) {
     msg.hdr.type = MsgType::kRts;
     msg.hdr.contiguous = buf.layout.contiguous();
     msg.hdr.block = buf.layout.contiguous() ? 0 : static_cast<uint32_t>(buf.layout.block);
@@ -355,14 +347,7 @@ bool Engine::TrySendNow(const UserBuffer& buf, int dst, int tag, int context) {
       !buf.layout.contiguous() || bytes > eager_max_ || (bytes > 0 && buf.ptr == nullptr) ||
       peer_failed_[dst] || !pending_[dst].empty())
     return false;
-  OutMsg msg;
-  msg.dst = dst;
-  msg.data = &buf;
-  msg.hdr.type = MsgType::kEager;
-  msg.hdr.src = rank_;
-  msg.hdr.tag = tag;
-  msg.hdr.context = context;
-  msg.hdr.bytes = bytes;
+  OutMsg msg = Eager(dst, tag, context, buf);
   return TrySend(msg);  // false: no slot or cell free; nothing was sent
 }
 
@@ -461,6 +446,16 @@ Engine::OutMsg Engine::Control(int dst, MsgType type) const {
   m.dst = dst;
   m.hdr.type = type;
   m.hdr.src = rank_;
+  return m;
+}
+
+// An eager message of buf's packed bytes to `dst` (no request yet).
+Engine::OutMsg Engine::Eager(int dst, int tag, int context, const UserBuffer& buf) const {
+  OutMsg m = Control(dst, MsgType::kEager);
+  m.data = &buf;
+  m.hdr.tag = tag;
+  m.hdr.context = context;
+  m.hdr.bytes = buf.layout.packed_bytes();
   return m;
 }
 
@@ -1340,11 +1335,8 @@ void Engine::FailPeer(int rank, const std::string& why) {
   pending_count_ -= pending_[rank].size();
   pending_[rank].clear();
   for (Request* r : lmt_wait_[rank]) Complete(r, st);
-  for (Request* r : lmt_send_queue_[rank]) Complete(r, st);
-  lmt_send_queue_[rank].clear();
-  if (lmt_recv_next_[rank] != nullptr) Complete(lmt_recv_next_[rank], st);
-  lmt_recv_next_[rank] = nullptr;
-  lmt_send_active_[rank] = nullptr;
+  FailRingSends(rank, st);
+  if (Request* next = std::exchange(lmt_recv_next_[rank], nullptr)) Complete(next, st);
   std::vector<Request*> puts(waiting_puts_.begin(), waiting_puts_.end());
   for (Request* r : puts)
     if (r->peer_ == rank) Complete(r, st);

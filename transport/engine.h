@@ -213,6 +213,7 @@ class Engine {
   Status CopierFor(MemLoc loc, CopyEngine** out);
   Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t n, void* plain);
   OutMsg Control(int dst, MsgType type) const;
+  OutMsg Eager(int dst, int tag, int context, const UserBuffer& buf) const;
   // Receiving side.
   Status PollArrivals();
   Status TakeFastboxInOrder(int src, bool* took);
