@@ -78,29 +78,28 @@ int RunApi(int iters, size_t bytes, bool blocking) {
   std::vector<char> sbuf(bytes, 1), rbuf(bytes, 0);
   const int n = static_cast<int>(bytes);
   const int peer = size == 1 ? 0 : 1 - rank;
+  auto send = [&] {
+    CheckApi(MPIGPU_Send(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1, MPIGPU_COMM_WORLD),
+             "send");
+  };
+  auto recv = [&] {
+    CheckApi(MPIGPU_Recv(rbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1, MPIGPU_COMM_WORLD,
+                         MPIGPU_STATUS_IGNORE),
+             "recv");
+  };
   for (int i = 0; i < iters; ++i) {
-    if (size == 1 && blocking) {  // to itself: only an eager send completes before the receive
-      CheckApi(MPIGPU_Send(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD), "send");
-      CheckApi(MPIGPU_Recv(rbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD, MPIGPU_STATUS_IGNORE), "recv");
-    } else if (size == 1) {  // to itself: the send cannot block on a receive posted after it
+    if (size == 1 && !blocking) {  // to itself: the send cannot block on a receive posted after it
       MPIGPU_Request req;
       CheckApi(MPIGPU_Isend(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
                             MPIGPU_COMM_WORLD, &req), "isend");
-      CheckApi(MPIGPU_Recv(rbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD, MPIGPU_STATUS_IGNORE), "recv");
+      recv();
       CheckApi(MPIGPU_Wait(&req, MPIGPU_STATUS_IGNORE), "wait");
-    } else if (rank == 0) {  // as mpigpu-sweep latency
-      CheckApi(MPIGPU_Send(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD), "send");
-      CheckApi(MPIGPU_Recv(rbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD, MPIGPU_STATUS_IGNORE), "recv");
+    } else if (rank == 0) {  // as mpigpu-sweep latency (to itself: an eager send ends at once)
+      send();
+      recv();
     } else {
-      CheckApi(MPIGPU_Recv(rbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD, MPIGPU_STATUS_IGNORE), "recv");
-      CheckApi(MPIGPU_Send(sbuf.data(), MPIGPU_BUF_HOST, n, MPIGPU_BYTE, peer, 1,
-                           MPIGPU_COMM_WORLD), "send");
+      recv();
+      send();
     }
   }
   CheckApi(MPIGPU_Finalize(), "finalize");

@@ -94,12 +94,12 @@ int main(int argc, char** argv) {
     if (job.rank == 0)
       std::printf("# mpigpu exchange %c<->%c  (bytes, contiguous us, column us)\n", kind[0], kind[1]);
     constexpr size_t kPitch = 4104;
-    for (size_t n = 8; n <= max_bytes && n / 8 * kPitch <= max_bytes; n *= 4) {
+    // Two halves of the buffer: one sent, one received into; each holds the column's extent.
+    const size_t half = max_bytes / 2;
+    for (size_t n = 8; n / 8 * kPitch <= half; n *= 4) {
       double us[2];
       for (int shape = 0; shape < 2; ++shape) {
         Layout l = shape == 0 ? Layout::Contiguous(n) : Layout::Vector(n / 8, 8, kPitch);
-        // Two halves of the buffer: one sent, one received into.
-        const size_t half = max_bytes / 2;
         UserBuffer out{buf, loc, l}, in{static_cast<char*>(buf) + half, loc, l};
         const int iters = 2000, warm = 200;
         std::vector<Request*> reqs;

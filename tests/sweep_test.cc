@@ -471,6 +471,7 @@ TEST(SweepTune, PicksTheBestPerPairClass) {
   };
   EXPECT_TRUE(has("export MPIGPU_LMT_UNIT_HOST=64K"));
   EXPECT_TRUE(has("export MPIGPU_LMT_UNIT_GPU=4M"));
+  EXPECT_TRUE(has("export MPIGPU_LMT_UNIT_GPU_MIN=4M"));  // as measured: the unit pinned
   EXPECT_TRUE(has("export MPIGPU_LMT_UNITS=8"));
   EXPECT_TRUE(BestExports({}).empty());
 }

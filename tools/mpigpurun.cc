@@ -132,21 +132,17 @@ class Supervisor {
     while (true) {
       ReapEnded();
       if (Running() == 0) return exit_code_;
-      double now = Now();
-      if (!ending_ && timeout_at_ > 0 && now >= timeout_at_) {
-        std::fprintf(stderr, "mpigpurun: job timed out after %g s; ending the job\n", timeout_s_);
-        End(kExitTimeout, SIGTERM);
+      const double now = Now(), deadline = Deadline();
+      if (deadline > 0 && now >= deadline) {
+        if (ending_) {
+          Escalate();
+        } else {
+          std::fprintf(stderr, "mpigpurun: job timed out after %g s; ending the job\n", timeout_s_);
+          End(kExitTimeout, SIGTERM);
+        }
         continue;
       }
-      if (ending_ && !signalled_ && now >= signal_at_) {
-        SignalNow();
-        continue;
-      }
-      if (ending_ && signalled_ && !killed_ && now >= kill_at_) {
-        KillAll();
-        continue;
-      }
-      WaitForEvent(wait_set, now);
+      WaitForEvent(wait_set, now, deadline);
     }
   }
 
@@ -173,6 +169,20 @@ class Supervisor {
     SignalAll(SIGKILL);
   }
 
+  // The next deadline (-1: none): the timeout, the delayed end signal, or SIGKILL after the grace
+  // period, whichever the job is waiting for.
+  double Deadline() const {
+    if (!ending_) return timeout_at_ > 0 ? timeout_at_ : -1;
+    if (!signalled_) return signal_at_;
+    return killed_ ? -1 : kill_at_;
+  }
+
+  // The next step of an ending job: the end signal if it has not gone out, else SIGKILL.
+  void Escalate() {
+    if (!signalled_) SignalNow();
+    else if (!killed_) KillAll();
+  }
+
   // Reaps every rank that has ended; the first failure ends the job.
   void ReapEnded() {
     int status;
@@ -192,12 +202,8 @@ class Supervisor {
     }
   }
 
-  // Sleeps until a signal arrives or the next deadline (timeout, or SIGKILL time) passes.
-  void WaitForEvent(const sigset_t& wait_set, double now) {
-    double deadline = -1;
-    if (!ending_ && timeout_at_ > 0) deadline = timeout_at_;
-    if (ending_ && !signalled_) deadline = signal_at_;
-    if (ending_ && signalled_ && !killed_) deadline = kill_at_;
+  // Sleeps until a signal arrives or `deadline` (Deadline(); -1: none) passes.
+  void WaitForEvent(const sigset_t& wait_set, double now, double deadline) {
     struct timespec ts;
     struct timespec* tsp = nullptr;
     if (deadline > 0) {
@@ -212,8 +218,8 @@ class Supervisor {
     if (!ending_) {
       std::fprintf(stderr, "mpigpurun: got signal %d (%s); ending the job\n", sig, strsignal(sig));
       End(128 + sig, sig);  // forward the launcher's signal itself
-    } else if (!killed_) {
-      KillAll();  // asked twice: do not wait out the grace period
+    } else {
+      Escalate();  // asked while ending: do not wait out the delay or the grace period
     }
   }
 

@@ -50,11 +50,21 @@ std::vector<TuneSetting> TuneGrid() {
   return grid;
 }
 
+namespace {
+
+// The GPU unit pinned (minimum = maximum), so every transfer uses it: in the trials, and in the
+// recommendation that repeats the best of them.
+std::vector<std::string> GpuUnitSettings(size_t unit) {
+  return {"MPIGPU_LMT_UNIT_GPU=" + SizeText(unit), "MPIGPU_LMT_UNIT_GPU_MIN=" + SizeText(unit)};
+}
+
+}  // namespace
+
 std::vector<std::string> TuneExports(const TuneSetting& s) {
-  // The GPU unit is pinned (minimum = maximum) so every transfer of the trial uses it.
-  return {"MPIGPU_LMT=ring", "MPIGPU_LMT_UNIT_HOST=" + SizeText(s.unit),
-          "MPIGPU_LMT_UNIT_GPU=" + SizeText(s.unit), "MPIGPU_LMT_UNIT_GPU_MIN=" + SizeText(s.unit),
-          "MPIGPU_LMT_UNITS=" + std::to_string(s.units)};
+  std::vector<std::string> ex = {"MPIGPU_LMT=ring", "MPIGPU_LMT_UNIT_HOST=" + SizeText(s.unit)};
+  for (std::string& g : GpuUnitSettings(s.unit)) ex.push_back(std::move(g));
+  ex.push_back("MPIGPU_LMT_UNITS=" + std::to_string(s.units));
+  return ex;
 }
 
 double TuneScore(const Table& t) {
@@ -110,7 +120,8 @@ std::vector<std::string> BestExports(const std::vector<TuneTrial>& trials) {
   }
   out.push_back("# measured with MPIGPU_LMT=ring forced: the unit settings matter to the ring only");
   if (unit_host != 0) out.push_back("export MPIGPU_LMT_UNIT_HOST=" + SizeText(unit_host));
-  if (unit_gpu != 0) out.push_back("export MPIGPU_LMT_UNIT_GPU=" + SizeText(unit_gpu));
+  if (unit_gpu != 0)
+    for (const std::string& g : GpuUnitSettings(unit_gpu)) out.push_back("export " + g);
   if (best_units != 0) out.push_back("export MPIGPU_LMT_UNITS=" + std::to_string(best_units));
   return out;
 }

@@ -25,10 +25,10 @@ std::vector<std::string> TuneExports(const TuneSetting& s);
 double TuneScore(const Table& t);
 
 // The best settings as "export MPIGPU_...=..." lines: MPIGPU_LMT_UNIT_HOST from the host-only
-// pairs, MPIGPU_LMT_UNIT_GPU from the pairs with a device side (each: the best mean score over
-// those pairs), MPIGPU_LMT_UNITS the depth with the best mean of every pair's score relative to
-// that pair's best. Comment lines ("# ...") say which pair decided what. Empty when no trial
-// has a score.
+// pairs, MPIGPU_LMT_UNIT_GPU and _MIN (equal: the unit pinned, as in the trials) from the pairs
+// with a device side (each: the best mean score over those pairs), MPIGPU_LMT_UNITS the depth
+// with the best mean of every pair's score relative to that pair's best. Comment lines ("# ...")
+// say which pair decided what. Empty when no trial has a score.
 std::vector<std::string> BestExports(const std::vector<TuneTrial>& trials);
 
 }  // namespace sweep
