@@ -193,8 +193,8 @@ TEST(LauncherJob, JobIdsAreRandomHex) {
 }
 
 TEST(LauncherJob, SweepRemovesOnlyTheJobsNames) {
-  std::string dir = ::mpigpu::testing::TestTmpDir() + "/sweep-XXXXXX";
-  ASSERT_NE(mkdtemp(&dir[0]), nullptr);
+  const std::string dir = ::mpigpu::testing::MakeTempDir("sweep");
+  ASSERT_FALSE(HasFailure()) << "no scratch directory";
   const std::string prefix = "mpigpu-1000-0123456789abcdef";
   const std::vector<std::string> job = {prefix, prefix + "-ring-0-1", prefix + "-test"};
   const std::vector<std::string> others = {"mpigpu-1000-fedcba9876543210", "mpigpu-1000-0123",
