@@ -121,11 +121,10 @@ inline int StartOp(bool recv, const transport::UserBuffer& ub, const CommData& c
 // Fills *st (may be MPIGPU_STATUS_IGNORE) from the completed engine request `op` of a call that
 // named `peer` and `tag` on `comm`. Returns the operation's error class (TRUNCATE, PROC_FAILED,
 // ...), which is also st->MPIGPU_ERROR.
-inline int OpStatus(const transport::Request& op, bool recv, const CommData& comm, int peer,
-                    int tag, MPIGPU_Status* st) {
-  const int rc = ReturnCode(op.status(), MPIGPU_ERR_INTERN);
+inline int OpStatus(const Status& status, const transport::MsgInfo& info, bool recv,
+                    const CommData& comm, int peer, int tag, MPIGPU_Status* st) {
+  const int rc = ReturnCode(status, MPIGPU_ERR_INTERN);
   if (st == MPIGPU_STATUS_IGNORE) return rc;
-  const transport::MsgInfo& info = op.info();
   // A receive that failed before a message matched has no envelope: it reports what was asked.
   const bool matched =
       recv && info.source >= 0 && info.source < static_cast<int>(comm.from_world.size());
@@ -135,6 +134,10 @@ inline int OpStatus(const transport::Request& op, bool recv, const CommData& com
   st->count_bytes = matched || !recv ? info.bytes : 0;
   st->cancelled = 0;
   return rc;
+}
+inline int OpStatus(const transport::Request& op, bool recv, const CommData& comm, int peer,
+                    int tag, MPIGPU_Status* st) {
+  return OpStatus(op.status(), op.info(), recv, comm, peer, tag, st);
 }
 
 void SelectDevice(int local_rank) {
@@ -489,6 +492,10 @@ int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Dat
   return mpigpu::api::StartP2P(recv, tb, *c, peer, tag, (*c)->ctx_p2p, out);
 }
 
+// How many times a blocking receive looks for its message before it posts a request (a few µs):
+// a ping-pong's answer comes within that.
+constexpr int kRecvNowSpins = 4096;
+
 // Send and Recv. A buffer the engine moves in place needs no request object: the engine's
 // request is started, waited for and released here. Packed buffers and PROC_NULL take the
 // path of nonblocking calls (StartP2P, WaitP2P).
@@ -510,8 +517,17 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
   }
   const mpigpu::api::CommData& c = **slot;
   State& s = GetState();
-  // A small host send that can go at once needs no request at all.
+  // A small host message that can go or come at once needs no request at all. The receive
+  // looks for its message a while before it posts (less when ranks share CPUs).
   if (!recv && s.engine->TrySendNow(ub, c.group[peer], tag, c.ctx_p2p)) return MPIGPU_SUCCESS;
+  if (recv && peer != MPIGPU_ANY_SOURCE) {
+    mpigpu::transport::MsgInfo info;
+    mpigpu::Status st;
+    const int etag = tag == MPIGPU_ANY_TAG ? mpigpu::transport::kAnyTag : tag;
+    const int spins = s.yield_in_waits ? mpigpu::api::kRoundsBeforeYield : kRecvNowSpins;
+    if (s.engine->TryRecvNow(ub, c.group[peer], etag, c.ctx_p2p, spins, &info, &st))
+      return mpigpu::api::OpStatus(st, info, true, c, peer, tag, status);
+  }
   mpigpu::transport::Request* op = nullptr;
   if (int rc = mpigpu::api::StartOp(recv, ub, c, peer, tag, c.ctx_p2p, &op); rc != MPIGPU_SUCCESS)
     return rc;

@@ -347,8 +347,59 @@ bool Engine::TrySendNow(const UserBuffer& buf, int dst, int tag, int context) {
       !buf.layout.contiguous() || bytes > eager_max_ || (bytes > 0 && buf.ptr == nullptr) ||
       peer_failed_[dst] || !pending_[dst].empty())
     return false;
+  // The hot case, a slot of the pair's fastbox ring: written here, with no OutMsg to build.
+  if (fastboxes_.valid() && bytes <= config_->fastbox_size) {
+    if (Fastbox* box = fastboxes_.TryBegin(dst)) {
+      if (bytes > 0) std::memcpy(box->data + sizeof(EagerHeader), buf.ptr, bytes);
+      PublishEagerBox(box, dst, tag, context, seq_out_[dst]++, bytes);
+      return true;
+    }
+  }
   OutMsg msg = Eager(dst, tag, context, buf);
   return TrySend(msg);  // false: no slot or cell free; nothing was sent
+}
+
+// Completes an eager message whose payload is already in `box` (behind the compact header) and
+// hands the slot to the receiver.
+void Engine::PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32_t seq,
+                             size_t bytes) {
+  const EagerHeader e{MsgType::kEager, {}, tag, context, seq};
+  std::memcpy(box->data, &e, sizeof e);
+  box->len = static_cast<uint32_t>(sizeof e + bytes);
+  fastboxes_.Publish(dst, box);
+}
+
+bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins,
+                        MsgInfo* info, Status* st) {
+  const size_t capacity = buf.layout.packed_bytes();
+  if (finalized_ || !fastboxes_.valid() || !RankValid(src, false) || (tag < 0 && tag != kAnyTag) ||
+      !buf.loc.is_host() || !buf.layout.contiguous() || (capacity > 0 && buf.ptr == nullptr) ||
+      peer_failed_[src])
+    return false;
+  // A posted receive, an unexpected message or a held cell may come first in MPI's order: then
+  // the full path decides. Progress (every 64 looks) can change that, so it is checked again.
+  auto clear = [&] { return posted_.empty() && unexpected_.empty() && held_[src].empty(); };
+  if (!clear()) return false;
+  for (int spin = 0; spin < spins; ++spin) {
+    const Fastbox* b = fastboxes_.Peek(src);
+    if (b == nullptr) {
+      if ((spin & 63) == 63 && (!Progress().ok() || !clear())) return false;
+      continue;
+    }
+    MsgHeader h;
+    const unsigned char* payload = nullptr;
+    if (!DecodeBox(src, *b, &h, &payload).ok() || h.seq != seq_in_[src] ||
+        h.type != MsgType::kEager || h.context != context || (tag != kAnyTag && h.tag != tag))
+      return false;  // not this receive's message (or a bad one, which Progress reports)
+    *info = MsgInfo{src, h.tag, h.bytes};
+    const size_t n = std::min<size_t>(h.bytes, capacity);
+    if (n > 0) std::memcpy(buf.ptr, payload, n);
+    *st = TruncationOf(*info, capacity);
+    fastboxes_.Release(src);
+    ++seq_in_[src];
+    return true;
+  }
+  return false;
 }
 
 Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) {
@@ -510,13 +561,10 @@ bool Engine::TrySend(OutMsg& msg) {
     return true;  // consumed: the request carries the error
   }
   msg.hdr.seq = seq_out_[msg.dst]++;
-  if (box) {
-    if (eager) {
-      const EagerHeader e{MsgType::kEager, {}, msg.hdr.tag, msg.hdr.context, msg.hdr.seq};
-      std::memcpy(box->data, &e, sizeof e);
-    } else {
-      std::memcpy(box->data, &msg.hdr, sizeof msg.hdr);
-    }
+  if (box && eager) {
+    PublishEagerBox(box, msg.dst, msg.hdr.tag, msg.hdr.context, msg.hdr.seq, payload);
+  } else if (box) {
+    std::memcpy(box->data, &msg.hdr, sizeof msg.hdr);
     box->len = static_cast<uint32_t>(box_hdr + payload);
     fastboxes_.Publish(msg.dst, box);
   } else {
@@ -586,30 +634,39 @@ Status Engine::PollArrivals() {
   return st;
 }
 
+// The header and payload of the fastbox message `b` from src: compact eager messages (TrySend)
+// are widened to a MsgHeader.
+Status Engine::DecodeBox(int src, const Fastbox& b, MsgHeader* h,
+                         const unsigned char** payload) const {
+  if (static_cast<MsgType>(b.data[0]) != MsgType::kEager) {
+    std::memcpy(h, b.data, sizeof *h);
+    *payload = b.data + sizeof *h;
+    return Status::Ok();
+  }
+  if (b.len < sizeof(EagerHeader) || b.len > fastboxes_.data())
+    return Status(Err::kInternal, "fastbox message from rank " + std::to_string(src) +
+                                      " has a bad length " + std::to_string(b.len));
+  EagerHeader e;
+  std::memcpy(&e, b.data, sizeof e);
+  *h = MsgHeader{};
+  h->type = MsgType::kEager;
+  h->src = src;
+  h->tag = e.tag;
+  h->context = e.context;
+  h->seq = e.seq;
+  h->bytes = b.len - sizeof e;
+  *payload = b.data + sizeof e;
+  return Status::Ok();
+}
+
 // Handles the next message in src's fastbox ring if it is the pair's next one (*took says so).
 Status Engine::TakeFastboxInOrder(int src, bool* took) {
   *took = false;
   const Fastbox* b = fastboxes_.valid() ? fastboxes_.Peek(src) : nullptr;
   if (b == nullptr) return Status::Ok();
-  MsgHeader h{};
+  MsgHeader h;
   const unsigned char* payload = nullptr;
-  if (static_cast<MsgType>(b->data[0]) == MsgType::kEager) {  // the compact form (TrySend)
-    if (b->len < sizeof(EagerHeader) || b->len > fastboxes_.data())
-      return Status(Err::kInternal, "fastbox message from rank " + std::to_string(src) +
-                                        " has a bad length " + std::to_string(b->len));
-    EagerHeader e;
-    std::memcpy(&e, b->data, sizeof e);
-    h.type = MsgType::kEager;
-    h.src = src;
-    h.tag = e.tag;
-    h.context = e.context;
-    h.seq = e.seq;
-    h.bytes = b->len - sizeof e;
-    payload = b->data + sizeof e;
-  } else {
-    std::memcpy(&h, b->data, sizeof h);
-    payload = b->data + sizeof h;
-  }
+  MPIGPU_RETURN_IF_ERROR(DecodeBox(src, *b, &h, &payload));
   if (h.seq != seq_in_[src]) return Status::Ok();  // an earlier queue message goes first
   *took = true;
   Status st = HandleMessage(h, payload);

@@ -165,6 +165,14 @@ class Engine {
   // sent and done (the buffer may be reused) and no request exists; true. Otherwise nothing
   // happens (false) and the caller uses Isend, which also reports any bad argument.
   bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
+  // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and
+  // one source, when no posted receive, unexpected message or held cell could take the message
+  // first, it looks up to `spins` times (running Progress every 64) for src's next fastbox
+  // message. If that one is eager and matches, it is copied straight into buf and consumed:
+  // true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing was taken
+  // (false) and the caller uses Irecv, which also reports any bad argument.
+  bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
+                  Status* st);
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
   Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out);
   // Looks for a matching message that has arrived, without receiving it.
@@ -216,6 +224,8 @@ class Engine {
   OutMsg Eager(int dst, int tag, int context, const UserBuffer& buf) const;
   // Receiving side.
   Status PollArrivals();
+  Status DecodeBox(int src, const Fastbox& b, MsgHeader* h, const unsigned char** payload) const;
+  void PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32_t seq, size_t bytes);
   Status TakeFastboxInOrder(int src, bool* took);
   Status DrainInOrder(int src);
   Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
