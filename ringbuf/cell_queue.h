@@ -142,6 +142,11 @@ class CellQueues {
   void Enqueue(int dst_rank, Cell* cell);
   // The oldest cell sent to my_rank, or nullptr when there is none (right now).
   Cell* Dequeue(int my_rank);
+  // Whether a cell sent to my_rank may be waiting: a hint for pollers that must not consume
+  // (a relaxed load of the tail, which a producer's exchange sets before it links the cell).
+  bool Pending(int my_rank) const {
+    return queues_[my_rank].recv_q.tail.load(std::memory_order_relaxed) != 0;
+  }
   // Returns `cell` to its owner's free queue; any process may call it. Same checks as Enqueue.
   void Free(Cell* cell);
 

@@ -377,13 +377,14 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
       peer_failed_[src])
     return false;
   // A posted receive, an unexpected message or a held cell may come first in MPI's order: then
-  // the full path decides. Progress (every 64 looks) can change that, so it is checked again.
-  auto clear = [&] { return posted_.empty() && unexpected_.empty() && held_[src].empty(); };
-  if (!clear()) return false;
+  // the full path decides. Nothing here changes that while it looks (no Progress), and a cell
+  // that arrives sends the receive down the full path at once, to be received where it lands
+  // instead of being parked as unexpected and copied twice.
+  if (!posted_.empty() || !unexpected_.empty() || !held_[src].empty()) return false;
   for (int spin = 0; spin < spins; ++spin) {
     const Fastbox* b = fastboxes_.Peek(src);
     if (b == nullptr) {
-      if ((spin & 63) == 63 && (!Progress().ok() || !clear())) return false;
+      if (queues_.Pending(rank_)) return false;
       continue;
     }
     MsgHeader h;

@@ -167,8 +167,9 @@ class Engine {
   bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
   // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and
   // one source, when no posted receive, unexpected message or held cell could take the message
-  // first, it looks up to `spins` times (running Progress every 64) for src's next fastbox
-  // message. If that one is eager and matches, it is copied straight into buf and consumed:
+  // first, it looks up to `spins` times for src's next fastbox message (no Progress meanwhile;
+  // it gives up as soon as a cell arrives). If that one is eager and matches, it is copied
+  // straight into buf and consumed:
   // true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing was taken
   // (false) and the caller uses Irecv, which also reports any bad argument.
   bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
