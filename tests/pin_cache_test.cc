@@ -79,8 +79,25 @@ bool PfnsVisible() {
   return got == 8 && (e & ((uint64_t{1} << 55) - 1)) != 0;
 }
 
-#define SKIP_WITHOUT_PFNS() \
-  if (!PfnsVisible()) GTEST_SKIP() << "pagemap shows no PFNs (needs CAP_SYS_ADMIN)"
+// Every test but the inactive mode's reads real PFNs, and registers through a fake.
+class PinCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!PfnsVisible()) GTEST_SKIP() << "pagemap shows no PFNs (needs CAP_SYS_ADMIN)";
+  }
+  FakeRegistrar reg;
+};
+
+// Moves m's pages to `elsewhere` (same size; they stay alive there, so the kernel cannot hand
+// them back) and maps fresh pages, touched, at m's address.
+bool ReplacePages(Mapping* m, Mapping* elsewhere) {
+  void* moved = mremap(m->ptr, m->bytes, m->bytes, MREMAP_MAYMOVE | MREMAP_FIXED, elsewhere->ptr);
+  void* fresh = mmap(m->ptr, m->bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (moved != elsewhere->ptr || fresh != m->ptr) return false;
+  std::memset(m->ptr, 0x33, m->bytes);
+  return true;
+}
 
 // The defaults, with the size bound and threshold given.
 Config CacheConfig(size_t max_bytes = size_t{1} << 30, size_t min_bytes = kMiB) {
@@ -98,9 +115,13 @@ bool UseOnce(PinCache& cache, const void* p, size_t n) {
   return h != 0;
 }
 
-TEST(PinCacheTest, RegistersOnTheSecondUseAndHitsOnTheThird) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+// Two uses: the first is a sighting, the second registers. Whether both did as they should.
+bool UseTwice(PinCache& cache, const void* p, size_t n) {
+  const bool first = UseOnce(cache, p, n);
+  return !first && UseOnce(cache, p, n);
+}
+
+TEST_F(PinCacheTest, RegistersOnTheSecondUseAndHitsOnTheThird) {
   PinCache cache(CacheConfig(), &reg);
   Mapping m(4 * kMiB);
   EXPECT_EQ(cache.Acquire(m.ptr, m.bytes), 0u);  // first sighting: nothing to pay
@@ -124,15 +145,12 @@ TEST(PinCacheTest, RegistersOnTheSecondUseAndHitsOnTheThird) {
   EXPECT_EQ(reg.bad_unregisters, 0);
 }
 
-TEST(PinCacheTest, RegistersWholePagesAndCoveredSubrangesHit) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, RegistersWholePagesAndCoveredSubrangesHit) {
   PinCache cache(CacheConfig(), &reg);
   Mapping m(4 * kMiB);
   const char* p = m.ptr + 100;  // not page-aligned; ends mid-page
   const size_t n = 2 * kMiB + 50;
-  EXPECT_FALSE(UseOnce(cache, p, n));
-  EXPECT_TRUE(UseOnce(cache, p, n));
+  EXPECT_TRUE(UseTwice(cache, p, n));
   ASSERT_EQ(reg.registered.count(m.ptr), 1u);
   EXPECT_EQ(reg.registered[m.ptr], 2 * kMiB + 4096);
   // A part of a registered buffer is registered too, whatever its size.
@@ -144,23 +162,15 @@ TEST(PinCacheTest, RegistersWholePagesAndCoveredSubrangesHit) {
 // The registration-cache bug this cache exists to avoid: the buffer's pages move away (they stay
 // alive elsewhere, so the kernel cannot hand them back) and fresh pages are mapped at the same
 // address. The old registration must be dropped, never used.
-TEST(PinCacheTest, NewPagesAtTheSameAddressDropTheOldRegistration) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, NewPagesAtTheSameAddressDropTheOldRegistration) {
   PinCache cache(CacheConfig(), &reg);
   Mapping old_home(4 * kMiB), elsewhere(4 * kMiB);
   char* a = old_home.ptr;
-  EXPECT_FALSE(UseOnce(cache, a, 4 * kMiB));
-  EXPECT_TRUE(UseOnce(cache, a, 4 * kMiB));
+  EXPECT_TRUE(UseTwice(cache, a, 4 * kMiB));
   EXPECT_TRUE(UseOnce(cache, a, 4 * kMiB));  // a hit while the pages are the same
   ASSERT_EQ(reg.registers, 1);
 
-  void* moved = mremap(a, 4 * kMiB, 4 * kMiB, MREMAP_MAYMOVE | MREMAP_FIXED, elsewhere.ptr);
-  ASSERT_EQ(moved, static_cast<void*>(elsewhere.ptr));
-  void* fresh = mmap(a, 4 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                     -1, 0);
-  ASSERT_EQ(fresh, static_cast<void*>(a));
-  std::memset(a, 0x33, 4 * kMiB);
+  ASSERT_TRUE(ReplacePages(&old_home, &elsewhere));
 
   EXPECT_EQ(cache.Acquire(a, 4 * kMiB), 0u);  // stale: dropped, and this is a first sighting
   EXPECT_EQ(reg.unregisters, 1);
@@ -177,37 +187,25 @@ TEST(PinCacheTest, NewPagesAtTheSameAddressDropTheOldRegistration) {
 }
 
 // A copy of any size inside a stale registration would go through it: a small one drops it too.
-TEST(PinCacheTest, ASmallCopyInsideAStaleRegistrationDropsIt) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, ASmallCopyInsideAStaleRegistrationDropsIt) {
   PinCache cache(CacheConfig(), &reg);
   Mapping old_home(2 * kMiB), elsewhere(2 * kMiB);
   char* a = old_home.ptr;
-  EXPECT_FALSE(UseOnce(cache, a, 2 * kMiB));
-  EXPECT_TRUE(UseOnce(cache, a, 2 * kMiB));
-  ASSERT_EQ(mremap(a, 2 * kMiB, 2 * kMiB, MREMAP_MAYMOVE | MREMAP_FIXED, elsewhere.ptr),
-            static_cast<void*>(elsewhere.ptr));
-  ASSERT_EQ(mmap(a, 2 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                 0),
-            static_cast<void*>(a));
-  std::memset(a, 1, 2 * kMiB);
+  EXPECT_TRUE(UseTwice(cache, a, 2 * kMiB));
+  ASSERT_TRUE(ReplacePages(&old_home, &elsewhere));
   EXPECT_FALSE(UseOnce(cache, a + kMiB, 100));  // below the threshold, inside the stale entry
   EXPECT_EQ(cache.stats().stale, 1u);
   EXPECT_TRUE(reg.registered.empty());
 }
 
-TEST(PinCacheTest, LeastRecentlyUsedGoFirstUnderTheSizeBound) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, LeastRecentlyUsedGoFirstUnderTheSizeBound) {
   PinCache cache(CacheConfig(3 * kMiB), &reg);
   Mapping b0(kMiB), b1(kMiB), b2(kMiB), b3(kMiB);
   for (const Mapping* b : {&b0, &b1, &b2}) {
-    EXPECT_FALSE(UseOnce(cache, b->ptr, kMiB));
-    EXPECT_TRUE(UseOnce(cache, b->ptr, kMiB));
+    EXPECT_TRUE(UseTwice(cache, b->ptr, kMiB));
   }
   EXPECT_TRUE(UseOnce(cache, b0.ptr, kMiB));  // b0 is now the most recently used: b1 goes first
-  EXPECT_FALSE(UseOnce(cache, b3.ptr, kMiB));
-  EXPECT_TRUE(UseOnce(cache, b3.ptr, kMiB));
+  EXPECT_TRUE(UseTwice(cache, b3.ptr, kMiB));
   PinCacheStats s = cache.stats();
   EXPECT_EQ(s.evictions, 1u);
   EXPECT_EQ(s.entries, 3u);
@@ -221,9 +219,7 @@ TEST(PinCacheTest, LeastRecentlyUsedGoFirstUnderTheSizeBound) {
   EXPECT_EQ(cache.stats().entries, 3u);
 }
 
-TEST(PinCacheTest, EntriesInUseAreNotEvicted) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, EntriesInUseAreNotEvicted) {
   PinCache cache(CacheConfig(2 * kMiB), &reg);
   Mapping b0(kMiB), b1(kMiB), b2(kMiB);
   EXPECT_EQ(cache.Acquire(b0.ptr, kMiB), 0u);
@@ -246,13 +242,10 @@ TEST(PinCacheTest, EntriesInUseAreNotEvicted) {
   EXPECT_EQ(cache.Release(12345).code(), Err::kInvalidArg);
 }
 
-TEST(PinCacheTest, AnOverlappingRangeReplacesEntriesNotInUse) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, AnOverlappingRangeReplacesEntriesNotInUse) {
   PinCache cache(CacheConfig(), &reg);
   Mapping m(4 * kMiB);
-  EXPECT_FALSE(UseOnce(cache, m.ptr, 2 * kMiB));
-  EXPECT_TRUE(UseOnce(cache, m.ptr, 2 * kMiB));
+  EXPECT_TRUE(UseTwice(cache, m.ptr, 2 * kMiB));
   // [1 MiB, 3 MiB) overlaps the entry; in use, the entry stays and the new range is not cached.
   const PinCache::Handle held = cache.Acquire(m.ptr, 2 * kMiB);
   ASSERT_NE(held, 0u);
@@ -268,9 +261,7 @@ TEST(PinCacheTest, AnOverlappingRangeReplacesEntriesNotInUse) {
   EXPECT_EQ(reg.registered[m.ptr + kMiB], 2 * kMiB);
 }
 
-TEST(PinCacheTest, BuffersBelowTheThresholdAreNeverRegistered) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, BuffersBelowTheThresholdAreNeverRegistered) {
   PinCache cache(CacheConfig(size_t{1} << 30, kMiB), &reg);
   Mapping m(kMiB);
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(UseOnce(cache, m.ptr, kMiB - 1));
@@ -279,8 +270,7 @@ TEST(PinCacheTest, BuffersBelowTheThresholdAreNeverRegistered) {
   EXPECT_TRUE(UseOnce(cache, m.ptr, kMiB));  // exactly the threshold counts
 }
 
-TEST(PinCacheTest, OffInTheConfigurationRegistersNothing) {
-  SKIP_WITHOUT_PFNS();
+TEST_F(PinCacheTest, OffInTheConfigurationRegistersNothing) {
   Config c;
   ASSERT_TRUE(ParseConfig([](const char* name) -> const char* {
                 return std::string(name) == "MPIGPU_PIN_CACHE" ? "0" : nullptr;
@@ -288,7 +278,6 @@ TEST(PinCacheTest, OffInTheConfigurationRegistersNothing) {
   EXPECT_FALSE(c.pin_cache);
   EXPECT_EQ(c.pin_cache_size, size_t{1} << 30);  // the documented defaults
   EXPECT_EQ(c.pin_cache_min, kMiB);
-  FakeRegistrar reg;
   PinCache cache(c, &reg);
   Mapping m(2 * kMiB);
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(UseOnce(cache, m.ptr, m.bytes));
@@ -296,7 +285,7 @@ TEST(PinCacheTest, OffInTheConfigurationRegistersNothing) {
   EXPECT_FALSE(cache.stats().active);
 }
 
-TEST(PinCacheTest, InactiveWhenPagemapShowsNoPfns) {
+TEST(PinCacheInactiveTest, WhenPagemapShowsNoPfns) {
   FakeRegistrar reg;
   NoPfnPagemap pagemap;
   PinCache cache(CacheConfig(), &reg, &pagemap);
@@ -307,9 +296,7 @@ TEST(PinCacheTest, InactiveWhenPagemapShowsNoPfns) {
   EXPECT_EQ(cache.stats().first_sightings, 0u);
 }
 
-TEST(PinCacheTest, UserPinnedMemoryIsCopiedAsIsAndNotTriedAgain) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, UserPinnedMemoryIsCopiedAsIsAndNotTriedAgain) {
   reg.result = cudaErrorHostMemoryAlreadyRegistered;
   PinCache cache(CacheConfig(), &reg);
   Mapping m(2 * kMiB);
@@ -318,9 +305,7 @@ TEST(PinCacheTest, UserPinnedMemoryIsCopiedAsIsAndNotTriedAgain) {
   EXPECT_EQ(cache.stats().entries, 0u);
 }
 
-TEST(PinCacheTest, ARegistrationFailureLeavesTheCopyUncached) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, ARegistrationFailureLeavesTheCopyUncached) {
   reg.result = cudaErrorMemoryAllocation;
   PinCache cache(CacheConfig(), &reg);
   Mapping m(2 * kMiB);
@@ -331,9 +316,7 @@ TEST(PinCacheTest, ARegistrationFailureLeavesTheCopyUncached) {
   EXPECT_TRUE(UseOnce(cache, m.ptr, m.bytes));
 }
 
-TEST(PinCacheTest, ClearUnregistersEverythingEvenInUse) {
-  SKIP_WITHOUT_PFNS();
-  FakeRegistrar reg;
+TEST_F(PinCacheTest, ClearUnregistersEverythingEvenInUse) {
   PinCache cache(CacheConfig(), &reg);
   Mapping b0(kMiB), b1(kMiB);
   for (const Mapping* b : {&b0, &b1}) EXPECT_FALSE(UseOnce(cache, b->ptr, kMiB));
