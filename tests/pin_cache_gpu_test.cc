@@ -105,8 +105,10 @@ TEST(PinCacheGpuTest, NewPagesAtARegisteredAddressGetTheNewBytes) {
     void* seen = nullptr;
     for (uint32_t round = 0; round < 3; ++round) {
       host = static_cast<unsigned char*>(rank == 0 ? std::malloc(kBytes) : nullptr);
-      for (uint32_t use = 0; use < 3; ++use)
-        ExchangeAndCheck(rank, dev, e, host, Layout::Contiguous(kBytes), 500 + 10 * round + 2 * use);
+      for (uint32_t use = 0; use < 3; ++use) {
+        const uint32_t seed = 500 + 10 * round + 2 * use;
+        ExchangeAndCheck(rank, dev, e, host, Layout::Contiguous(kBytes), seed);
+      }
       if (rank == 0 && round == 1 && host == seen)
         std::fprintf(stderr, "note: malloc gave the freed address back (the stale case ran)\n");
       seen = host;

@@ -44,7 +44,8 @@ class CudaRegistrar final : public PinRegistrar {
 };
 
 PinRegistrar* DefaultRegistrar() {
-  static PinRegistrar* registrar = new CudaRegistrar;  // never destroyed: caches may outlive statics
+  // Never destroyed: caches may outlive statics.
+  static PinRegistrar* registrar = new CudaRegistrar;
   return registrar;
 }
 
