@@ -69,11 +69,21 @@ struct Mapping {
   size_t bytes;
 };
 
+bool PfnsVisible() {
+  Mapping m(4096);
+  int fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) return false;
+  uint64_t e = 0;
+  const ssize_t got = pread(fd, &e, 8, reinterpret_cast<uintptr_t>(m.ptr) / 4096 * 8);
+  close(fd);
+  return got == 8 && (e & ((uint64_t{1} << 55) - 1)) != 0;
+}
+
 // Every test but the inactive mode's reads real PFNs, and registers through a fake.
 class PinCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!PinCache::FramesVisible()) GTEST_SKIP() << "pagemap shows no PFNs (needs CAP_SYS_ADMIN)";
+    if (!PfnsVisible()) GTEST_SKIP() << "pagemap shows no PFNs (needs CAP_SYS_ADMIN)";
   }
   FakeRegistrar reg;
 };
@@ -89,11 +99,10 @@ bool ReplacePages(Mapping* m, Mapping* elsewhere) {
   return true;
 }
 
-// The defaults, with the cache on (it is opt-in) and the size bound and threshold given.
+// The defaults, with the size bound and threshold given.
 Config CacheConfig(size_t max_bytes = size_t{1} << 30, size_t min_bytes = kMiB) {
   Config c;
   EXPECT_TRUE(ParseConfig([](const char*) -> const char* { return nullptr; }, &c).ok());
-  c.pin_cache = true;
   c.pin_cache_size = max_bytes;
   c.pin_cache_min = min_bytes;
   return c;

@@ -84,18 +84,6 @@ class ProcPagemap final : public PagemapReader {
   pid_t pid_ = -1;
 };
 
-// Ok when `reader` shows a page frame number for a page of ours that is surely present (the
-// stack); without CAP_SYS_ADMIN the kernel shows 0 there.
-Status ProbeFrames(PagemapReader& reader, size_t page) {
-  volatile char probe = 1;
-  const uintptr_t at = reinterpret_cast<uintptr_t>(&probe) & ~(page - 1);
-  uint64_t entry = 0;
-  MPIGPU_RETURN_IF_ERROR(reader.Read(at, 1, &entry));
-  if ((entry & kPfnMask) == 0)
-    return Status(Err::kSystem, "pagemap shows no page frame numbers (needs CAP_SYS_ADMIN)");
-  return Status::Ok();
-}
-
 void WarnIfError(const Status& st) {
   if (!st.ok()) MPIGPU_WARN("pin cache: %s", st.ToString().c_str());
 }
@@ -116,12 +104,6 @@ PinCache::PinCache(const Config& config, PinRegistrar* registrar, PagemapReader*
 }
 
 PinCache::~PinCache() { WarnIfError(Clear()); }
-
-bool PinCache::FramesVisible() {
-  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  ProcPagemap reader(page);
-  return ProbeFrames(reader, page).ok();
-}
 
 PinCache::Handle PinCache::Acquire(const void* ptr, size_t extent) {
   const auto addr = reinterpret_cast<uintptr_t>(ptr);
@@ -247,7 +229,12 @@ PinCacheStats PinCache::stats() const {
 
 bool PinCache::CheckActive() {
   if (mode_ == Mode::kUnknown) {
-    const Status st = ProbeFrames(*pagemap_, page_);
+    volatile char probe = 1;  // on a page of ours that is surely present: the stack
+    const uintptr_t page = reinterpret_cast<uintptr_t>(&probe) & ~(page_ - 1);
+    uint64_t entry = 0;
+    Status st = pagemap_->Read(page, 1, &entry);
+    if (st.ok() && (entry & kPfnMask) == 0)
+      st = Status(Err::kSystem, "pagemap shows no page frame numbers (needs CAP_SYS_ADMIN)");
     mode_ = st.ok() ? Mode::kActive : Mode::kInactive;
     if (!st.ok())
       MPIGPU_INFO("pin cache inactive (%s): pageable host buffers are copied unregistered",

@@ -82,10 +82,6 @@ class PinCache {
   PinCache(const PinCache&) = delete;
   PinCache& operator=(const PinCache&) = delete;
 
-  // Whether this process sees page frame numbers in /proc/self/pagemap (CAP_SYS_ADMIN, as
-  // root): the cache is active only where it does.
-  static bool FramesVisible();
-
   // Before a copy between the host range [ptr, ptr + extent) and a GPU: drops registrations of
   // it whose pages changed; returns the valid registration that covers it, now in use until
   // Release, or 0 (not registered by the cache: first sighting, too small, disabled, inactive,
