@@ -111,15 +111,6 @@ const Var kVars[] = {
     {"MPIGPU_IPC_CACHE_SIZE", "64",
      "peer GPU buffers kept mapped through CUDA IPC per process (least recently used go first)",
      POSITIVE_SIZE_VAR(ipc_cache_size)},
-    {"MPIGPU_PIN_CACHE", "1",
-     "register (page-lock) pageable host buffers that meet GPU buffers in single copies from "
-     "their second use, in a cache validated by physical pages (needs root to see them); 0 = off",
-     BOOL_VAR(pin_cache)},
-    {"MPIGPU_PIN_CACHE_SIZE", "1G",
-     "most bytes of host memory the pin cache keeps registered (least recently used go first)",
-     SIZE_VAR(pin_cache_size)},
-    {"MPIGPU_PIN_CACHE_MIN", "1M", "smallest host buffer the pin cache registers",
-     SIZE_VAR(pin_cache_min)},
     {"MPIGPU_CHECK_BUFFERS", kCheckBuffersDefault,
      "check every buffer's tag against where the driver says it lives (a query per call; default "
      "on in debug builds, off in -c opt builds)",

@@ -46,9 +46,6 @@ struct Config {
   LmtMode lmt = LmtMode::kAuto;    // large-message back-end
   size_t cma_chunk = 0;
   size_t ipc_cache_size = 0;       // peer device buffers kept mapped (LRU)
-  bool pin_cache = true;           // register reused pageable host buffers of H<->D single copies
-  size_t pin_cache_size = 0;       // most bytes the pin cache keeps registered (LRU)
-  size_t pin_cache_min = 0;        // smallest host buffer it considers
   bool check_buffers = false;      // verify each buffer's tag with cudaPointerGetAttributes
   size_t gpu_copier_max = 0;       // contiguous device copies up to this size use the resident kernel
   size_t gpu_copier_strided_max = 0;  // strided ones (narrow rows) up to this size; 0 = never

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -890,26 +889,6 @@ Status Engine::IpcMap(int peer, const IpcExport& e, void** ptr, CopyEngine** cop
   return st;
 }
 
-// Our buffer's registration for a single copy between it and a GPU buffer, when it is a host
-// buffer the pin cache registers (0: none; a pageable buffer then goes through the driver's
-// staging, at a fraction of the PCIe rate).
-PinCache::Handle Engine::PinHostBuffer(const UserBuffer& buf) {
-  if (!buf.loc.is_host()) return 0;
-  if (!pin_cache_) pin_cache_ = std::make_unique<PinCache>(*config_);
-  return pin_cache_->Acquire(buf.ptr, buf.layout.extent());
-}
-
-// A single copy is over (completed, failed, or never issued): lets go of the peer's mapping and
-// of our buffer's registration, which it held since IpcMap and PinHostBuffer.
-void Engine::EndIpcCopy(Request* req) {
-  (void)ipc_cache_->Release(req->peer_, req->ipc_);
-  if (req->pin_ != 0) (void)pin_cache_->Release(std::exchange(req->pin_, 0));
-}
-
-PinCacheStats Engine::pin_cache_stats() const {
-  return pin_cache_ ? pin_cache_->stats() : PinCacheStats{};
-}
-
 namespace {
 
 // The copy from a buffer laid out as `src` into one laid out as `dst`, of the first n packed
@@ -1030,8 +1009,6 @@ bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer)
     IpcUnavailable(st);
     return false;
   }
-  req->ipc_ = offer.ipc;
-  req->pin_ = PinHostBuffer(req->buf_);
   if (one_copy) {
     d.src = peer_ptr;
     st = IssueSingleCopy(req, d, req->buf_.loc, peer_loc, copier);
@@ -1044,11 +1021,12 @@ bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer)
     if (st.ok()) st = copier->Mark(&req->ticket_);
   }
   if (!st.ok()) {
-    EndIpcCopy(req);
+    (void)ipc_cache_->Release(h.src, offer.ipc);
     Complete(req, st);  // a copy error on our side: nothing to fall back to
     TellCopyFailed(h.src, h.sreq);
     return true;
   }
+  req->ipc_ = offer.ipc;
   req->ipc_copier_ = copier;
   req->state_ = Request::State::kIpcCopy;
   lmt_active_.push_back(req);
@@ -1087,15 +1065,14 @@ Status Engine::StartIpcPut(Request* req, const MsgHeader& h, const IpcExport& e)
   MemLoc peer_loc;
   CopyEngine* copier = nullptr;
   MPIGPU_RETURN_IF_ERROR(IpcMap(h.src, e, &peer_ptr, &copier, &peer_loc));
-  req->ipc_ = e;
-  req->pin_ = PinHostBuffer(req->buf_);
   Status st = CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc, req->buf_.layout,
                          0, h.bytes, peer_ptr, peer_loc);
   if (st.ok()) st = copier->Mark(&req->ticket_);
   if (!st.ok()) {
-    EndIpcCopy(req);
+    (void)ipc_cache_->Release(h.src, e);
     return st;
   }
+  req->ipc_ = e;
   req->ipc_copier_ = copier;
   req->peer_req_ = h.addr;
   req->state_ = Request::State::kIpcCopy;
@@ -1300,7 +1277,7 @@ Status Engine::AdvanceLmts() {
       if (req->on_gpu_copier_) done = gpu_copier_.Done(req->ticket_);
       else st = req->ipc_copier_->Poll(req->ticket_, &done);
       if (done || !st.ok()) {
-        EndIpcCopy(req);
+        (void)ipc_cache_->Release(req->peer_, req->ipc_);
         // Tell the peer its buffer is free (pull) or ours is filled (put); or that the copy
         // failed, so that its request ends too instead of waiting for us.
         const bool recv = req->kind_ == Request::Kind::kRecv;
@@ -1434,13 +1411,8 @@ void Engine::FailPeer(int rank, const std::string& why) {
     }
   });
   for (auto it = lmt_active_.begin(); it != lmt_active_.end();) {
-    if (Request* r = *it; r->peer_ == rank) {
-      // A single copy on the copy engine cannot be stopped: it ends before our buffer's
-      // registration and the mapping are let go (if waiting fails, they stay held: Finalize).
-      if (r->state_ == Request::State::kIpcCopy && !r->on_gpu_copier_ &&
-          r->ipc_copier_->Wait(r->ticket_).ok())
-        EndIpcCopy(r);
-      Complete(r, st);
+    if ((*it)->peer_ == rank) {
+      Complete(*it, st);
       it = lmt_active_.erase(it);
     } else {
       ++it;
@@ -1483,13 +1455,6 @@ Status Engine::Finalize() {
   finalized_ = true;
   st.KeepFirst(gpu_copier_.Stop());
   if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
-  if (pin_cache_) {
-    const PinCacheStats p = pin_cache_->stats();
-    MPIGPU_INFO("pin cache: %" PRIu64 " hits, %" PRIu64 " registrations, %" PRIu64
-                " stale, %" PRIu64 " evictions",
-                p.hits, p.registrations, p.stale, p.evictions);
-    st.KeepFirst(pin_cache_->Clear());
-  }
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();
   return st;

@@ -56,7 +56,6 @@
 #include "transport/cuda_ipc.h"
 #include "transport/device_copier.h"
 #include "transport/match.h"
-#include "transport/pin_cache.h"
 #include "transport/wire.h"
 
 namespace mpigpu::transport {
@@ -139,7 +138,6 @@ class Request : public MatchEntry {
   size_t chunk_ = 0;
   // CUDA IPC single copy.
   IpcExport ipc_{};           // the peer's buffer, mapped through the cache while the copy runs
-  PinCache::Handle pin_ = 0;  // our host buffer's registration while the copy runs (0: none)
   CopyEngine* ipc_copier_ = nullptr;
   bool on_gpu_copier_ = false;  // the copy runs on the resident kernel (ticket_ is its ticket)
   Ticket ticket_ = 0;
@@ -200,8 +198,6 @@ class Engine {
   void SetContextMembers(int context, const std::vector<int>& world_ranks);
   // Marks a peer as failed (tests, the API's fault handling): its requests fail.
   void FailPeer(int rank, const std::string& why);
-  // The pin cache's counters (zeros until a host buffer met a GPU buffer in a single copy).
-  PinCacheStats pin_cache_stats() const;
   // Tests: the next ring receive that has drained at least one unit fails as if its copy had
   // (fault injection for the ring's abort path).
   void InjectRingFailureForTest() { inject_ring_failure_ = true; }
@@ -248,8 +244,6 @@ class Engine {
   bool TryIpcPutRequest(Request* req, const MsgHeader& h);
   Status StartIpcPut(Request* req, const MsgHeader& h, const IpcExport& e);
   Status IpcMap(int peer, const IpcExport& e, void** ptr, CopyEngine** copier, MemLoc* loc);
-  PinCache::Handle PinHostBuffer(const UserBuffer& buf);
-  void EndIpcCopy(Request* req);
   void IpcUnavailable(const Status& why);
   void FallBackToRing(Request* req);
   void TryStartRingRecv(int src);
@@ -286,7 +280,6 @@ class Engine {
   bool cma_verified_ = false;
   bool ipc_ok_ = true;  // cleared for good the first time CUDA IPC fails (logged once)
   std::unique_ptr<IpcCache> ipc_cache_;  // made on first use
-  std::unique_ptr<PinCache> pin_cache_;  // made on first use
   DeviceCopier gpu_copier_;              // set up on first use, on the current device
   bool gpu_copier_ok_ = true;            // cleared for good if it cannot be set up
   std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into  // one receiver-only copy worked: cooperative copies may start
