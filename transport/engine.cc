@@ -374,8 +374,10 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
   const size_t capacity = buf.layout.packed_bytes();
   if (finalized_ || !fastboxes_.valid() || !RankValid(src, false) || (tag < 0 && tag != kAnyTag) ||
       !buf.loc.is_host() || !buf.layout.contiguous() || (capacity > 0 && buf.ptr == nullptr) ||
-      peer_failed_[src])
+      capacity > config_->fastbox_size || peer_failed_[src])
     return false;
+  // (A receive larger than a slot most likely waits for a cell: posted at once, it takes the
+  // cell where it lands, and its posting is off the path of the message.)
   // A posted receive, an unexpected message or a held cell may come first in MPI's order: then
   // the full path decides. Nothing here changes that while it looks (no Progress), and a cell
   // that arrives sends the receive down the full path at once, to be received where it lands

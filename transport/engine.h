@@ -165,8 +165,8 @@ class Engine {
   // sent and done (the buffer may be reused) and no request exists; true. Otherwise nothing
   // happens (false) and the caller uses Isend, which also reports any bad argument.
   bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
-  // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and
-  // one source, when no posted receive, unexpected message or held cell could take the message
+  // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer of at
+  // most MPIGPU_FASTBOX_SIZE bytes and one source, when no posted receive, unexpected message or held cell could take the message
   // first, it looks up to `spins` times for src's next fastbox message (no Progress meanwhile;
   // it gives up as soon as a cell arrives). If that one is eager and matches, it is copied
   // straight into buf and consumed:
