@@ -107,13 +107,20 @@ int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack
   return SyncDefaultStream();
 }
 
+// The engine's names for a call's peer (a comm rank or ANY_SOURCE, not PROC_NULL) and tag (may
+// be ANY_TAG).
+inline int EnginePeer(const CommData& comm, int peer) {
+  return peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm.group[peer];
+}
+inline int EngineTag(int tag) { return tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag; }
+
 // Starts the engine's half of a point-to-point call on context `ctx` of `comm`: `peer` is a comm
 // rank or ANY_SOURCE (not PROC_NULL), `tag` may be ANY_TAG.
 inline int StartOp(bool recv, const transport::UserBuffer& ub, const CommData& comm, int peer,
                    int tag, int ctx, transport::Request** op) {
   transport::Engine& e = *GetState().engine;
-  const int world = peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm.group[peer];
-  const int etag = tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag;
+  const int world = EnginePeer(comm, peer);
+  const int etag = EngineTag(tag);
   return ReturnCode(recv ? e.Irecv(ub, world, etag, ctx, op) : e.Isend(ub, world, etag, ctx, op),
                     MPIGPU_ERR_ARG);
 }
@@ -523,9 +530,9 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
   if (recv && peer != MPIGPU_ANY_SOURCE) {
     mpigpu::transport::MsgInfo info;
     mpigpu::Status st;
-    const int etag = tag == MPIGPU_ANY_TAG ? mpigpu::transport::kAnyTag : tag;
     const int spins = s.yield_in_waits ? mpigpu::api::kRoundsBeforeYield : kRecvNowSpins;
-    if (s.engine->TryRecvNow(ub, c.group[peer], etag, c.ctx_p2p, spins, &info, &st))
+    if (s.engine->TryRecvNow(ub, c.group[peer], mpigpu::api::EngineTag(tag), c.ctx_p2p, spins,
+                             &info, &st))
       return mpigpu::api::OpStatus(st, info, true, c, peer, tag, status);
   }
   mpigpu::transport::Request* op = nullptr;
@@ -720,8 +727,8 @@ int DoProbe(Lock& lk, int source, int tag, MPIGPU_Comm comm, int* flag, MPIGPU_S
     mpigpu::api::EmptyStatus(status, MPIGPU_PROC_NULL);
     return MPIGPU_SUCCESS;
   }
-  const int world = source == MPIGPU_ANY_SOURCE ? mpigpu::transport::kAnySource : c->group[source];
-  const int etag = tag == MPIGPU_ANY_TAG ? mpigpu::transport::kAnyTag : tag;
+  const int world = mpigpu::api::EnginePeer(*c, source);
+  const int etag = mpigpu::api::EngineTag(tag);
   bool found = false;
   mpigpu::transport::MsgInfo info;
   for (int round = 0;; ++round) {

@@ -376,8 +376,8 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
       !buf.loc.is_host() || !buf.layout.contiguous() || (capacity > 0 && buf.ptr == nullptr) ||
       capacity > config_->fastbox_size || peer_failed_[src])
     return false;
-  // (A receive larger than a slot most likely waits for a cell: posted at once, it takes the
-  // cell where it lands, and its posting is off the path of the message.)
+  // A receive larger than a slot most likely waits for a cell: posted at once (above), it takes
+  // the cell where it lands, and its posting is off the message's path.
   // A posted receive, an unexpected message or a held cell may come first in MPI's order: then
   // the full path decides. Nothing here changes that while it looks (no Progress), and a cell
   // that arrives sends the receive down the full path at once, to be received where it lands
@@ -394,10 +394,7 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
     if (!DecodeBox(src, *b, &h, &payload).ok() || h.seq != seq_in_[src] ||
         h.type != MsgType::kEager || h.context != context || (tag != kAnyTag && h.tag != tag))
       return false;  // not this receive's message (or a bad one, which Progress reports)
-    *info = MsgInfo{src, h.tag, h.bytes};
-    const size_t n = std::min<size_t>(h.bytes, capacity);
-    if (n > 0) std::memcpy(buf.ptr, payload, n);
-    *st = TruncationOf(*info, capacity);
+    *st = UnpackEager(h, payload, buf, capacity, info);
     fastboxes_.Release(src);
     ++seq_in_[src];
     return true;
@@ -801,12 +798,18 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
 }
 
 
+// Copies what fits of an eager message into `buf` (`capacity` packed bytes) and fills *info;
+// the copy's error, else kTruncate when the message was longer.
+Status Engine::UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
+                           size_t capacity, MsgInfo* info) {
+  *info = MsgInfo{h.src, h.tag, h.bytes};
+  const size_t n = std::min<size_t>(h.bytes, capacity);
+  Status st = CopyPackedNow(PackDir::kUnpack, buf, n, const_cast<void*>(payload));
+  return st.ok() ? TruncationOf(*info, capacity) : st;
+}
+
 void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload) {
-  req->info_ = MsgInfo{h.src, h.tag, h.bytes};
-  const size_t n = std::min<size_t>(h.bytes, req->bytes_);
-  Status st = CopyPackedNow(PackDir::kUnpack, req->buf_, n, const_cast<void*>(payload));
-  st.KeepFirst(TruncationOf(req->info_, req->bytes_));
-  Complete(req, st);
+  Complete(req, UnpackEager(h, payload, req->buf_, req->bytes_, &req->info_));
 }
 
 void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload) {

@@ -166,12 +166,12 @@ class Engine {
   // happens (false) and the caller uses Isend, which also reports any bad argument.
   bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
   // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer of at
-  // most MPIGPU_FASTBOX_SIZE bytes and one source, when no posted receive, unexpected message or held cell could take the message
-  // first, it looks up to `spins` times for src's next fastbox message (no Progress meanwhile;
-  // it gives up as soon as a cell arrives). If that one is eager and matches, it is copied
-  // straight into buf and consumed:
-  // true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing was taken
-  // (false) and the caller uses Irecv, which also reports any bad argument.
+  // most MPIGPU_FASTBOX_SIZE bytes and one source, when no posted receive, unexpected message or
+  // held cell could take the message first, it looks up to `spins` times for src's next fastbox
+  // message (no Progress meanwhile; it gives up as soon as a cell arrives). If that one is eager
+  // and matches, it is copied straight into buf and consumed: true, with *info and *st (ok, or
+  // kTruncate as Wait would give). Otherwise nothing was taken (false) and the caller uses
+  // Irecv, which also reports any bad argument.
   bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
                   Status* st);
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
@@ -230,6 +230,8 @@ class Engine {
   Status TakeFastboxInOrder(int src, bool* took);
   Status DrainInOrder(int src);
   Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
+  Status UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
+                     size_t capacity, MsgInfo* info);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* payload);
   bool TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer);
