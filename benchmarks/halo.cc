@@ -11,7 +11,9 @@
 // and mpigpu/staged move host buffers (MPIGPU_BUF_HOST): the whole program runs without a GPU.
 //
 // Times are the slowest rank's: total = the timed iterations' wall time (exchanges included),
-// comm = the time inside the exchanges (after the preceding step finished on the GPU).
+// comm = the time inside the exchanges (after the preceding step finished on the GPU);
+// xchg_us = the median exchange; net_us = the median from the moment the last rank entered the
+// same exchange, i.e. without waiting for a later rank (one node: the ranks share one clock).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -321,27 +323,39 @@ Status MakeExchanger(Mode mode, const Context& ctx, const Block& b, int halo,
   return Status(Err::kInternal, "unknown mode");
 }
 
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// When each exchange of a run started and ended on this rank (MPIGPU_Wtime, seconds).
+struct ExchangeTimes {
+  std::vector<double> start, end;
+};
+
 // `iters` steps from the state in a (b: the second array, same fixed boundary). *result: the
-// array holding the final state; *median_s: the median time of one exchange (the mean,
-// comm_s / exchanges, also carries the rare slow ones).
+// array holding the final state; *times: each exchange's start and end.
 template <typename T>
 Status Iterate(const Context& ctx, const Problem& p, const Block& blk, Exchanger<T>& ex, T* a,
-               T* b, int iters, double* total_s, double* comm_s, double* median_s, T** result) {
+               T* b, int iters, double* total_s, double* comm_s, ExchangeTimes* times,
+               T** result) {
   const int64_t pitch = LocalLayout(blk, p.halo).pitch();
   T* cur = a;
   T* next = b;
   double comm = 0;
-  std::vector<double> each;
-  each.reserve(iters / p.halo + 1);
+  *times = ExchangeTimes{};
+  times->start.reserve(iters / p.halo + 1);
+  times->end.reserve(iters / p.halo + 1);
   const double t0 = MPIGPU_Wtime();
   for (int it = 0; it < iters; ++it) {
     const int step = it % p.halo + 1;
     if (step == 1) {
       MPIGPU_RETURN_IF_ERROR(Sync(ctx));  // the previous step has written cur
-      const double c0 = MPIGPU_Wtime();
+      times->start.push_back(MPIGPU_Wtime());
       MPIGPU_RETURN_IF_ERROR(ex.Exchange(cur));
-      each.push_back(MPIGPU_Wtime() - c0);
-      comm += each.back();
+      times->end.push_back(MPIGPU_Wtime());
+      comm += times->end.back() - times->start.back();
     }
     const Region r = StepRegion(p, blk, step);
     if (ctx.cpu)
@@ -353,12 +367,22 @@ Status Iterate(const Context& ctx, const Problem& p, const Block& blk, Exchanger
   MPIGPU_RETURN_IF_ERROR(Sync(ctx));
   *total_s = MPIGPU_Wtime() - t0;
   *comm_s = comm;
-  *median_s = 0;
-  if (!each.empty()) {
-    std::nth_element(each.begin(), each.begin() + each.size() / 2, each.end());
-    *median_s = each[each.size() / 2];
-  }
   *result = cur;
+  return Status::Ok();
+}
+
+// This rank's median exchange time, and its median time from the moment the last rank entered
+// the same exchange (collective). The second leaves out waiting for a later rank, i.e. the
+// ranks' imbalance; it needs one clock for all ranks (MPIGPU_Wtime is CLOCK_MONOTONIC: one node).
+Status ExchangeMedians(const ExchangeTimes& t, double* median_s, double* net_median_s) {
+  const size_t n = t.start.size();
+  std::vector<double> each(n), last_start(n), net(n);
+  for (size_t k = 0; k < n; ++k) each[k] = t.end[k] - t.start[k];
+  HALO_API(MPIGPU_Allreduce(t.start.data(), MPIGPU_BUF_HOST, last_start.data(), MPIGPU_BUF_HOST,
+                            static_cast<int>(n), MPIGPU_DOUBLE, MPIGPU_MAX, MPIGPU_COMM_WORLD));
+  for (size_t k = 0; k < n; ++k) net[k] = std::max(0.0, t.end[k] - last_start[k]);
+  *median_s = Median(each);
+  *net_median_s = Median(net);
   return Status::Ok();
 }
 
@@ -424,6 +448,7 @@ struct RunResult {
   Mode mode = Mode::kMpigpu;
   double total_s = 0, comm_s = 0;  // slowest rank's (rank 0 only)
   double exchange_median_s = 0;     // the largest of the ranks' median exchange times
+  double exchange_net_median_s = 0;  // the same, counted from the last rank's entry
   bool checked = false;
 };
 
@@ -448,26 +473,27 @@ Status RunMode(const Context& ctx, const Options& opt, const Problem& p, Mode mo
   };
   std::unique_ptr<Exchanger<T>> ex;
   MPIGPU_RETURN_IF_ERROR(MakeExchanger<T>(mode, ctx, blk, p.halo, &ex));
-  double total = 0, comm = 0, median = 0;
+  double total = 0, comm = 0, median = 0, net_median = 0;
+  ExchangeTimes times;
   T* final_grid = nullptr;
   if (opt.warmup > 0) {
     MPIGPU_RETURN_IF_ERROR(reset());
-    MPIGPU_RETURN_IF_ERROR(
-        Iterate(ctx, p, blk, *ex, a.as<T>(), b.as<T>(), opt.warmup, &total, &comm, &median,
-                &final_grid));
+    MPIGPU_RETURN_IF_ERROR(Iterate(ctx, p, blk, *ex, a.as<T>(), b.as<T>(), opt.warmup, &total,
+                                   &comm, &times, &final_grid));
   }
   MPIGPU_RETURN_IF_ERROR(reset());
   HALO_API(MPIGPU_Barrier(MPIGPU_COMM_WORLD));
-  MPIGPU_RETURN_IF_ERROR(
-      Iterate(ctx, p, blk, *ex, a.as<T>(), b.as<T>(), opt.iters, &total, &comm, &median,
-              &final_grid));
-  double mine[3] = {total, comm, median}, slowest[3] = {0, 0, 0};
-  HALO_API(MPIGPU_Reduce(mine, MPIGPU_BUF_HOST, slowest, MPIGPU_BUF_HOST, 3, MPIGPU_DOUBLE,
+  MPIGPU_RETURN_IF_ERROR(Iterate(ctx, p, blk, *ex, a.as<T>(), b.as<T>(), opt.iters, &total,
+                                 &comm, &times, &final_grid));
+  MPIGPU_RETURN_IF_ERROR(ExchangeMedians(times, &median, &net_median));
+  double mine[4] = {total, comm, median, net_median}, slowest[4] = {0, 0, 0, 0};
+  HALO_API(MPIGPU_Reduce(mine, MPIGPU_BUF_HOST, slowest, MPIGPU_BUF_HOST, 4, MPIGPU_DOUBLE,
                          MPIGPU_MAX, 0, MPIGPU_COMM_WORLD));
   res->mode = mode;
   res->total_s = slowest[0];
   res->comm_s = slowest[1];
   res->exchange_median_s = slowest[2];
+  res->exchange_net_median_s = slowest[3];
   if (opt.check) {
     bool failed = false;
     MPIGPU_RETURN_IF_ERROR(GatherAndCheck(ctx, p, blk, final_grid, reference, check_failure,
@@ -495,7 +521,7 @@ class Report {
                  "mode,type,ranks,grid,global_rows,global_cols,local_rows,local_cols,halo,iters,"
                  "total_s,comm_s,comm_share,gflops,check,speedup_total_vs_staged,"
                  "speedup_comm_vs_staged,speedup_total_vs_nccl,speedup_comm_vs_nccl,"
-                 "exchange_median_us\n");
+                 "exchange_median_us,exchange_net_median_us\n");
     return Status::Ok();
   }
   void Header(const std::string& device, const std::string& skipped) const {
@@ -507,8 +533,8 @@ class Report {
                 "boundary; times: slowest rank\n",
                 kFlopsPerPoint);
     if (!skipped.empty()) std::printf("# %s\n", skipped.c_str());
-    std::printf("# %-7s %-12s %-11s %11s %11s %6s %9s %9s  %s\n", "mode", "global", "local",
-                "total_ms", "comm_ms", "comm%", "GFLOP/s", "xchg_us", "check");
+    std::printf("# %-7s %-12s %-11s %11s %11s %6s %9s %9s %9s  %s\n", "mode", "global", "local",
+                "total_ms", "comm_ms", "comm%", "GFLOP/s", "xchg_us", "net_us", "check");
     std::fflush(stdout);
   }
   // One problem's results (every mode), then mpigpu's speedups when all modes ran.
@@ -522,18 +548,20 @@ class Report {
       const double gflops =
           r.total_s > 0 ? kFlopsPerPoint * points * opt_.iters / r.total_s / 1e9 : 0;
       const double share = r.total_s > 0 ? r.comm_s / r.total_s : 0;
-      std::printf("  %-7s %-12s %-11s %11.3f %11.3f %6.1f %9.2f %9.2f  %s\n", ModeName(r.mode),
-                  global.c_str(), local.c_str(), r.total_s * 1e3, r.comm_s * 1e3, share * 100,
-                  gflops, r.exchange_median_s * 1e6, r.checked ? "ok" : "-");
+      std::printf("  %-7s %-12s %-11s %11.3f %11.3f %6.1f %9.2f %9.2f %9.2f  %s\n",
+                  ModeName(r.mode), global.c_str(), local.c_str(), r.total_s * 1e3,
+                  r.comm_s * 1e3, share * 100, gflops, r.exchange_median_s * 1e6,
+                  r.exchange_net_median_s * 1e6, r.checked ? "ok" : "-");
       if (csv_) {
         std::string speedups = ",,,";
         if (opt_.all_modes && r.mode == Mode::kMpigpu) speedups = SpeedupCsv(results, *mine);
-        std::fprintf(csv_, "%s,%s,%d,%s,%d,%d,%s,%d,%d,%.9g,%.9g,%.6f,%.4f,%s,%s,%.3f\n",
+        std::fprintf(csv_, "%s,%s,%d,%s,%d,%d,%s,%d,%d,%.9g,%.9g,%.6f,%.4f,%s,%s,%.3f,%.3f\n",
                      ModeName(r.mode), ElemTypeName(opt_.type), ctx_.size,
                      Dims(grid_.rows, grid_.cols).c_str(), p.global_rows, p.global_cols,
                      SplitDims(local).c_str(), p.halo, opt_.iters,
                      r.total_s, r.comm_s, share, gflops, r.checked ? "ok" : "",
-                     speedups.c_str(), r.exchange_median_s * 1e6);
+                     speedups.c_str(), r.exchange_median_s * 1e6,
+                     r.exchange_net_median_s * 1e6);
         std::fflush(csv_);
       }
     }

@@ -49,7 +49,7 @@ struct Config {
   bool check_buffers = false;      // verify each buffer's tag with cudaPointerGetAttributes
   size_t gpu_copier_max = 0;       // contiguous device copies up to this size use the resident kernel
   size_t gpu_copier_strided_max = 0;  // strided ones (narrow rows) up to this size; 0 = never
-  size_t gpu_copier_idle_us = 0;   // the resident kernel leaves after this long without work            // chunk of cooperative CMA copies; 0 = the receiver copies alone
+  size_t gpu_copier_idle_us = 0;   // the resident kernel leaves after this long without work
   size_t bootstrap_timeout_s = 0;  // how long ranks wait for each other at start and finalize
 };
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -145,6 +146,49 @@ TEST(DeviceCopierTest, LeavesWhenIdleAndComesBack) {
   EXPECT_TRUE(c.Stop().ok());
   cudaFree(a);
   cudaFree(b);
+}
+
+// Copies submitted around the moment the kernel leaves for idleness (10 us idle, gaps of 0 to
+// 30 us), one to three at a time: each must be done exactly once, whether the kernel saw it
+// before leaving or the host relaunched it. Every copy writes its own bytes, checked at the end.
+TEST(DeviceCopierTest, SubmitsRacingTheIdleExitAllComplete) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceCopier c;
+  ASSERT_TRUE(c.Init(0, 10).ok());
+  constexpr int kCopies = 3000;
+  constexpr size_t kBytes = 64;
+  char *src = nullptr, *dst = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&src), kCopies * kBytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dst), kCopies * kBytes), cudaSuccess);
+  ASSERT_EQ(testing::FillPatternOnDevice(src, kCopies * kBytes, 7), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dst, 0, kCopies * kBytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  uint32_t rng = 12345;
+  auto next_rand = [&rng] { return rng = rng * 1664525u + 1013904223u; };
+  int i = 0;
+  while (i < kCopies) {
+    const int burst = 1 + static_cast<int>(next_rand() % 3);
+    uint64_t t = 0;
+    for (int k = 0; k < burst && i < kCopies; ++k, ++i) {
+      bool q = false;
+      const size_t off = static_cast<size_t>(i) * kBytes;
+      ASSERT_TRUE(c.Submit({dst + off, src + off, kBytes, kBytes, kBytes, 1}, &t, &q).ok());
+      ASSERT_TRUE(q);
+    }
+    ASSERT_TRUE(WaitDone(c, t)) << "copy " << t << " never finished";
+    const auto gap = std::chrono::microseconds(next_rand() % 31);
+    for (auto t0 = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t0 < gap;) {
+    }
+  }
+  unsigned long long bad = 1;
+  ASSERT_EQ(testing::CountMismatchesOnDevice(dst, kCopies * kBytes, 7, &bad), cudaSuccess);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(c.stats().copies, static_cast<uint64_t>(kCopies));
+  EXPECT_GT(c.stats().launches, 1u) << "the kernel never left: the race was not exercised";
+  EXPECT_TRUE(c.Stop().ok());
+  cudaFree(src);
+  cudaFree(dst);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // modes with --check. Every run has a bounded wait: a hung job is killed and fails the test.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,23 @@ TEST(HaloE2E, CsvFile) {
       << text;
   EXPECT_NE(text.find("\nmpigpu,double,2,1x2,16,32,16,16,1,4,"), std::string::npos) << text;
   EXPECT_NE(text.find("\nstaged,double,2,1x2,16,32,16,16,1,4,"), std::string::npos) << text;
+  // The last two columns: the median exchange, and the median from the last rank's entry, which
+  // leaves out waiting for the other rank and so is never longer.
+  EXPECT_NE(text.find(",exchange_median_us,exchange_net_median_us\n"), std::string::npos) << text;
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // the header
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    const size_t last = line.rfind(','), before = line.rfind(',', last - 1);
+    ASSERT_NE(before, std::string::npos) << line;
+    const double median = std::stod(line.substr(before + 1, last - before - 1));
+    const double net = std::stod(line.substr(last + 1));
+    EXPECT_GE(net, 0.0) << line;
+    EXPECT_LE(net, median) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2) << text;
 }
 
 TEST(HaloE2E, BadInputExitsTwoWithItsMessage) {

@@ -29,9 +29,9 @@ struct CopierMailbox {
 
 namespace {
 
-// One block of this many threads; __launch_bounds__ keeps the kernel within the registers a
-// block of that size may have (the batched copies below would otherwise ask for more).
-constexpr int kCopierThreads = 512;
+// The block: warp 0 polls the mailbox, kWorkerThreads threads (the warps after it) copy.
+constexpr int kWorkerThreads = 512;
+constexpr int kThreads = 32 + kWorkerThreads;
 
 __device__ uint64_t GlobalTimerNs() {
   uint64_t t;
@@ -54,18 +54,19 @@ __device__ T* RowElem(char* base, uint64_t pitch, uint64_t per_row, uint64_t i) 
   return reinterpret_cast<T*>(base + (i / per_row) * pitch) + i % per_row;
 }
 
-// Each thread loads kBatch elements before it stores any: the source is often a peer GPU's
-// memory, where every load waits a round trip over NVLink (about a microsecond), so a halo
-// column of 2050 rows costs one round trip instead of one per 512 rows.
+// Worker `tid` of kWorkerThreads copies its share. Each loads kBatch elements before it stores
+// any: the source is often a peer GPU's memory, where every load waits a round trip over NVLink
+// (about a microsecond), so a halo column of 2050 rows costs one round trip instead of one per
+// 512 rows.
 template <typename T>
-__device__ void CopyRows(char* dst, const char* src, uint64_t dp, uint64_t sp, uint64_t width,
-                         uint64_t height) {
+__device__ void CopyRows(unsigned tid, char* dst, const char* src, uint64_t dp, uint64_t sp,
+                         uint64_t width, uint64_t height) {
   constexpr int kBatch = sizeof(T) == 16 ? 4 : 8;  // 16-byte elements: 4 fill the registers
   const uint64_t per_row = width / sizeof(T);
   const uint64_t total = per_row * height;
-  const uint64_t step = blockDim.x;
+  constexpr uint64_t step = kWorkerThreads;
   char* from = const_cast<char*>(src);
-  for (uint64_t first = threadIdx.x; first < total; first += step * kBatch) {
+  for (uint64_t first = tid; first < total; first += step * kBatch) {
     T v[kBatch];
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
@@ -84,76 +85,120 @@ __device__ void CopyRows(char* dst, const char* src, uint64_t dp, uint64_t sp, u
   }
 }
 
-// Warp 0 reads slot `next` and `stop` in one round trip. Returns (to every lane of warp 0)
-// whether the slot holds copy `next`; then f[0..5] are its fields. *stop_seen: the host's stop.
-__device__ bool ReadSlot(const CopierMailbox* m, uint64_t next, uint32_t* f, bool* stop_seen) {
-  const unsigned lane = threadIdx.x;
-  const CopierSlot& slot = m->slots[(next - 1) % DeviceCopier::kSlots];
+// What one warp read of a slot and `stop` in one round trip.
+struct SlotRead {
+  bool ready;     // every word carries copy number t: `half` is this lane's 32 bits of it
+  bool stop;      // the host asked the kernel to leave
+  uint32_t half;  // lanes < kSlotWords: word `lane`'s low half
+};
+
+__device__ SlotRead ReadSlot(const CopierMailbox* m, uint64_t t) {
+  const unsigned lane = threadIdx.x % 32;
+  const CopierSlot& slot = m->slots[(t - 1) % DeviceCopier::kSlots];
   uint64_t w = 0;
+  bool stop = false;
   if (lane < kSlotWords) w = slot.word[lane];
-  else if (lane == kSlotWords) *stop_seen = m->stop != 0;
-  const bool mine = lane >= kSlotWords || static_cast<uint32_t>(w >> 32) == static_cast<uint32_t>(next);
-  const bool all = __all_sync(0xffffffffu, mine);
-  if (all && lane < kSlotWords) f[lane] = static_cast<uint32_t>(w);
-  return all;
+  else if (lane == kSlotWords) stop = m->stop != 0;
+  const bool mine = lane >= kSlotWords || static_cast<uint32_t>(w >> 32) == static_cast<uint32_t>(t);
+  return {__all_sync(0xffffffffu, mine) != 0, __any_sync(0xffffffffu, stop) != 0,
+          static_cast<uint32_t>(w)};
 }
 
-__global__ void __launch_bounds__(kCopierThreads, 1)
-    CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) {
-  __shared__ int cmd;               // 0 poll again, 1 copy, 2 leave
-  __shared__ uint32_t f[kSlotWords];  // the slot's fields as 32-bit halves, low half first
-  __shared__ bool stop_seen;
-  uint64_t last_work = GlobalTimerNs();
+// The block's shared state, between the poller and the workers:
+//   - the poller, having read copy t = seen + 1 complete, writes its fields into f[t % 2], then
+//     `seen = t` after a block fence; workers read f after they see `seen` (block fence again).
+//   - f[t % 2] held copy t - 2: the poller looks for t only once `finished` >= t - 2, i.e. once
+//     every worker has taken copy t - 2's fields (they do before the workers' barrier that
+//     precedes `finished`).
+//   - `leave` (stop, or idle): set by the poller after its last `seen`, so every worker sees the
+//     same final `seen`, runs the copies up to it and returns; none waits at the workers'
+//     barrier for one that left.
+struct BlockState {
+  volatile uint64_t seen;          // poller: last copy number whose fields are in f
+  volatile uint64_t finished;      // worker 0: last copy number done (and stored to the mailbox)
+  volatile uint64_t last_work_ns;  // worker 0: when the last copy finished
+  volatile int leave;              // poller: 1 = return once the copies seen are done
+  volatile uint32_t f[2][kSlotWords];
+};
+
+// The polling warp.
+__device__ void Poll(CopierMailbox* m, BlockState& s, uint64_t idle_ns) {
+  const unsigned lane = threadIdx.x;
   for (;;) {
-    if (threadIdx.x < 32) {
-      if (threadIdx.x == 0) stop_seen = false;
+    const uint64_t t = s.seen + 1;
+    if (t > s.finished + 2) continue;  // both field buffers in use: wait for the workers
+    SlotRead r = ReadSlot(m, t);
+    if (!r.ready && !r.stop && s.finished == s.seen &&
+        GlobalTimerNs() - s.last_work_ns > idle_ns) {
+      // Leaving: store `exiting`, fence, look at the slot once more (Dekker with the host's
+      // slot stores, fence, `exiting` load): a copy the host submitted meanwhile is either seen
+      // here, or the host sees `exiting` and relaunches.
+      if (lane == 0) m->exiting = 1;
       __syncwarp();
-      const bool ready = ReadSlot(m, next, f, &stop_seen);
-      __syncwarp();
-      if (threadIdx.x == 0) {
-        if (ready) {
-          cmd = 1;
-        } else if (stop_seen) {
-          cmd = 2;
-        } else if (GlobalTimerNs() - last_work > idle_ns) {
-          m->exiting = 1;
-          __threadfence_system();  // store exiting, then load the slot: pairs with the host's fence
-          cmd = 2;
-        } else {
-          cmd = 0;
-        }
-      }
-      // Leaving: one more look at the slot after `exiting` is visible (Dekker with the host).
-      __syncwarp();
-      if (cmd == 2 && !stop_seen && ReadSlot(m, next, f, &stop_seen) && threadIdx.x == 0) {
-        m->exiting = 0;
-        cmd = 1;
-      }
+      __threadfence_system();
+      r = ReadSlot(m, t);
+      if (!r.ready) r.stop = true;
+      else if (lane == 0) m->exiting = 0;  // staying for copy t
     }
-    __syncthreads();
-    if (cmd == 2) return;
-    if (cmd == 1) {
-      auto field = [&](int i) { return uint64_t{f[2 * i]} | (uint64_t{f[2 * i + 1]} << 32); };
-      const uint64_t dp = field(2), sp = field(3), w = field(4), h = field(5);
-      char* dst = reinterpret_cast<char*>(field(0));
-      const char* src = reinterpret_cast<const char*>(field(1));
-      switch (UnitOf(field(0), field(1), h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
-        case 16: CopyRows<uint4>(dst, src, dp, sp, w, h); break;
-        case 8: CopyRows<uint2>(dst, src, dp, sp, w, h); break;
-        case 4: CopyRows<unsigned>(dst, src, dp, sp, w, h); break;
-        default: CopyRows<unsigned char>(dst, src, dp, sp, w, h); break;
+    if (r.stop) {
+      if (lane == 0) {
+        __threadfence_block();  // the last `seen`, then `leave`
+        s.leave = 1;
       }
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        __threadfence_system();  // the copy is visible before `done` says so
-        m->done = next;
-      }
-      ++next;
-      last_work = GlobalTimerNs();
+      return;
     }
-    // No sleep between polls: each poll is a PCIe round trip (about a microsecond) already.
-    __syncthreads();  // `cmd` and `f` are rewritten next round
+    if (!r.ready) continue;
+    if (lane < kSlotWords) s.f[t % 2][lane] = r.half;
+    __syncwarp();
+    if (lane == 0) {
+      __threadfence_block();  // the fields, then `seen`
+      s.seen = t;
+    }
+    __syncwarp();
   }
+}
+
+// Worker `tid`: runs copies next, next + 1, ... as the poller publishes them.
+__device__ void Work(CopierMailbox* m, BlockState& s, unsigned tid, uint64_t next) {
+  for (;; ++next) {
+    while (s.seen < next) {
+      if (!s.leave) continue;
+      __threadfence_block();  // `leave`, then the final `seen`
+      if (s.seen < next) return;
+    }
+    __threadfence_block();  // `seen`, then the fields
+    const volatile uint32_t* f = s.f[next % 2];
+    auto field = [&](int i) { return uint64_t{f[2 * i]} | (uint64_t{f[2 * i + 1]} << 32); };
+    char* dst = reinterpret_cast<char*>(field(0));
+    const char* src = reinterpret_cast<const char*>(field(1));
+    const uint64_t dp = field(2), sp = field(3), w = field(4), h = field(5);
+    switch (UnitOf(field(0), field(1), h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
+      case 16: CopyRows<uint4>(tid, dst, src, dp, sp, w, h); break;
+      case 8: CopyRows<uint2>(tid, dst, src, dp, sp, w, h); break;
+      case 4: CopyRows<unsigned>(tid, dst, src, dp, sp, w, h); break;
+      default: CopyRows<unsigned char>(tid, dst, src, dp, sp, w, h); break;
+    }
+    asm volatile("bar.sync 1, %0;" ::"r"(kWorkerThreads) : "memory");  // the workers only
+    if (tid == 0) {
+      __threadfence_system();  // the copy is visible before `done` says so
+      m->done = next;
+      s.last_work_ns = GlobalTimerNs();
+      s.finished = next;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) {
+  __shared__ BlockState s;
+  if (threadIdx.x == 0) {
+    s.seen = s.finished = next - 1;
+    s.last_work_ns = GlobalTimerNs();
+    s.leave = 0;
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) Poll(m, s, idle_ns);
+  else Work(m, s, threadIdx.x - 32, next);
 }
 
 Status CudaError(const char* what, cudaError_t e) {
@@ -219,7 +264,7 @@ Status DeviceCopier::Launch() {
   void* args[] = {&dev_mailbox, &next, &idle_ns};
   e = OnDevice(device_, [&] {
     return cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1),
-                            dim3(kCopierThreads), args, 0, stream_);
+                            dim3(kThreads), args, 0, stream_);
   });
   if (e != cudaSuccess) return CudaError("copier kernel launch", e);
   running_ = true;

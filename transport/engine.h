@@ -279,12 +279,12 @@ class Engine {
   const Config* config_ = nullptr;
   size_t eager_max_ = 0;
   bool cma_ok_ = true;  // cleared for good the first time process_vm_readv is refused
-  bool cma_verified_ = false;
+  bool cma_verified_ = false;  // one receiver-only copy worked: cooperative copies may start
   bool ipc_ok_ = true;  // cleared for good the first time CUDA IPC fails (logged once)
   std::unique_ptr<IpcCache> ipc_cache_;  // made on first use
   DeviceCopier gpu_copier_;              // set up on first use, on the current device
   bool gpu_copier_ok_ = true;            // cleared for good if it cannot be set up
-  std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into  // one receiver-only copy worked: cooperative copies may start
+  std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into
   bool in_progress_ = false;
   bool inject_ring_failure_ = false;  // InjectRingFailureForTest
   bool finalized_ = false;
