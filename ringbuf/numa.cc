@@ -71,12 +71,13 @@ Status BindToNumaNode(void* addr, size_t len, int node) {
   return Status::Ok();
 }
 
-Status PinHostRange(void* addr, size_t len) {
+Status PinHostRange(void* addr, size_t len, bool mapped) {
   if (addr == nullptr || len == 0) {
     return Status(Err::kInvalidArg, "PinHostRange: empty range (len " + std::to_string(len) + ")");
   }
   if (CudaDeviceCount() == 0) return Status(Err::kNoGpu, "PinHostRange: no CUDA device");
-  MPIGPU_CUDA_CHECK(cudaHostRegister(addr, len, cudaHostRegisterPortable));
+  const unsigned flags = cudaHostRegisterPortable | (mapped ? cudaHostRegisterMapped : 0u);
+  MPIGPU_CUDA_CHECK(cudaHostRegister(addr, len, flags));
   return Status::Ok();
 }
 

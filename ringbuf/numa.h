@@ -26,8 +26,10 @@ int NumaNodeOfGpu(int cuda_device);
 Status BindToNumaNode(void* addr, size_t len, int node);
 
 // Page-locks [addr, addr + len) for every CUDA context (cudaHostRegisterPortable), so copies
-// between it and device memory run as DMA without staging. kNoGpu where there is no GPU.
-Status PinHostRange(void* addr, size_t len);
+// between it and device memory run as DMA without staging; `mapped`: kernels may also load and
+// store it (cudaHostRegisterMapped; cudaHostGetDevicePointer gives the address). kNoGpu where
+// there is no GPU.
+Status PinHostRange(void* addr, size_t len, bool mapped = false);
 // Undoes PinHostRange(addr, ...).
 Status UnpinHostRange(void* addr);
 

@@ -148,6 +148,59 @@ TEST(DeviceCopierTest, LeavesWhenIdleAndComesBack) {
   cudaFree(b);
 }
 
+// A copy's notify word (pinned, mapped host memory) gets its value only after the copy's bytes
+// are in place: the host waits for the word alone, never for `done`, then reads the bytes. An
+// index outside the region is refused, and a pitch beyond 32 bits is left to another path.
+TEST(DeviceCopierTest, NotifyWordIsStoredAfterTheCopy) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  constexpr int kCopies = 300;
+  constexpr uint32_t kWords = 8;
+  constexpr size_t kBytes = 32 << 10;
+  void* mem = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&mem, kWords * sizeof(uint32_t), cudaHostAllocMapped), cudaSuccess);
+  volatile uint32_t* words = static_cast<volatile uint32_t*>(mem);
+  for (uint32_t k = 0; k < kWords; ++k) words[k] = 0;
+  void* dev_words = nullptr;
+  ASSERT_EQ(cudaHostGetDevicePointer(&dev_words, mem, 0), cudaSuccess);
+  DeviceCopier c;
+  ASSERT_TRUE(c.Init(0, 1000, static_cast<uint32_t*>(dev_words), kWords).ok());
+  char *src = nullptr, *dst = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&src), kCopies * kBytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dst), kBytes), cudaSuccess);
+  ASSERT_EQ(testing::FillPatternOnDevice(src, kCopies * kBytes, 9), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<unsigned char> got(kBytes);
+  uint64_t t = 0;
+  bool q = false;
+  for (int i = 0; i < kCopies; ++i) {
+    const uint32_t k = static_cast<uint32_t>(i) % kWords;
+    CopyDesc d{dst, src + i * kBytes, kBytes, kBytes, kBytes, 1};
+    d.notify_index = k;
+    d.notify_value = 1000 + static_cast<uint32_t>(i);
+    ASSERT_TRUE(c.Submit(d, &t, &q).ok());
+    ASSERT_TRUE(q);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (words[k] != d.notify_value)
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "copy " << i << " never notified";
+    ASSERT_EQ(cudaMemcpy(got.data(), dst, kBytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t b = 0; b < kBytes; ++b)
+      ASSERT_EQ(got[b], testing::PatternByte(9, i * kBytes + b)) << "copy " << i << " byte " << b;
+    ASSERT_TRUE(WaitDone(c, t));
+  }
+  CopyDesc bad{dst, src, 8, 8, 8, 1};
+  bad.notify_index = kWords;
+  EXPECT_EQ(c.Submit(bad, &t, &q).code(), Err::kInvalidArg);
+  EXPECT_FALSE(q);
+  const CopyDesc wide{dst, src, size_t{1} << 32, 8, 8, 2};
+  EXPECT_TRUE(c.Submit(wide, &t, &q).ok());
+  EXPECT_FALSE(q);
+  EXPECT_TRUE(c.Stop().ok());
+  cudaFreeHost(mem);
+  cudaFree(src);
+  cudaFree(dst);
+}
+
 // Copies submitted around the moment the kernel leaves for idleness (10 us idle, gaps of 0 to
 // 30 us), one to three at a time: each must be done exactly once, whether the kernel saw it
 // before leaving or the host relaunched it. Every copy writes its own bytes, checked at the end.

@@ -14,8 +14,9 @@
 
 #include "memcopy/config.h"
 #include "memcopy/memcopy.h"
-#include "tests/multiproc.h"
 #include "memcopy/pattern.h"
+#include "tests/gpu_util.h"
+#include "tests/multiproc.h"
 #include "pipeline/pipeline.h"
 
 namespace mpigpu::transport {
@@ -75,13 +76,13 @@ std::string RunEngineJob(int n, const std::function<void(int, Engine*)>& body,
 }
 
 // The same on GPUs, two ranks: body(rank, device, engine). Rank r uses device r mod count, or
-// device 0 for both ranks when same_gpu. Every rank skips without a GPU (the ranks decide: the
-// parent must not touch CUDA before it forks).
+// device 0 for both ranks when same_gpu. Every rank skips with fewer than min_gpus GPUs (the
+// ranks decide: the parent must not touch CUDA before it forks).
 std::string RunGpuEngineJob(bool same_gpu, const std::function<void(int, int, Engine*)>& body,
-                            int timeout_s) {
+                            int timeout_s, int min_gpus = 1) {
   return RunJob(2, [&](int rank) {
     int gpus = CudaDeviceCount();
-    if (gpus == 0) return mpigpu::testing::kRankSkip;
+    if (gpus < min_gpus) return mpigpu::testing::kRankSkip;
     const int dev = same_gpu ? 0 : rank % gpus;
     RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
     auto e = Join();
@@ -709,6 +710,88 @@ TEST(TransportGpuTest, ReallocatedSendBufferCarriesNewBytes) {
     }
   }, 120);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+// Device sends whose receiver copies them on its resident kernel complete when that kernel
+// stores the send's token into the sender's notify slot, with no FIN. Windows of 100 sends (more
+// than the 64 slots: the rest are answered by FIN) mix copier sizes (contiguous up to
+// MPIGPU_GPU_COPIER_MAX, columns) with copy-engine ones (FIN); slots are reused across rounds.
+// Every byte is checked, and the sender counts exactly the sends its slots completed.
+TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
+  std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
+    constexpr size_t kWindow = 100, kRounds = 3, kSpan = 64 << 10, kSlots = 64;
+    const size_t copier_max = GetConfig().gpu_copier_max;
+    const size_t strided_max = GetConfig().gpu_copier_strided_max;
+    if (copier_max < 4096 || copier_max + 8 > kSpan || strided_max < 4096)
+      std::fprintf(stderr, "this test assumes MPIGPU_GPU_COPIER_MAX in [4K, 64K - 8] and "
+                           "MPIGPU_GPU_COPIER_STRIDED_MAX >= 4K\n");
+    RANK_CHECK(copier_max >= 4096 && copier_max + 8 <= kSpan && strided_max >= 4096);
+    const bool ipc = GetConfig().lmt == LmtMode::kAuto || GetConfig().lmt == LmtMode::kIpc;
+    // Message i's shape within its own kSpan bytes.
+    auto shape = [&](size_t i) -> Shape {
+      switch (i % 5) {
+        case 0: return {1, 8, 8};
+        case 1: return {1, 4096, 4096};
+        case 2: return {1, copier_max, copier_max};
+        case 3: return {512, 8, 64};           // a column
+        default: return {1, copier_max + 8, copier_max + 8};  // the copy engine's
+      }
+    };
+    auto on_copier = [&](size_t i) { return i % 5 != 4; };
+    char* base = nullptr;
+    RANK_CHECK(cudaMalloc(reinterpret_cast<void**>(&base), kWindow * kSpan) == cudaSuccess);
+    uint64_t expected = 0;
+    for (size_t round = 0; round < kRounds; ++round) {
+      const uint32_t seed = 4000 + static_cast<uint32_t>(round);
+      if (rank == 0) {
+        RANK_CHECK(testing::FillPatternOnDevice(base, kWindow * kSpan, seed) == cudaSuccess);
+      } else {
+        RANK_CHECK(cudaMemset(base, 0xEE, kWindow * kSpan) == cudaSuccess);
+      }
+      RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
+      std::vector<Request*> reqs(kWindow);
+      for (size_t i = 0; i < kWindow; ++i) {
+        const UserBuffer ub{base + i * kSpan, MemLoc::Device(dev), shape(i).layout()};
+        Status st = rank == 0 ? e->Isend(ub, 1, static_cast<int>(i), 0, &reqs[i])
+                              : e->Irecv(ub, 0, static_cast<int>(i), 0, &reqs[i]);
+        RANK_CHECK(st.ok());
+        if (rank == 0 && i < kSlots && on_copier(i)) ++expected;  // the first 64 have slots
+      }
+      for (Request* q : reqs) {
+        WaitOk(*e, q);
+        e->Release(q);
+      }
+      if (rank == 1) {
+        std::vector<unsigned char> host(kWindow * kSpan);
+        CopyToHost(&host, base);
+        for (size_t i = 0; i < kWindow; ++i) {
+          const Shape sh = shape(i);
+          const unsigned char* got = host.data() + i * kSpan;
+          for (size_t b = 0; b < kSpan; ++b) {
+            const bool sent = b < sh.extent() && b % sh.stride < sh.block;
+            const unsigned char want =
+                sent ? mpigpu::testing::PatternByte(seed, i * kSpan + b) : 0xEE;
+            if (got[b] != want)
+              std::fprintf(stderr, "round %zu message %zu byte %zu: %u, want %u\n", round, i, b,
+                           got[b], want);
+            RANK_CHECK(got[b] == want);
+          }
+        }
+      }
+    }
+    if (rank == 0) {
+      const uint64_t notified = e->stats().sends_notified;
+      if (notified != (ipc ? expected : 0))
+        std::fprintf(stderr, "sends completed by the peer's kernel: %llu, want %llu\n",
+                     static_cast<unsigned long long>(notified),
+                     static_cast<unsigned long long>(ipc ? expected : 0));
+      RANK_CHECK(notified == (ipc ? expected : 0));
+    }
+    RANK_CHECK(cudaFree(base) == cudaSuccess);
+  }, 180, /*min_gpus=*/2);
+  if (r == mpigpu::testing::kSkipped)
+    GTEST_SKIP() << "needs two GPUs (the resident copy kernel is off when ranks share one)";
   EXPECT_EQ(r, "");
 }
 

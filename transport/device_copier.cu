@@ -15,7 +15,9 @@ namespace mpigpu::transport {
 // equals the copy number holds that copy's bits, whatever order the words arrive in. The kernel
 // reads all words and `stop` with parallel lanes: one PCIe round trip both polls and fetches the
 // descriptor (a seq word, a fence and a second read of the fields cost two more).
-constexpr int kSlotWords = 12;  // dst, src, dpitch, spitch, width, height: six 64-bit values
+// Twelve 32-bit values: dst and src (two each, low half first), dpitch, spitch, width, height,
+// notify index, notify value, and two zero words.
+constexpr int kSlotWords = 12;
 struct alignas(128) CopierSlot {
   volatile uint64_t word[kSlotWords];
 };
@@ -159,7 +161,8 @@ __device__ void Poll(CopierMailbox* m, BlockState& s, uint64_t idle_ns) {
 }
 
 // Worker `tid`: runs copies next, next + 1, ... as the poller publishes them.
-__device__ void Work(CopierMailbox* m, BlockState& s, unsigned tid, uint64_t next) {
+__device__ void Work(CopierMailbox* m, uint32_t* notify_words, BlockState& s, unsigned tid,
+                     uint64_t next) {
   for (;; ++next) {
     while (s.seen < next) {
       if (!s.leave) continue;
@@ -168,11 +171,13 @@ __device__ void Work(CopierMailbox* m, BlockState& s, unsigned tid, uint64_t nex
     }
     __threadfence_block();  // `seen`, then the fields
     const volatile uint32_t* f = s.f[next % 2];
-    auto field = [&](int i) { return uint64_t{f[2 * i]} | (uint64_t{f[2 * i + 1]} << 32); };
-    char* dst = reinterpret_cast<char*>(field(0));
-    const char* src = reinterpret_cast<const char*>(field(1));
-    const uint64_t dp = field(2), sp = field(3), w = field(4), h = field(5);
-    switch (UnitOf(field(0), field(1), h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
+    const uint64_t dst_bits = uint64_t{f[0]} | (uint64_t{f[1]} << 32);
+    const uint64_t src_bits = uint64_t{f[2]} | (uint64_t{f[3]} << 32);
+    char* dst = reinterpret_cast<char*>(dst_bits);
+    const char* src = reinterpret_cast<const char*>(src_bits);
+    const uint64_t dp = f[4], sp = f[5], w = f[6], h = f[7];
+    const uint32_t notify_index = f[8], notify_value = f[9];
+    switch (UnitOf(dst_bits, src_bits, h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
       case 16: CopyRows<uint4>(tid, dst, src, dp, sp, w, h); break;
       case 8: CopyRows<uint2>(tid, dst, src, dp, sp, w, h); break;
       case 4: CopyRows<unsigned>(tid, dst, src, dp, sp, w, h); break;
@@ -180,7 +185,9 @@ __device__ void Work(CopierMailbox* m, BlockState& s, unsigned tid, uint64_t nex
     }
     asm volatile("bar.sync 1, %0;" ::"r"(kWorkerThreads) : "memory");  // the workers only
     if (tid == 0) {
-      __threadfence_system();  // the copy is visible before `done` says so
+      __threadfence_system();  // the copy is visible before `done` (or the notify word) says so
+      if (notify_index != kNoNotifyIndex)
+        *static_cast<volatile uint32_t*>(notify_words + notify_index) = notify_value;
       m->done = next;
       s.last_work_ns = GlobalTimerNs();
       s.finished = next;
@@ -189,7 +196,7 @@ __device__ void Work(CopierMailbox* m, BlockState& s, unsigned tid, uint64_t nex
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
-    CopierKernel(CopierMailbox* m, uint64_t next, uint64_t idle_ns) {
+    CopierKernel(CopierMailbox* m, uint32_t* notify_words, uint64_t next, uint64_t idle_ns) {
   __shared__ BlockState s;
   if (threadIdx.x == 0) {
     s.seen = s.finished = next - 1;
@@ -198,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   if (threadIdx.x < 32) Poll(m, s, idle_ns);
-  else Work(m, s, threadIdx.x - 32, next);
+  else Work(m, notify_words, s, threadIdx.x - 32, next);
 }
 
 Status CudaError(const char* what, cudaError_t e) {
@@ -225,7 +232,8 @@ DeviceCopier::~DeviceCopier() {
   if (mailbox_) cudaFreeHost(mailbox_);
 }
 
-Status DeviceCopier::Init(int device, uint64_t idle_us) {
+Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
+                          uint32_t notify_count) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     (void)cudaGetLastError();
@@ -236,6 +244,8 @@ Status DeviceCopier::Init(int device, uint64_t idle_us) {
                                         std::to_string(n) + ")");
   device_ = device;
   idle_ns_ = idle_us * 1000;
+  notify_words_ = notify_words;
+  notify_count_ = notify_words ? notify_count : 0;
   void* p = nullptr;
   cudaError_t e = cudaHostAlloc(&p, sizeof(CopierMailbox), cudaHostAllocMapped | cudaHostAllocPortable);
   if (e != cudaSuccess) return CudaError("cudaHostAlloc (copier mailbox)", e);
@@ -261,7 +271,8 @@ Status DeviceCopier::Launch() {
   uint64_t idle_ns = idle_ns_;
   // cudaLaunchKernel returns this launch's own result (cudaGetLastError after <<<>>> could
   // return an older error of the application's and make a running kernel look failed).
-  void* args[] = {&dev_mailbox, &next, &idle_ns};
+  uint32_t* notify_words = notify_words_;
+  void* args[] = {&dev_mailbox, &notify_words, &next, &idle_ns};
   e = OnDevice(device_, [&] {
     return cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1),
                             dim3(kThreads), args, 0, stream_);
@@ -293,16 +304,24 @@ Status DeviceCopier::EnsureRunning() {
 Status DeviceCopier::Submit(const CopyDesc& d, uint64_t* ticket, bool* queued) {
   *queued = false;
   if (!mailbox_) return Status(Err::kInternal, "copier used before Init");
+  if (d.notify_index != kNoNotifyIndex && d.notify_index >= notify_count_)
+    return Status(Err::kInvalidArg, "copier notify index " + std::to_string(d.notify_index) +
+                                        " outside its region of " + std::to_string(notify_count_));
+  constexpr uint64_t kMax32 = UINT32_MAX;
+  if (d.dpitch > kMax32 || d.spitch > kMax32 || d.width > kMax32 || d.height > kMax32)
+    return Status::Ok();  // beyond the descriptor's 32-bit fields: another path
   if (submitted_ - mailbox_->done >= static_cast<uint64_t>(kSlots)) return Status::Ok();  // full
   const uint64_t t = submitted_ + 1;
   CopierSlot& slot = mailbox_->slots[(t - 1) % kSlots];
-  const uint64_t fields[6] = {reinterpret_cast<uint64_t>(d.dst), reinterpret_cast<uint64_t>(d.src),
-                              d.dpitch, d.spitch, d.width, d.height};
+  const uint64_t dst = reinterpret_cast<uint64_t>(d.dst), src = reinterpret_cast<uint64_t>(d.src);
+  const uint32_t values[kSlotWords] = {
+      static_cast<uint32_t>(dst), static_cast<uint32_t>(dst >> 32),
+      static_cast<uint32_t>(src), static_cast<uint32_t>(src >> 32),
+      static_cast<uint32_t>(d.dpitch), static_cast<uint32_t>(d.spitch),
+      static_cast<uint32_t>(d.width), static_cast<uint32_t>(d.height),
+      d.notify_index, d.notify_value, 0, 0};
   const uint64_t tag = static_cast<uint64_t>(static_cast<uint32_t>(t)) << 32;
-  for (int i = 0; i < kSlotWords; ++i) {  // one 8-byte store per word: each is seen whole or not
-    const uint32_t half = static_cast<uint32_t>(fields[i / 2] >> (i % 2 ? 32 : 0));
-    slot.word[i] = tag | half;
-  }
+  for (int i = 0; i < kSlotWords; ++i) slot.word[i] = tag | values[i];  // each seen whole or not
   submitted_ = t;
   ++stats_.copies;
   *ticket = t;

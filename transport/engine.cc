@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -148,6 +149,8 @@ Status JobInfo::FromEnvironment(JobInfo* out) {
 }
 
 Engine::~Engine() {
+  (void)gpu_copier_.Stop();  // it may store into the notify region: stop it before unpinning
+  if (notify_mapped_) (void)UnpinHostRange(notify_words_);
   for (auto& [key, pair] : rings_)
     if (pair->pinned) (void)UnpinHostRange(pair->ring.data());
   for (Request* r : free_requests_) delete r;
@@ -178,11 +181,12 @@ Status Engine::Bootstrap(const JobInfo& job) {
     MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
                 config_->eager_limit, config_->cell_size, eager_max_);
 
-  // Segment payload: rank slots + CMA pair slots | fastboxes (if any) | cell queues, each
-  // 4096-aligned.
+  // Segment payload: rank slots + CMA pair slots | notify words | fastboxes (if any) | cell
+  // queues, each 4096-aligned.
   const size_t rank_slots_bytes = sizeof(RankSlot) * size_;
   const size_t slots_bytes =
       RoundUp(rank_slots_bytes + sizeof(CmaSlot) * size_ * size_, 4096);
+  notify_bytes_ = RoundUp(sizeof(uint32_t) * kNotifySlots * size_, 4096);
   // A slot holds MPIGPU_FASTBOX_SIZE payload bytes behind either header (see TrySend).
   const size_t fbox_data = config_->fastbox_size + sizeof(MsgHeader);
   const size_t fbox_bytes =
@@ -197,12 +201,13 @@ Status Engine::Bootstrap(const JobInfo& job) {
   char* fbox_mem = nullptr;
   char* queue_mem = nullptr;
   auto place = [&] {
-    fbox_mem = static_cast<char*>(segment_.payload()) + slots_bytes;
+    fbox_mem = static_cast<char*>(segment_.payload()) + slots_bytes + notify_bytes_;
     queue_mem = fbox_mem + fbox_bytes;
   };
   if (rank_ == 0) {
     MPIGPU_RETURN_IF_ERROR(
-        ShmSegment::Create(name, slots_bytes + fbox_bytes + queue_bytes, size_, &segment_));
+        ShmSegment::Create(name, slots_bytes + notify_bytes_ + fbox_bytes + queue_bytes, size_,
+                           &segment_));
     place();
     if (fbox_bytes)
       MPIGPU_RETURN_IF_ERROR(
@@ -211,7 +216,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
                                               config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
     MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms));
-    if (segment_.payload_bytes() != slots_bytes + fbox_bytes + queue_bytes)
+    if (segment_.payload_bytes() != slots_bytes + notify_bytes_ + fbox_bytes + queue_bytes)
       return Status(Err::kInvalidArg, "job segment " + name + " has another size than this rank "
                                       "expects: every rank must run with the same MPIGPU_* settings");
     place();
@@ -222,6 +227,11 @@ Status Engine::Bootstrap(const JobInfo& job) {
   }
   ranks_ = static_cast<RankSlot*>(segment_.payload());
   cma_slots_ = reinterpret_cast<CmaSlot*>(static_cast<char*>(segment_.payload()) + rank_slots_bytes);
+  // Zero-filled by the segment's creation, as every rank's atomics here.
+  notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(static_cast<char*>(segment_.payload()) +
+                                                           slots_bytes);
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
+  for (uint32_t i = kNotifySlots; i > 0; --i) notify_free_.push_back(i - 1);
   ranks_[rank_].pid.store(getpid(), std::memory_order_relaxed);
   int device = -1;
   if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
@@ -328,6 +338,15 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     msg.offer.count = buf.layout.count;
     msg.offer.block = buf.layout.block;
     msg.offer.stride = buf.layout.stride;
+    msg.offer.notify_slot = kNoNotify;
+    msg.offer.notify_token = 0;
+    if (!notify_free_.empty()) {  // else the receiver answers with a FIN
+      if (++notify_tokens_ == 0) ++notify_tokens_;
+      req->notify_slot_ = msg.offer.notify_slot = notify_free_.back();
+      req->notify_token_ = msg.offer.notify_token = notify_tokens_;
+      notify_free_.pop_back();
+      notify_waits_.push_back(req);
+    }
   }
   if (bytes > eager_max_ || msg.has_ipc) {
     msg.hdr.type = MsgType::kRts;
@@ -468,6 +487,13 @@ void Engine::Release(Request* req) {
 void Engine::Complete(Request* req, Status st) {
   if (req->done_) return;
   req->status_.KeepFirst(std::move(st));
+  if (req->notify_slot_ != kNoNotify) {
+    notify_waits_.erase(std::find(notify_waits_.begin(), notify_waits_.end(), req));
+    // After a failure the receiver's kernel might still store into the slot: it is not reused
+    // (another send's token could be overwritten). Otherwise the receiver answered in one way.
+    if (req->status_.ok()) notify_free_.push_back(req->notify_slot_);
+    req->notify_slot_ = kNoNotify;
+  }
   if (req->kind_ == Request::Kind::kSend) {
     if (req->state_ != Request::State::kQueued) waiting_sends_.erase(req);  // eager ones never were
   } else if (req->state_ == Request::State::kWaitPut) {
@@ -926,7 +952,9 @@ Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, 
   if (gpu_copier_ok_ && bytes <= limit && limit > 0 && dst_loc.is_device() &&
       src_loc.is_device()) {
     if (!gpu_copier_.ready()) {
-      Status st = gpu_copier_.Init(dst_loc.device, config_->gpu_copier_idle_us);
+      const bool notify = NotifyMapped();
+      Status st = gpu_copier_.Init(dst_loc.device, config_->gpu_copier_idle_us,
+                                   notify ? notify_dev_ : nullptr, kNotifySlots * size_);
       if (!st.ok()) {
         gpu_copier_ok_ = false;
         MPIGPU_INFO("resident copy kernel unavailable (%s): copy engine only", st.ToString().c_str());
@@ -936,7 +964,14 @@ Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, 
     // The kernel copies on its own GPU: both ends must be that GPU's memory (or mapped on it).
     if (gpu_copier_ok_ && dst_loc.device == gpu_copier_.device() &&
         src_loc.device == gpu_copier_.device()) {
-      Status st = gpu_copier_.Submit(d, &req->ticket_, &queued);
+      // A pull whose sender offered a notify slot: the kernel completes the send itself.
+      CopyDesc dn = d;
+      if (req->peer_notify_slot_ != kNoNotify && notify_dev_ != nullptr) {
+        dn.notify_index = NotifyIndex(req->info_.source, req->peer_notify_slot_);
+        dn.notify_value = req->peer_notify_token_;
+      }
+      Status st = gpu_copier_.Submit(dn, &req->ticket_, &queued);
+      req->notifies_peer_ = queued && dn.notify_index != kNoNotifyIndex;
       if (!st.ok()) {  // it cannot run here (e.g. launch refused): the copy engine does it all
         gpu_copier_ok_ = false;
         queued = false;
@@ -1016,6 +1051,10 @@ bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer)
   }
   if (one_copy) {
     d.src = peer_ptr;
+    if (offer.notify_slot < kNotifySlots) {
+      req->peer_notify_slot_ = offer.notify_slot;
+      req->peer_notify_token_ = offer.notify_token;
+    }
     st = IssueSingleCopy(req, d, req->buf_.loc, peer_loc, copier);
   } else {  // one side contiguous, the other a vector cut mid-block (truncation)
     st = req->buf_.layout.contiguous()
@@ -1049,6 +1088,8 @@ bool Engine::TryIpcPutRequest(Request* req, const MsgHeader& h) {
   if (!ExportDeviceBuffer(req->buf_.ptr, &put.offer.ipc).ok()) return false;
   put.offer.count = 1;
   put.offer.block = put.offer.stride = req->buf_.layout.packed_bytes();
+  put.offer.notify_slot = kNoNotify;
+  put.offer.notify_token = 0;
   put.has_ipc = true;
   put.dst = h.src;
   put.hdr.type = MsgType::kIpcPut;
@@ -1286,11 +1327,13 @@ Status Engine::AdvanceLmts() {
         // Tell the peer its buffer is free (pull) or ours is filled (put); or that the copy
         // failed, so that its request ends too instead of waiting for us.
         const bool recv = req->kind_ == Request::Kind::kRecv;
-        OutMsg note = Control(req->peer_, recv ? MsgType::kFin : MsgType::kPutDone);
-        if (recv) note.hdr.sreq = req->peer_cookie_;
-        else note.hdr.addr = req->peer_req_;
-        if (!st.ok()) note.hdr.flags = kFlagCopyError;
-        (void)SendOrQueue(note);
+        if (!req->notifies_peer_) {  // else the kernel stored the send's token already
+          OutMsg note = Control(req->peer_, recv ? MsgType::kFin : MsgType::kPutDone);
+          if (recv) note.hdr.sreq = req->peer_cookie_;
+          else note.hdr.addr = req->peer_req_;
+          if (!st.ok()) note.hdr.flags = kFlagCopyError;
+          (void)SendOrQueue(note);
+        }
       }
     } else if (req->coop_) {
       st = AdvanceCma(req, &done);
@@ -1345,6 +1388,7 @@ Status Engine::Progress() {
   in_progress_ = true;
   Status st;
   st = PollArrivals();
+  if (!notify_waits_.empty()) PollNotifies();
   if (st.ok() && pending_count_ > 0) st = FlushPending();
   if (st.ok() && !lmt_active_.empty()) st = AdvanceLmts();
   // Peers are checked every ~20 ms; the clock is read only every 256th call, since reading it
@@ -1358,6 +1402,43 @@ Status Engine::Progress() {
   }
   in_progress_ = false;
   return st;
+}
+
+// Sends whose receiver copies on its resident kernel: done when our token is in their slot.
+void Engine::PollNotifies() {
+  for (size_t i = 0; i < notify_waits_.size();) {
+    Request* req = notify_waits_[i];
+    const uint32_t word =
+        notify_words_[NotifyIndex(rank_, req->notify_slot_)].load(std::memory_order_acquire);
+    if (word == req->notify_token_) {
+      ++stats_.sends_notified;
+      Complete(req, Status::Ok());  // takes it out of notify_waits_
+    } else {
+      ++i;
+    }
+  }
+}
+
+// Pins the notify region (every rank's slots) into this process's GPU address space, once, so
+// the resident kernel can store into a sender's slot.
+bool Engine::NotifyMapped() {
+  if (notify_dev_ != nullptr || !notify_ok_) return notify_dev_ != nullptr;
+  void* dev = nullptr;
+  Status st = PinHostRange(notify_words_, notify_bytes_, /*mapped=*/true);
+  if (st.ok()) {
+    notify_mapped_ = true;
+    const cudaError_t e = cudaHostGetDevicePointer(&dev, notify_words_, 0);
+    if (e != cudaSuccess) st = Status(Err::kCuda, std::string("cudaHostGetDevicePointer: ") +
+                                                      cudaGetErrorString(e));
+  }
+  if (!st.ok()) {
+    notify_ok_ = false;
+    MPIGPU_INFO("notify words not mapped for the GPU (%s): device sends complete by FIN",
+                st.ToString().c_str());
+    return false;
+  }
+  notify_dev_ = static_cast<uint32_t*>(dev);
+  return true;
 }
 
 bool Engine::PeerAlive(int rank) {
@@ -1459,6 +1540,10 @@ Status Engine::Finalize() {
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
   finalized_ = true;
   st.KeepFirst(gpu_copier_.Stop());
+  if (notify_mapped_) {
+    notify_mapped_ = false;
+    st.KeepFirst(UnpinHostRange(notify_words_));
+  }
   if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();

@@ -12,7 +12,11 @@
 //   - rendezvous: RTS (size, location, address) -> the receiver matches it -> an LMT back-end:
 //       * CMA: the receiver reads the sender's host buffer with process_vm_readv, then FIN;
 //       * ring: the receiver sends CTS with the unit size; both sides run the pipeline engine
-//         over the pair's ring (sender -> receiver), one transfer per ordered pair at a time.
+//         over the pair's ring (sender -> receiver), one transfer per ordered pair at a time;
+//       * CUDA IPC (device buffers): the RTS carries the buffer's IPC handle and layout, and the
+//         receiver copies once out of the mapping, then FIN; when that copy runs on its
+//         resident kernel, the kernel itself stores the send's token into the sender's notify
+//         slot in the segment instead (see notify_words_), one message hop less.
 //     The sender of a ring transfer completes when it has published its last unit.
 // Every message from one sender travels through the receiver's one FIFO queue, and sends that
 // find no free cell wait in a per-destination FIFO, so MPI's non-overtaking order holds.
@@ -31,6 +35,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -142,6 +147,13 @@ class Request : public MatchEntry {
   bool on_gpu_copier_ = false;  // the copy runs on the resident kernel (ticket_ is its ticket)
   Ticket ticket_ = 0;
   uint64_t peer_req_ = 0;     // send (put): the receiver's request id
+  // Notify slots (see Engine::PollNotifies). Send: our slot named in the RTS and its token.
+  // Recv: the sender's slot and token, and whether our resident kernel stores the token.
+  uint32_t notify_slot_ = kNoNotify;
+  uint32_t notify_token_ = 0;
+  uint32_t peer_notify_slot_ = kNoNotify;
+  uint32_t peer_notify_token_ = 0;
+  bool notifies_peer_ = false;
 };
 
 class Engine {
@@ -156,6 +168,11 @@ class Engine {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+
+  struct Stats {
+    uint64_t sends_notified = 0;  // device sends completed by the receiver's kernel (no FIN)
+  };
+  Stats stats() const { return stats_; }
 
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
@@ -225,6 +242,11 @@ class Engine {
   OutMsg Eager(int dst, int tag, int context, const UserBuffer& buf) const;
   // Receiving side.
   Status PollArrivals();
+  void PollNotifies();
+  bool NotifyMapped();
+  uint32_t NotifyIndex(int rank, uint32_t slot) const {
+    return static_cast<uint32_t>(rank) * kNotifySlots + slot;
+  }
   Status DecodeBox(int src, const Fastbox& b, MsgHeader* h, const unsigned char** payload) const;
   void PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32_t seq, size_t bytes);
   Status TakeFastboxInOrder(int src, bool* took);
@@ -292,6 +314,23 @@ class Engine {
   JobSegment segment_;
   RankSlot* ranks_ = nullptr;  // in the segment: one slot per rank
   CmaSlot* cma_slots_ = nullptr;  // in the segment: one per ordered pair
+  // Notify words, in the segment: kNotifySlots 32-bit words per rank. Rank r's slots are handed
+  // out by r alone (notify_free_) to its device sends whose RTS offers a CUDA IPC pull. The
+  // receiver's resident kernel stores the send's token there (after its copy and a system
+  // fence); r polls its waiting sends' slots with acquire loads (PollNotifies), so the
+  // receiver's reads of the send buffer are done before r reuses it. A slot goes back to the
+  // free list only when its send succeeded (the receiver answered once, by token or by FIN); a
+  // failed send's slot is never reused, so a late store cannot complete another send.
+  static constexpr uint32_t kNotifySlots = 64;
+  std::atomic<uint32_t>* notify_words_ = nullptr;
+  size_t notify_bytes_ = 0;
+  std::vector<uint32_t> notify_free_;    // our free slots
+  std::vector<Request*> notify_waits_;   // our sends with a slot, until complete
+  uint32_t notify_tokens_ = 0;           // last token handed out (0 is skipped)
+  uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it (once pinned)
+  bool notify_mapped_ = false;           // pinned (unpinned at finalize)
+  bool notify_ok_ = true;                // cleared for good if pinning fails
+  Stats stats_;
   std::vector<uint32_t> cma_gen_;  // receiver: last generation used per source
   CellQueues queues_;
   Fastboxes fastboxes_;  // invalid when MPIGPU_FASTBOX_SIZE=0

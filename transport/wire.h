@@ -23,7 +23,9 @@ enum class MsgType : uint8_t {
   kRts = 2,    // rendezvous request: size, location, address of the sender's buffer
   kCts = 3,    // receiver -> sender: the pair's ring is ready, unit size in `unit`, first unit
                // in `addr`
-  kFin = 4,    // receiver -> sender: a single-copy (CMA) transfer read the sender's buffer
+  kFin = 4,    // receiver -> sender: a single copy (CMA, CUDA IPC) read the sender's buffer. A
+               // copy on the receiver's resident kernel stores the send's notify token instead
+               // (IpcOffer::notify_slot), with no message.
   kCmaGo = 5,  // receiver -> sender: join the cooperative copy into `addr` (generation in `block`)
   kIpcPut = 6,    // receiver -> sender: copy into my device buffer (IpcExport in the payload);
                   // `addr` = the receiver's request id
@@ -77,13 +79,20 @@ static_assert(sizeof(EagerHeader) == 16 && offsetof(EagerHeader, type) == 0 &&
               "both headers start with the type; the compact one leaves 40 payload bytes in a "
               "fastbox slot's first line");
 
+constexpr uint32_t kNoNotify = ~0u;
+
 // The payload of an RTS with kFlagIpc, and of an IpcPut: the exported buffer and its shape (a
-// vector: `count` blocks of `block` bytes, `stride` apart; contiguous: count 1).
+// vector: `count` blocks of `block` bytes, `stride` apart; contiguous: count 1). An RTS may name
+// one of the sender's notify slots (Engine's notify region in the job segment): a receiver that
+// copies on its resident kernel has the kernel store `notify_token` there when the copy is done,
+// which completes the send without a FIN. kNoNotify: the receiver sends a FIN.
 struct IpcOffer {
   IpcExport ipc;
   uint64_t count;
   uint64_t block;
   uint64_t stride;
+  uint32_t notify_slot;   // kNoNotify, or the slot among the sender's
+  uint32_t notify_token;  // never 0
 };
 static_assert(std::is_trivially_copyable<IpcOffer>::value, "copied into shared memory");
 static_assert(sizeof(MsgHeader) == 64, "MsgHeader fills a cell's header line");
