@@ -28,21 +28,41 @@ bool WaitDone(const DeviceCopier& c, uint64_t t) {
   return true;
 }
 
+// GPU cases: device 0, and device buffers freed at the end of the test.
+class CopierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_GPU();
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  }
+  void TearDown() override {
+    for (void* p : owned_) cudaFree(p);
+  }
+  // A device buffer of n bytes (null, with a test failure, if cudaMalloc fails).
+  char* Alloc(size_t n) {
+    void* p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, n), cudaSuccess);
+    if (p) owned_.push_back(p);
+    return static_cast<char*>(p);
+  }
+
+ private:
+  std::vector<void*> owned_;
+};
+
 TEST(DeviceCopierTest, InitWithoutGpuIsNoGpu) {
   if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device exists; this checks the no-GPU error";
   DeviceCopier c;
   EXPECT_EQ(c.Init(0, 100).code(), Err::kNoGpu);
 }
 
-TEST(DeviceCopierTest, ContiguousCopiesOfEveryAlignment) {
-  REQUIRE_GPU();
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+TEST_F(CopierTest, ContiguousCopiesOfEveryAlignment) {
   DeviceCopier c;
   ASSERT_TRUE(c.Init(0, 1000).ok());
   const size_t kMax = 300000;
   char *src = nullptr, *dst = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&src), kMax + 64), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dst), kMax + 64), cudaSuccess);
+  ASSERT_NE(src = Alloc(kMax + 64), nullptr);
+  ASSERT_NE(dst = Alloc(kMax + 64), nullptr);
   ASSERT_EQ(testing::FillPatternOnDevice(src, kMax + 64, 5), cudaSuccess);
   uint32_t seed = 10;
   for (size_t n : {size_t{1}, size_t{3}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{4096},
@@ -64,21 +84,17 @@ TEST(DeviceCopierTest, ContiguousCopiesOfEveryAlignment) {
         }
       }
   EXPECT_TRUE(c.Stop().ok());
-  cudaFree(src);
-  cudaFree(dst);
 }
 
-TEST(DeviceCopierTest, StridedCopiesAndManyInFlight) {
-  REQUIRE_GPU();
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+TEST_F(CopierTest, StridedCopiesAndManyInFlight) {
   DeviceCopier c;
   ASSERT_TRUE(c.Init(0, 1000).ok());
   // A halo column: 2048 rows of 8 bytes, 4096-byte pitch, into a packed buffer and back.
   const size_t rows = 2048, width = 8, pitch = 4096;
   char *grid = nullptr, *packed = nullptr, *grid2 = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&grid), rows * pitch), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&grid2), rows * pitch), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&packed), rows * width), cudaSuccess);
+  ASSERT_NE(grid = Alloc(rows * pitch), nullptr);
+  ASSERT_NE(grid2 = Alloc(rows * pitch), nullptr);
+  ASSERT_NE(packed = Alloc(rows * width), nullptr);
   ASSERT_EQ(testing::FillPatternOnDevice(grid, rows * pitch, 21), cudaSuccess);
   ASSERT_EQ(cudaMemset(grid2, 0, rows * pitch), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -114,19 +130,14 @@ TEST(DeviceCopierTest, StridedCopiesAndManyInFlight) {
   EXPECT_GE(queued, DeviceCopier::kSlots);
   EXPECT_EQ(queued + refused, 4 * DeviceCopier::kSlots);
   EXPECT_TRUE(c.Stop().ok());
-  cudaFree(grid);
-  cudaFree(grid2);
-  cudaFree(packed);
 }
 
-TEST(DeviceCopierTest, LeavesWhenIdleAndComesBack) {
-  REQUIRE_GPU();
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+TEST_F(CopierTest, LeavesWhenIdleAndComesBack) {
   DeviceCopier c;
   ASSERT_TRUE(c.Init(0, 200).ok());  // 200 us idle
   char *a = nullptr, *b = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a), 4096), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b), 4096), cudaSuccess);
+  ASSERT_NE(a = Alloc(4096), nullptr);
+  ASSERT_NE(b = Alloc(4096), nullptr);
   ASSERT_EQ(testing::FillPatternOnDevice(a, 4096, 3), cudaSuccess);
   for (int round = 0; round < 3; ++round) {
     uint64_t t = 0;
@@ -144,16 +155,12 @@ TEST(DeviceCopierTest, LeavesWhenIdleAndComesBack) {
   ASSERT_EQ(testing::CountMismatchesOnDevice(b, 4096, 3, &bad), cudaSuccess);
   EXPECT_EQ(bad, 0u);
   EXPECT_TRUE(c.Stop().ok());
-  cudaFree(a);
-  cudaFree(b);
 }
 
 // A copy's notify word (pinned, mapped host memory) gets its value only after the copy's bytes
 // are in place: the host waits for the word alone, never for `done`, then reads the bytes. An
 // index outside the region is refused, and a pitch beyond 32 bits is left to another path.
-TEST(DeviceCopierTest, NotifyWordIsStoredAfterTheCopy) {
-  REQUIRE_GPU();
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+TEST_F(CopierTest, NotifyWordIsStoredAfterTheCopy) {
   constexpr int kCopies = 300;
   constexpr uint32_t kWords = 8;
   constexpr size_t kBytes = 32 << 10;
@@ -166,8 +173,8 @@ TEST(DeviceCopierTest, NotifyWordIsStoredAfterTheCopy) {
   DeviceCopier c;
   ASSERT_TRUE(c.Init(0, 1000, static_cast<uint32_t*>(dev_words), kWords).ok());
   char *src = nullptr, *dst = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&src), kCopies * kBytes), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dst), kBytes), cudaSuccess);
+  ASSERT_NE(src = Alloc(kCopies * kBytes), nullptr);
+  ASSERT_NE(dst = Alloc(kBytes), nullptr);
   ASSERT_EQ(testing::FillPatternOnDevice(src, kCopies * kBytes, 9), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<unsigned char> got(kBytes);
@@ -197,23 +204,19 @@ TEST(DeviceCopierTest, NotifyWordIsStoredAfterTheCopy) {
   EXPECT_FALSE(q);
   EXPECT_TRUE(c.Stop().ok());
   cudaFreeHost(mem);
-  cudaFree(src);
-  cudaFree(dst);
 }
 
 // Copies submitted around the moment the kernel leaves for idleness (10 us idle, gaps of 0 to
 // 30 us), one to three at a time: each must be done exactly once, whether the kernel saw it
 // before leaving or the host relaunched it. Every copy writes its own bytes, checked at the end.
-TEST(DeviceCopierTest, SubmitsRacingTheIdleExitAllComplete) {
-  REQUIRE_GPU();
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+TEST_F(CopierTest, SubmitsRacingTheIdleExitAllComplete) {
   DeviceCopier c;
   ASSERT_TRUE(c.Init(0, 10).ok());
   constexpr int kCopies = 3000;
   constexpr size_t kBytes = 64;
   char *src = nullptr, *dst = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&src), kCopies * kBytes), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dst), kCopies * kBytes), cudaSuccess);
+  ASSERT_NE(src = Alloc(kCopies * kBytes), nullptr);
+  ASSERT_NE(dst = Alloc(kCopies * kBytes), nullptr);
   ASSERT_EQ(testing::FillPatternOnDevice(src, kCopies * kBytes, 7), cudaSuccess);
   ASSERT_EQ(cudaMemset(dst, 0, kCopies * kBytes), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -240,8 +243,6 @@ TEST(DeviceCopierTest, SubmitsRacingTheIdleExitAllComplete) {
   EXPECT_EQ(c.stats().copies, static_cast<uint64_t>(kCopies));
   EXPECT_GT(c.stats().launches, 1u) << "the kernel never left: the race was not exercised";
   EXPECT_TRUE(c.Stop().ok());
-  cudaFree(src);
-  cudaFree(dst);
 }
 
 }  // namespace
