@@ -127,6 +127,10 @@ const Var kVars[] = {
      "microseconds the resident copy kernel waits for work before it leaves (the application's "
      "cudaDeviceSynchronize waits at most this long for it)",
      POSITIVE_SIZE_VAR(gpu_copier_idle_us)},
+    {"MPIGPU_GPU_COPIER_SHARED", "0",
+     "keep the resident copy kernel when several ranks share a GPU: only with MPS, whose clients' "
+     "kernels run side by side; without it each rank's kernel stalls the others' for a time slice",
+     BOOL_VAR(gpu_copier_shared)},
     {"MPIGPU_BOOTSTRAP_TIMEOUT", "60", "seconds ranks wait for each other at start and in finalize",
      POSITIVE_SIZE_VAR(bootstrap_timeout_s)},
 };

@@ -50,6 +50,7 @@ struct Config {
   size_t gpu_copier_max = 0;       // contiguous device copies up to this size use the resident kernel
   size_t gpu_copier_strided_max = 0;  // strided ones (narrow rows) up to this size; 0 = never
   size_t gpu_copier_idle_us = 0;   // the resident kernel leaves after this long without work
+  bool gpu_copier_shared = false;  // keep the resident kernel when ranks share a GPU (MPS)
   size_t bootstrap_timeout_s = 0;  // how long ranks wait for each other at start and finalize
 };
 

@@ -255,8 +255,9 @@ Status Engine::Bootstrap(const JobInfo& job) {
   if (rank_ == 0) (void)segment_.Unlink();
   // A resident kernel time-slices with the kernels of every other process on its GPU (no MPS):
   // with a GPU shared by several ranks the copier would stall them all, so it stays off.
+  // MPIGPU_GPU_COPIER_SHARED keeps it (MPS).
   const uint64_t my_gpu = ranks_[rank_].gpu_id.load(std::memory_order_relaxed);
-  for (int r = 0; r < size_ && my_gpu != 0; ++r)
+  for (int r = 0; r < size_ && my_gpu != 0 && !config_->gpu_copier_shared; ++r)
     if (r != rank_ && ranks_[r].gpu_id.load(std::memory_order_relaxed) == my_gpu) {
       gpu_copier_ok_ = false;
       MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
