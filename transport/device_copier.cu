@@ -15,8 +15,10 @@ namespace mpigpu::transport {
 // equals the copy number holds that copy's bits, whatever order the words arrive in. The kernel
 // reads all words and `stop` with parallel lanes: one PCIe round trip both polls and fetches the
 // descriptor (a seq word, a fence and a second read of the fields cost two more).
-// Twelve 32-bit values: dst and src (two each, low half first), dpitch, spitch, width, height,
-// notify index, notify value, and two zero words.
+//
+// The descriptor: twelve 32-bit values, dst and src (two each, low half first), dpitch, spitch,
+// width, height, notify index, notify value, and two zero words (a 16-word slot, one whole
+// 128-byte line, made every copy about 1.2 us slower: run 31b).
 constexpr int kSlotWords = 12;
 struct alignas(128) CopierSlot {
   volatile uint64_t word[kSlotWords];
