@@ -128,12 +128,16 @@ struct BlockState {
 // The polling warp.
 __device__ void Poll(CopierMailbox* m, BlockState& s, uint64_t idle_ns) {
   const unsigned lane = threadIdx.x;
+  // Conditions on what worker 0 writes (finished, last_work_ns) are read by lane 0 alone and
+  // broadcast: lanes reading different values would split the warp before its next vote.
   for (;;) {
-    const uint64_t t = s.seen + 1;
-    if (t > s.finished + 2) continue;  // both field buffers in use: wait for the workers
+    const uint64_t t = s.seen + 1;  // written by lane 0 before the loop's __syncwarp
+    if (__shfl_sync(0xffffffffu, lane == 0 && t > s.finished + 2, 0))
+      continue;  // both field buffers in use: wait for the workers
     SlotRead r = ReadSlot(m, t);
-    if (!r.ready && !r.stop && s.finished == s.seen &&
-        GlobalTimerNs() - s.last_work_ns > idle_ns) {
+    const bool idle = lane == 0 && !r.ready && !r.stop && s.finished == s.seen &&
+                      GlobalTimerNs() - s.last_work_ns > idle_ns;
+    if (__shfl_sync(0xffffffffu, idle, 0)) {
       // Leaving: store `exiting`, fence, look at the slot once more (Dekker with the host's
       // slot stores, fence, `exiting` load): a copy the host submitted meanwhile is either seen
       // here, or the host sees `exiting` and relaunches.

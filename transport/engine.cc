@@ -972,13 +972,14 @@ Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, 
         dn.notify_value = req->peer_notify_token_;
       }
       Status st = gpu_copier_.Submit(dn, &req->ticket_, &queued);
-      req->notifies_peer_ = queued && dn.notify_index != kNoNotifyIndex;
       if (!st.ok()) {  // it cannot run here (e.g. launch refused): the copy engine does it all
         gpu_copier_ok_ = false;
         queued = false;
         MPIGPU_WARN("resident copy kernel failed (%s): copy engine only from now on",
                     st.ToString().c_str());
       }
+      // Only a copy the kernel took stores the token; any other ends with a FIN.
+      req->notifies_peer_ = queued && dn.notify_index != kNoNotifyIndex;
     }
     if (queued) {
       req->on_gpu_copier_ = true;
@@ -1522,9 +1523,11 @@ Status Engine::Finalize() {
     posted_.Remove(r);
     Complete(r, Status(Err::kInvalidArg, "receive still posted at finalize: cancelled"));
   });
+  // Single copies we run for a peer count too: its send waits for their FIN or token.
   auto sends_busy = [&] {
     if (pending_count_ > 0 || !waiting_sends_.empty()) return true;
-    for (Request* r : lmt_active_) if (r->kind_ == Request::Kind::kSend) return true;
+    for (Request* r : lmt_active_)
+      if (r->kind_ == Request::Kind::kSend || r->state_ == Request::State::kIpcCopy) return true;
     return false;
   };
   while (st.ok() && sends_busy() && Now() < deadline) st = Progress();
