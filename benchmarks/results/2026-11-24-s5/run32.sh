@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device run 32 (2026-11-24, session 5), kind nvidia-h200-x2: three builds alternated.
 #   old = 729a1d9 (before this session), mid = 3bf71f4 (one-poller copier),
-#   new = 884cf60 (mid + device sends completed by the receiver's kernel: notify slots).
+#   new = 3fc1811 (mid + device sends completed by the receiver's kernel: notify slots).
 # GPU tests of the new build on two GPUs; the copier's cost; isolated exchanges (pingpong); D->D
 # latency; the halo exchange (weak, double), five rounds of old/mid/new; float and --check.
 set -u
