@@ -149,8 +149,7 @@ Status JobInfo::FromEnvironment(JobInfo* out) {
 }
 
 Engine::~Engine() {
-  (void)gpu_copier_.Stop();  // it may store into the notify region: stop it before unpinning
-  if (notify_mapped_) (void)UnpinHostRange(notify_words_);
+  (void)StopGpuCopier();
   for (auto& [key, pair] : rings_)
     if (pair->pinned) (void)UnpinHostRange(pair->ring.data());
   for (Request* r : free_requests_) delete r;
@@ -1428,10 +1427,11 @@ bool Engine::NotifyMapped() {
   void* dev = nullptr;
   Status st = PinHostRange(notify_words_, notify_bytes_, /*mapped=*/true);
   if (st.ok()) {
-    notify_mapped_ = true;
     const cudaError_t e = cudaHostGetDevicePointer(&dev, notify_words_, 0);
-    if (e != cudaSuccess) st = Status(Err::kCuda, std::string("cudaHostGetDevicePointer: ") +
-                                                      cudaGetErrorString(e));
+    if (e != cudaSuccess) {
+      st = Status(Err::kCuda, std::string("cudaHostGetDevicePointer: ") + cudaGetErrorString(e));
+      (void)UnpinHostRange(notify_words_);
+    }
   }
   if (!st.ok()) {
     notify_ok_ = false;
@@ -1441,6 +1441,16 @@ bool Engine::NotifyMapped() {
   }
   notify_dev_ = static_cast<uint32_t*>(dev);
   return true;
+}
+
+// Ends the resident kernel, then unpins the notify region it may store into.
+Status Engine::StopGpuCopier() {
+  Status st = gpu_copier_.Stop();
+  if (notify_dev_ != nullptr) {
+    notify_dev_ = nullptr;
+    st.KeepFirst(UnpinHostRange(notify_words_));
+  }
+  return st;
 }
 
 bool Engine::PeerAlive(int rank) {
@@ -1543,11 +1553,7 @@ Status Engine::Finalize() {
   if (st.ok() && Now() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
   finalized_ = true;
-  st.KeepFirst(gpu_copier_.Stop());
-  if (notify_mapped_) {
-    notify_mapped_ = false;
-    st.KeepFirst(UnpinHostRange(notify_words_));
-  }
+  st.KeepFirst(StopGpuCopier());
   if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();

@@ -244,6 +244,7 @@ class Engine {
   Status PollArrivals();
   void PollNotifies();
   bool NotifyMapped();
+  Status StopGpuCopier();
   uint32_t NotifyIndex(int rank, uint32_t slot) const {
     return static_cast<uint32_t>(rank) * kNotifySlots + slot;
   }
@@ -327,8 +328,7 @@ class Engine {
   std::vector<uint32_t> notify_free_;    // our free slots
   std::vector<Request*> notify_waits_;   // our sends with a slot, until complete
   uint32_t notify_tokens_ = 0;           // last token handed out (0 is skipped)
-  uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it (once pinned)
-  bool notify_mapped_ = false;           // pinned (unpinned at finalize)
+  uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it: set while pinned
   bool notify_ok_ = true;                // cleared for good if pinning fails
   Stats stats_;
   std::vector<uint32_t> cma_gen_;  // receiver: last generation used per source
