@@ -9,6 +9,12 @@
 #endif
 
 namespace mpigpu {
+
+Status CudaFailure(const std::string& what, cudaError_t e, Err code) {
+  (void)cudaGetLastError();
+  return Status(code, what + ": " + cudaGetErrorString(e));
+}
+
 namespace {
 
 Status CheckArgs(const void* dst, MemLoc dst_loc, const void* src, MemLoc src_loc, size_t bytes) {

@@ -14,12 +14,26 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 
 #include "memcopy/config.h"
 #include "memcopy/memloc.h"
 #include "memcopy/status.h"
 
 namespace mpigpu {
+
+// A failed CUDA call as a Status with `code` (kCuda unless the caller knows better): "what:
+// CUDA's error string". The error is also taken out of the runtime's last-error state, so the
+// application's next cudaGetLastError() does not report mpigpu's failure (a sticky error, a
+// lost context, stays sticky whatever is done).
+Status CudaFailure(const std::string& what, cudaError_t e, Err code = Err::kCuda);
+
+// CUDA runtime call -> CudaFailure with the call's text.
+#define MPIGPU_CUDA_CHECK(call)                                                     \
+  do {                                                                              \
+    cudaError_t _e = (call);                                                        \
+    if (_e != cudaSuccess) return ::mpigpu::CudaFailure(#call, _e);                 \
+  } while (0)
 
 // Copies `bytes` from src (at src_loc) to dst (at dst_loc). Invalid arguments (null pointer with
 // bytes > 0, a device location with a negative ordinal) give kInvalidArg; nothing is copied.

@@ -70,16 +70,6 @@ Status SysError(const char* what, int err = errno);
     if (!_st.ok()) return _st;             \
   } while (0)
 
-// CUDA runtime call -> Status with the call's text and CUDA's error string.
-#define MPIGPU_CUDA_CHECK(call)                                                    \
-  do {                                                                             \
-    cudaError_t _e = (call);                                                       \
-    if (_e != cudaSuccess) {                                                       \
-      return ::mpigpu::Status(::mpigpu::Err::kCuda, std::string(#call ": ") +      \
-                                                        cudaGetErrorString(_e));   \
-    }                                                                              \
-  } while (0)
-
 // OS call returning -1 (and setting errno) on failure -> Status.
 #define MPIGPU_SYS_CHECK(call)                              \
   do {                                                      \

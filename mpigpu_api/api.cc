@@ -34,8 +34,7 @@ DeviceScope::~DeviceScope() {
 int SyncDefaultStream() {
   cudaError_t e = cudaStreamSynchronize(nullptr);
   if (e != cudaSuccess)
-    return SetLastError(MPIGPU_ERR_OTHER,
-                        std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
+    return ReturnCode(CudaFailure("cudaStreamSynchronize", e));
   return MPIGPU_SUCCESS;
 }
 
@@ -154,9 +153,11 @@ void SelectDevice(int local_rank) {
   int cur = 0;
   if (n <= 1 || cudaGetDevice(&cur) != cudaSuccess || cur != 0) return;
   cudaError_t e = cudaSetDevice(local_rank % n);
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // reported here, not left for the application
     std::fprintf(stderr, "mpigpu: rank %d: cudaSetDevice(%d): %s\n", RankForMessages(),
                  local_rank % n, cudaGetErrorString(e));
+  }
 }
 
 [[gnu::cold, gnu::noinline]] int RequestError(const mpigpu_request* r) {

@@ -26,8 +26,7 @@ int ResolveGpuBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
     int dev = -1;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) {
-      return SetLastError(MPIGPU_ERR_OTHER,
-                          std::string("cudaGetDevice: ") + cudaGetErrorString(e));
+      return ReturnCode(CudaFailure("cudaGetDevice", e));
     }
     *loc = MemLoc::Device(dev);
     return MPIGPU_SUCCESS;

@@ -70,7 +70,6 @@ extern "C" int MPIGPU_Free_mem(void* base) {
   }
   const cudaError_t e = cudaFreeHost(base);
   if (e != cudaSuccess)
-    return mpigpu::SetLastError(MPIGPU_ERR_OTHER, std::string("MPIGPU_Free_mem: cudaFreeHost: ") +
-                                                      cudaGetErrorString(e));
+    return mpigpu::ReturnCode(mpigpu::CudaFailure("MPIGPU_Free_mem: cudaFreeHost", e));
   return MPIGPU_SUCCESS;
 }

@@ -165,7 +165,7 @@ Status CudaCopyEngine::Mark(Ticket* out) {
   cudaError_t e = cudaEventRecord(ev, stream_);
   if (e != cudaSuccess) {
     free_.push_back(ev);
-    return Status(Err::kCuda, std::string("cudaEventRecord: ") + cudaGetErrorString(e));
+    return CudaFailure("cudaEventRecord", e);
   }
   in_flight_.push_back(Piece{++last_, ev});
   *out = last_;
@@ -201,8 +201,7 @@ Status CudaCopyEngine::Poll(Ticket t, bool* done) {
     *done = false;
     return Status::Ok();
   }
-  if (e != cudaSuccess)
-    return Status(Err::kCuda, std::string("cudaEventQuery: ") + cudaGetErrorString(e));
+  if (e != cudaSuccess) return CudaFailure("cudaEventQuery", e);
   RetireThrough(t);  // one stream: every earlier piece is done too
   *done = true;
   return Status::Ok();

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -243,6 +246,59 @@ TEST_F(CopierTest, SubmitsRacingTheIdleExitAllComplete) {
   EXPECT_EQ(c.stats().copies, static_cast<uint64_t>(kCopies));
   EXPECT_GT(c.stats().launches, 1u) << "the kernel never left: the race was not exercised";
   EXPECT_TRUE(c.Stop().ok());
+}
+
+// In a fresh process (see below): a copy into an unmapped address kills the kernel with a
+// sticky error. The copies behind it never run; Poll must report the fault for them once Check
+// found it, and Submit must refuse, instead of leaving callers waiting for ever. Exits 0 with
+// "fault reported" when all of that holds, else 1 with what did not.
+void FaultThenPollEveryCopy() {
+  auto fail = [](const char* what) {
+    std::fprintf(stderr, "%s\n", what);
+    std::exit(1);
+  };
+  constexpr size_t kBytes = 4096;
+  char *src = nullptr, *dst = nullptr;
+  if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(reinterpret_cast<void**>(&src), kBytes) != cudaSuccess ||
+      cudaMalloc(reinterpret_cast<void**>(&dst), kBytes) != cudaSuccess)
+    fail("no device memory");
+  DeviceCopier c;
+  if (!c.Init(0, 100000).ok()) fail("Init failed");
+  uint64_t good = 0, bad = 0, after = 0;
+  bool q = false;
+  if (!c.Submit({dst, src, kBytes, kBytes, kBytes, 1}, &good, &q).ok() || !q) fail("first Submit");
+  if (!WaitDone(c, good)) fail("a good copy did not finish");
+  if (!c.Check().ok()) fail("Check reports a fault before any");
+  void* unmapped = reinterpret_cast<void*>(uintptr_t{0x1000});
+  if (!c.Submit({unmapped, src, kBytes, kBytes, kBytes, 1}, &bad, &q).ok() || !q) fail("bad Submit");
+  if (!c.Submit({dst, src, kBytes, kBytes, kBytes, 1}, &after, &q).ok() || !q) fail("third Submit");
+  Status fault;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool done = false;
+  while (fault.ok()) {
+    if (std::chrono::steady_clock::now() > deadline) fail("no fault reported within 20 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    fault = c.Check();
+  }
+  if (fault.code() != Err::kCuda) fail("the fault is not a CUDA error");
+  Status st = c.Poll(after, &done);
+  if (done || st.code() != Err::kCuda) fail("Poll of the copy behind the fault did not fail");
+  st = c.Poll(bad, &done);
+  if (done || st.code() != Err::kCuda) fail("Poll of the faulting copy did not fail");
+  st = c.Poll(good, &done);
+  if (!done || !st.ok()) fail("the finished copy no longer reads done");
+  uint64_t t = 0;
+  if (c.Submit({dst, src, kBytes, kBytes, kBytes, 1}, &t, &q).code() != Err::kCuda || q)
+    fail("Submit after the fault was not refused");
+  std::fprintf(stderr, "fault reported: %s\n", fault.ToString().c_str());
+  std::exit(0);
+}
+
+// The fault ends this process's CUDA context, so it runs in a child: the threadsafe death-test
+// style re-executes this binary for this test alone, with a fresh CUDA state.
+TEST_F(CopierTest, AFaultFailsEveryWaitingCopyInsteadOfHanging) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(FaultThenPollEveryCopy(), ::testing::ExitedWithCode(0), "fault reported");
 }
 
 }  // namespace

@@ -796,6 +796,68 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
   EXPECT_EQ(r, "");
 }
 
+// A receive into a pointer tagged GPU that is not device memory. On the resident kernel (two
+// GPUs, or MPIGPU_GPU_COPIER_SHARED=1) the copy faults and the receiver's CUDA context is lost;
+// on the copy engine the copy is refused and the context lives on (run 33 saw both). Either way
+// no end waits: the receive ends with the error; a single-copy (CUDA IPC) send ends with it too,
+// by the receiver's FIN, since the kernel never stored its token (an eager send, as with
+// MPIGPU_LMT=ring, is done once packed). The job goes on: a host message passes, and a later
+// device message arrives whole if the receiver's context lived, else fails on both ends.
+TEST(TransportGpuTest, AFaultingReceiveCopyEndsBothEndsInsteadOfHanging) {
+  std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
+    constexpr size_t kBytes = 4096;  // a copier size
+    const bool ipc = GetConfig().lmt == LmtMode::kAuto || GetConfig().lmt == LmtMode::kIpc;
+    char* dbuf = nullptr;
+    RANK_CHECK(cudaMalloc(reinterpret_cast<void**>(&dbuf), kBytes) == cudaSuccess);
+    RANK_CHECK((rank == 0 ? testing::FillPatternOnDevice(dbuf, kBytes, 77)
+                          : cudaMemset(dbuf, 0xEE, kBytes)) == cudaSuccess);
+    RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    const UserBuffer dev_buf{dbuf, MemLoc::Device(dev), Layout::Contiguous(kBytes)};
+    // Waits for q, which must end (not time out) with an ok status iff `ok`.
+    auto must_end = [&](Request* q, bool ok, const char* what) {
+      Status st = e->Wait(q, 60);
+      if (!st.ok() || q->status().ok() != ok)
+        std::fprintf(stderr, "rank %d, %s: wait %s, request %s\n", rank, what,
+                     st.ToString().c_str(), q->status().ToString().c_str());
+      RANK_CHECK(st.ok() && q->status().ok() == ok);
+      e->Release(q);
+    };
+    unsigned char alive = 0;  // the receiver's CUDA context after the fault
+    Request* q = nullptr;
+    if (rank == 0) {
+      // A single-copy send ends as its receive does; an eager one succeeds once packed.
+      RANK_CHECK(e->Isend(dev_buf, 1, 1, 0, &q).ok());
+      must_end(q, !ipc, "device send into the faulting receive");
+      RecvOk(e, Host(&alive, 1), 1, 2);
+      RANK_CHECK(e->Isend(dev_buf, 1, 3, 0, &q).ok());
+      must_end(q, !ipc || alive, "device send after the fault");
+    } else {
+      void* unmapped = reinterpret_cast<void*>(uintptr_t{0x1000});
+      RANK_CHECK(e->Irecv({unmapped, MemLoc::Device(dev), Layout::Contiguous(kBytes)}, 0, 1, 0,
+                          &q).ok());
+      must_end(q, false, "receive into an unmapped address");
+      alive = cudaDeviceSynchronize() == cudaSuccess;
+      std::fprintf(stderr, "rank 1: CUDA context %s after the fault\n", alive ? "alive" : "lost");
+      // mpigpu reported the refused copy in its status and left no error for our next check.
+      if (alive) RANK_CHECK(cudaGetLastError() == cudaSuccess);
+      SendOk(e, Host(&alive, 1), 0, 2);
+      RANK_CHECK(e->Irecv(dev_buf, 0, 3, 0, &q).ok());
+      must_end(q, alive, "device receive after the fault");
+      if (alive) {
+        unsigned long long bad = 1;
+        RANK_CHECK(testing::CountMismatchesOnDevice(dbuf, kBytes, 77, &bad) == cudaSuccess);
+        RANK_CHECK(bad == 0);
+      }
+      // A faulted kernel's stop reports the fault; the harness's Finalize then returns Ok.
+      Status fin = e->Finalize();
+      std::fprintf(stderr, "rank 1 finalize after the fault: %s\n", fin.ToString().c_str());
+    }
+    if (alive || rank == 0) RANK_CHECK(cudaFree(dbuf) == cudaSuccess);
+  }, 180);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
 TEST(TransportTest, OneRankJobWithoutLauncher) {
   pid_t pid = fork();
   if (pid == 0) {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "memcopy/memcopy.h"
 #include "memcopy/pattern.h"
 #include "mpigpu_api/mpigpu.h"
 

@@ -36,10 +36,8 @@ Status LookupDriverSymbol(const char* name, Fn* fn) {
   cudaError_t r =
       cudaGetDriverEntryPointByVersion(name, &p, kDriverApiVersion, cudaEnableDefault, &found);
   if (r != cudaSuccess) {
-    (void)cudaGetLastError();  // not sticky; leave no error behind for the application
-    return Status(IsNoGpu(r) ? Err::kNoGpu : Err::kCuda,
-                  std::string("cudaGetDriverEntryPointByVersion(") + name +
-                      "): " + cudaGetErrorString(r));
+    return CudaFailure(std::string("cudaGetDriverEntryPointByVersion(") + name + ")", r,
+                       IsNoGpu(r) ? Err::kNoGpu : Err::kCuda);
   }
   if (found != cudaDriverEntryPointSuccess || p == nullptr)
     return Status(Err::kCuda, std::string("the CUDA driver has no ") + name + " (query result " +
@@ -310,8 +308,8 @@ Status IpcCache::Close(Lru::iterator it, uint64_t* counter) {
   lru_.erase(it);
   if (counter != nullptr) ++*counter;
   if (r != cudaSuccess)
-    return Status(Err::kCuda, "cudaIpcCloseMemHandle(peer " + std::to_string(peer) + " base " +
-                                  Hex(base) + "): " + cudaGetErrorString(r));
+    return CudaFailure("cudaIpcCloseMemHandle(peer " + std::to_string(peer) + " base " +
+                           Hex(base) + ")", r);
   return Status::Ok();
 }
 
@@ -353,9 +351,9 @@ Status IpcCache::Open(int peer, const IpcExport& e, void** mapped) {
   }
   if (r == cudaSuccess) return Status::Ok();
   *mapped = nullptr;
-  return Status(IsNoGpu(r) ? Err::kNoGpu : Err::kCuda,
-                "cudaIpcOpenMemHandle(peer " + std::to_string(peer) + " base " + Hex(e.base) +
-                    " size " + std::to_string(e.alloc_size) + "): " + cudaGetErrorString(r));
+  return CudaFailure("cudaIpcOpenMemHandle(peer " + std::to_string(peer) + " base " +
+                         Hex(e.base) + " size " + std::to_string(e.alloc_size) + ")",
+                     r, IsNoGpu(r) ? Err::kNoGpu : Err::kCuda);
 }
 
 }  // namespace mpigpu

@@ -215,6 +215,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 Status CudaError(const char* what, cudaError_t e) {
+  (void)cudaGetLastError();  // reported here: leave it out of the application's last error
   return Status(Err::kCuda, std::string(what) + ": " + cudaGetErrorString(e));
 }
 
@@ -298,7 +299,7 @@ Status DeviceCopier::EnsureRunning() {
     for (;;) {
       cudaError_t q = cudaStreamQuery(stream_);
       if (q == cudaSuccess) break;
-      if (q != cudaErrorNotReady) return CudaError("copier kernel", q);
+      if (q != cudaErrorNotReady) return fault_ = CudaError("copier kernel", q);
       if (mailbox_->exiting == 0) return Status::Ok();
     }
     running_ = false;
@@ -310,6 +311,7 @@ Status DeviceCopier::EnsureRunning() {
 Status DeviceCopier::Submit(const CopyDesc& d, uint64_t* ticket, bool* queued) {
   *queued = false;
   if (!mailbox_) return Status(Err::kInternal, "copier used before Init");
+  if (!fault_.ok()) return fault_;
   if (d.notify_index != kNoNotifyIndex && d.notify_index >= notify_count_)
     return Status(Err::kInvalidArg, "copier notify index " + std::to_string(d.notify_index) +
                                         " outside its region of " + std::to_string(notify_count_));
@@ -339,6 +341,18 @@ bool DeviceCopier::Done(uint64_t ticket) const {
   const bool done = mailbox_->done >= ticket;
   std::atomic_thread_fence(std::memory_order_acquire);  // the copy's bytes after `done`
   return done;
+}
+
+Status DeviceCopier::Poll(uint64_t ticket, bool* done) const {
+  *done = Done(ticket);
+  return *done ? Status::Ok() : fault_;
+}
+
+Status DeviceCopier::Check() {
+  if (!fault_.ok() || !running_) return fault_;
+  const cudaError_t q = cudaStreamQuery(stream_);
+  if (q != cudaSuccess && q != cudaErrorNotReady) fault_ = CudaError("copier kernel", q);
+  return fault_;
 }
 
 Status DeviceCopier::Stop() {

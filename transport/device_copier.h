@@ -15,6 +15,10 @@
 //   - It leaves after MPIGPU_GPU_COPIER_IDLE_US without work, so an application's
 //     cudaDeviceSynchronize() waits at most that long for it; the next Submit relaunches it.
 //   - It holds one SM while it runs; Stop() (Finalize) ends it at once.
+//   - A copy through a bad address (a pointer tagged GPU that is not device memory) ends the
+//     kernel with a sticky CUDA error: its copies never finish. Check() finds that (a driver
+//     call: the caller rates it); from then on Poll() and Submit() return that error, so every
+//     waiting copy fails instead of hanging.
 //
 // Mailbox protocol (host memory, written through the CPU's cache-coherent view and read by the
 // GPU over PCIe):
@@ -84,10 +88,14 @@ class DeviceCopier {
   // Queues a copy between device-accessible addresses (device memory of this GPU or mapped from
   // a peer). *queued = false (and nothing done) when every slot is in flight, or a pitch, the
   // width or the height exceeds 32 bits: use another path. kInvalidArg: a notify index outside
-  // the region.
+  // the region; the kernel's fault once Check() found one.
   Status Submit(const CopyDesc& d, uint64_t* ticket, bool* queued);
   // True once copy `ticket` and every earlier one finished.
   bool Done(uint64_t ticket) const;
+  // Done(ticket) as *done; if not done and the kernel faulted (Check), that error.
+  Status Poll(uint64_t ticket, bool* done) const;
+  // Asks the driver whether the running kernel faulted; the fault, kept for good, or Ok.
+  Status Check();
   // Ends the kernel (waits for it).
   Status Stop();
 
@@ -109,6 +117,7 @@ class DeviceCopier {
   cudaStream_t stream_ = nullptr;
   uint64_t submitted_ = 0;  // last copy number handed out
   bool running_ = false;
+  Status fault_;  // the kernel's sticky error, once seen
   Stats stats_;
 };
 

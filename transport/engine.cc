@@ -487,13 +487,7 @@ void Engine::Release(Request* req) {
 void Engine::Complete(Request* req, Status st) {
   if (req->done_) return;
   req->status_.KeepFirst(std::move(st));
-  if (req->notify_slot_ != kNoNotify) {
-    notify_waits_.erase(std::find(notify_waits_.begin(), notify_waits_.end(), req));
-    // After a failure the receiver's kernel might still store into the slot: it is not reused
-    // (another send's token could be overwritten). Otherwise the receiver answered in one way.
-    if (req->status_.ok()) notify_free_.push_back(req->notify_slot_);
-    req->notify_slot_ = kNoNotify;
-  }
+  if (req->notify_slot_ != kNoNotify) DropNotifySlot(req, req->status_.ok());
   if (req->kind_ == Request::Kind::kSend) {
     if (req->state_ != Request::State::kQueued) waiting_sends_.erase(req);  // eager ones never were
   } else if (req->state_ == Request::State::kWaitPut) {
@@ -504,6 +498,16 @@ void Engine::Complete(Request* req, Status st) {
   req->lmt_.reset();
   if (req->peer_ >= 0) --outstanding_[req->peer_];
   if (req->released_) FreeRequest(req);
+}
+
+// The send no longer waits on its notify slot. The slot is free again when the receiver can no
+// longer store into it: it answered (by token, or by a FIN, which it sends only for a copy that
+// stored no token and never will). After other failures (a dead peer) a late store could
+// complete another send: the slot is dropped for good.
+void Engine::DropNotifySlot(Request* req, bool reusable) {
+  notify_waits_.erase(std::find(notify_waits_.begin(), notify_waits_.end(), req));
+  if (reusable) notify_free_.push_back(req->notify_slot_);
+  req->notify_slot_ = kNoNotify;
 }
 
 Status Engine::Wait(Request* req, double timeout_s) {
@@ -806,6 +810,8 @@ Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
         break;
       }
       Status st = h.type == MsgType::kCts ? StartRingSend(req, h) : Status::Ok();
+      if (h.type == MsgType::kFin && req->notify_slot_ != kNoNotify)
+        DropNotifySlot(req, /*reusable=*/true);  // a FIN: the receiver stores no token for it
       if (h.type == MsgType::kFin && (h.flags & kFlagCopyError))
         st = PeerCopyError(h.src);
       if (h.type == MsgType::kFin || !st.ok()) Complete(req, st);
@@ -1321,14 +1327,16 @@ Status Engine::AdvanceLmts() {
     Status st;
     if (req->done_) {
     } else if (req->state_ == Request::State::kIpcCopy) {
-      if (req->on_gpu_copier_) done = gpu_copier_.Done(req->ticket_);
+      if (req->on_gpu_copier_) st = gpu_copier_.Poll(req->ticket_, &done);
       else st = req->ipc_copier_->Poll(req->ticket_, &done);
       if (done || !st.ok()) {
         (void)ipc_cache_->Release(req->peer_, req->ipc_);
         // Tell the peer its buffer is free (pull) or ours is filled (put); or that the copy
-        // failed, so that its request ends too instead of waiting for us.
+        // failed, so that its request ends too instead of waiting for us. A copy that notifies
+        // the peer stored the send's token when it finished; if the kernel faulted, the token
+        // tells whether it got that far (a dead kernel stores nothing more).
         const bool recv = req->kind_ == Request::Kind::kRecv;
-        if (!req->notifies_peer_) {  // else the kernel stored the send's token already
+        if (!req->notifies_peer_ || (!st.ok() && !PeerTokenStored(*req))) {
           OutMsg note = Control(req->peer_, recv ? MsgType::kFin : MsgType::kPutDone);
           if (recv) note.hdr.sreq = req->peer_cookie_;
           else note.hdr.addr = req->peer_req_;
@@ -1399,10 +1407,27 @@ Status Engine::Progress() {
     if (now >= next_peer_check_) {
       next_peer_check_ = now + 0.02;
       CheckPeers();
+      CheckGpuCopier();
     }
   }
   in_progress_ = false;
   return st;
+}
+
+// Receiver: whether our kernel stored the token of the send that `req` pulls from.
+bool Engine::PeerTokenStored(const Request& req) const {
+  return notify_words_[NotifyIndex(req.peer_, req.peer_notify_slot_)].load(
+             std::memory_order_acquire) == req.peer_notify_token_;
+}
+
+// The resident kernel's health, asked of the driver on the peer-check cadence: a fault (a copy
+// through a bad address) is sticky, and AdvanceLmts then fails the copies that were queued on it.
+void Engine::CheckGpuCopier() {
+  if (!gpu_copier_ok_ || !gpu_copier_.ready()) return;
+  Status st = gpu_copier_.Check();
+  if (st.ok()) return;
+  gpu_copier_ok_ = false;
+  MPIGPU_WARN("resident copy kernel faulted (%s): its copies fail", st.ToString().c_str());
 }
 
 // Sends whose receiver copies on its resident kernel: done when our token is in their slot.
@@ -1429,7 +1454,7 @@ bool Engine::NotifyMapped() {
   if (st.ok()) {
     const cudaError_t e = cudaHostGetDevicePointer(&dev, notify_words_, 0);
     if (e != cudaSuccess) {
-      st = Status(Err::kCuda, std::string("cudaHostGetDevicePointer: ") + cudaGetErrorString(e));
+      st = CudaFailure("cudaHostGetDevicePointer", e);
       (void)UnpinHostRange(notify_words_);
     }
   }

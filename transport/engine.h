@@ -243,7 +243,10 @@ class Engine {
   // Receiving side.
   Status PollArrivals();
   void PollNotifies();
+  void DropNotifySlot(Request* req, bool reusable);
+  bool PeerTokenStored(const Request& req) const;
   bool NotifyMapped();
+  void CheckGpuCopier();
   Status StopGpuCopier();
   uint32_t NotifyIndex(int rank, uint32_t slot) const {
     return static_cast<uint32_t>(rank) * kNotifySlots + slot;
@@ -320,8 +323,9 @@ class Engine {
   // receiver's resident kernel stores the send's token there (after its copy and a system
   // fence); r polls its waiting sends' slots with acquire loads (PollNotifies), so the
   // receiver's reads of the send buffer are done before r reuses it. A slot goes back to the
-  // free list only when its send succeeded (the receiver answered once, by token or by FIN); a
-  // failed send's slot is never reused, so a late store cannot complete another send.
+  // free list only when the receiver answered (once: by token, or by FIN, also a failed copy's);
+  // a send that failed otherwise (a dead peer) keeps its slot for good, so a late store cannot
+  // complete another send (DropNotifySlot).
   static constexpr uint32_t kNotifySlots = 64;
   std::atomic<uint32_t>* notify_words_ = nullptr;
   size_t notify_bytes_ = 0;
