@@ -94,7 +94,7 @@ const Var kVars[] = {
      POSITIVE_SIZE_VAR(lmt_max_pending)},
     {"MPIGPU_NUMA_PLACE", "1", "bind shared rings to the NUMA node nearest the receiver's GPU",
      BOOL_VAR(numa_place)},
-    {"MPIGPU_PIN_SHM", "1", "pin shared rings with cudaHostRegister when a GPU buffer uses them",
+    {"MPIGPU_PIN_SHM", "1", "pin shared rings, and the eager cells and fastboxes, with cudaHostRegister when a GPU buffer uses them",
      BOOL_VAR(pin_shm)},
     {"MPIGPU_LMT", "auto", "large-message back-end: auto | ring | cma | ipc (forced, for measurement)",
      [](const char* t, Config* c) {

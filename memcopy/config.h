@@ -42,7 +42,7 @@ struct Config {
   size_t lmt_units = 0;            // units per ring (ring depth)
   size_t lmt_max_pending = 0;      // cap on copies in flight per pipeline side
   bool numa_place = true;          // place shared structures on the NUMA node near the GPU
-  bool pin_shm = true;             // cudaHostRegister the shared rings when a GPU is used
+  bool pin_shm = true;             // cudaHostRegister shared rings and cells when a GPU is used
   LmtMode lmt = LmtMode::kAuto;    // large-message back-end
   size_t cma_chunk = 0;
   size_t ipc_cache_size = 0;       // peer device buffers kept mapped (LRU)

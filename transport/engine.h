@@ -238,6 +238,7 @@ class Engine {
   Status FlushPending();
   Status CopierFor(MemLoc loc, CopyEngine** out);
   Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t n, void* plain);
+  void PinEagerMemory();
   OutMsg Control(int dst, MsgType type) const;
   OutMsg Eager(int dst, int tag, int context, const UserBuffer& buf) const;
   // Receiving side.
@@ -334,6 +335,11 @@ class Engine {
   uint32_t notify_tokens_ = 0;           // last token handed out (0 is skipped)
   uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it: set while pinned
   bool notify_ok_ = true;                // cleared for good if pinning fails
+  // The fastboxes and cells, one range in the segment: pinned on first use by a GPU buffer.
+  char* eager_mem_ = nullptr;
+  size_t eager_bytes_ = 0;
+  bool eager_pin_tried_ = false;
+  bool eager_pinned_ = false;
   Stats stats_;
   std::vector<uint32_t> cma_gen_;  // receiver: last generation used per source
   CellQueues queues_;
