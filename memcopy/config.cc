@@ -131,6 +131,11 @@ const Var kVars[] = {
      "keep the resident copy kernel when several ranks share a GPU: only with MPS, whose clients' "
      "kernels run side by side; without it each rank's kernel stalls the others' for a time slice",
      BOOL_VAR(gpu_copier_shared)},
+    {"MPIGPU_SHARED_GPU_IPC_MIN", "1M",
+     "device sends to a rank on the same GPU (without MPIGPU_GPU_COPIER_SHARED) take the CUDA IPC "
+     "single copy only from this size; smaller ones go through host memory on the copy engines, "
+     "since a device copy between two processes' contexts costs a context switch (~140 us)",
+     SIZE_VAR(shared_gpu_ipc_min)},
     {"MPIGPU_BOOTSTRAP_TIMEOUT", "60", "seconds ranks wait for each other at start and in finalize",
      POSITIVE_SIZE_VAR(bootstrap_timeout_s)},
 };

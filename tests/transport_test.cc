@@ -727,7 +727,7 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
       std::fprintf(stderr, "this test assumes MPIGPU_GPU_COPIER_MAX in [4K, 64K - 8] and "
                            "MPIGPU_GPU_COPIER_STRIDED_MAX >= 4K\n");
     RANK_CHECK(copier_max >= 4096 && copier_max + 8 <= kSpan && strided_max >= 4096);
-    const bool ipc = GetConfig().lmt == LmtMode::kAuto || GetConfig().lmt == LmtMode::kIpc;
+    const bool ipc = e->OffersIpc(1 - rank, copier_max);
     // Message i's shape within its own kSpan bytes.
     auto shape = [&](size_t i) -> Shape {
       switch (i % 5) {
@@ -796,6 +796,22 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
   EXPECT_EQ(r, "");
 }
 
+// Device sends to a rank on the same GPU (no MPS declared) below MPIGPU_SHARED_GPU_IPC_MIN are
+// not offered as an IPC single copy; to a rank on another GPU, or from that size, they are.
+TEST(TransportGpuTest, SmallDeviceSendsToARankOnTheSameGpuSkipTheIpcCopy) {
+  std::string r = RunGpuEngineJob(false, [](int rank, int, Engine* e) {
+    const Config& c = GetConfig();
+    if (c.lmt != LmtMode::kAuto) return;  // forced back-ends decide alone
+    const bool shared = CudaDeviceCount() == 1 && !c.gpu_copier_shared;
+    const int peer = 1 - rank;
+    RANK_CHECK(e->OffersIpc(peer, c.shared_gpu_ipc_min));
+    if (c.shared_gpu_ipc_min > 0) RANK_CHECK(e->OffersIpc(peer, c.shared_gpu_ipc_min - 1) == !shared);
+    RANK_CHECK(e->OffersIpc(peer, 8) == (!shared || c.shared_gpu_ipc_min <= 8));
+  }, 60);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
 // A receive into a pointer tagged GPU that is not device memory. On the resident kernel (two
 // GPUs, or MPIGPU_GPU_COPIER_SHARED=1) the copy faults and the receiver's CUDA context is lost;
 // on the copy engine the copy is refused and the context lives on (run 33 saw both). Either way
@@ -806,7 +822,7 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
 TEST(TransportGpuTest, AFaultingReceiveCopyEndsBothEndsInsteadOfHanging) {
   std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
     constexpr size_t kBytes = 4096;  // a copier size
-    const bool ipc = GetConfig().lmt == LmtMode::kAuto || GetConfig().lmt == LmtMode::kIpc;
+    const bool ipc = e->OffersIpc(1 - rank, kBytes);
     char* dbuf = nullptr;
     RANK_CHECK(cudaMalloc(reinterpret_cast<void**>(&dbuf), kBytes) == cudaSuccess);
     RANK_CHECK((rank == 0 ? testing::FillPatternOnDevice(dbuf, kBytes, 77)

@@ -259,11 +259,12 @@ Status Engine::Bootstrap(const JobInfo& job) {
   // with a GPU shared by several ranks the copier would stall them all, so it stays off.
   // MPIGPU_GPU_COPIER_SHARED keeps it (MPS).
   const uint64_t my_gpu = ranks_[rank_].gpu_id.load(std::memory_order_relaxed);
+  shares_gpu_.assign(size_, false);
   for (int r = 0; r < size_ && my_gpu != 0 && !config_->gpu_copier_shared; ++r)
     if (r != rank_ && ranks_[r].gpu_id.load(std::memory_order_relaxed) == my_gpu) {
+      shares_gpu_[r] = true;
+      if (gpu_copier_ok_) MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
       gpu_copier_ok_ = false;
-      MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
-      break;
     }
 
   pending_.resize(size_);
@@ -331,10 +332,9 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   OutMsg msg = Eager(dst, tag, context, req->buf_);
   msg.req = req;
   msg.hdr.sreq = reinterpret_cast<uint64_t>(req);
-  // A contiguous device buffer is offered for a single copy through CUDA IPC at any size: the
-  // receiver pulls it in one copy (D->D over NVLink, or D->H) instead of two staged ones.
-  const bool ipc_mode = config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kIpc;
-  if (bytes > 0 && buf.loc.is_device() && ipc_mode && ipc_ok_ &&
+  // A contiguous device buffer is offered for a single copy through CUDA IPC: the receiver
+  // pulls it in one copy (D->D over NVLink, or D->H) instead of two staged ones.
+  if (bytes > 0 && buf.loc.is_device() && OffersIpc(dst, bytes) &&
       ExportDeviceBuffer(buf.ptr, &msg.offer.ipc).ok()) {
     msg.has_ipc = true;
     msg.hdr.flags = kFlagIpc;
@@ -1103,6 +1103,12 @@ bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer)
   req->state_ = Request::State::kIpcCopy;
   lmt_active_.push_back(req);
   return true;
+}
+
+bool Engine::OffersIpc(int peer, size_t bytes) const {
+  if (!ipc_ok_ || config_->lmt == LmtMode::kRing || config_->lmt == LmtMode::kCma) return false;
+  if (config_->lmt == LmtMode::kIpc) return true;
+  return !(peer >= 0 && peer < size_ && shares_gpu_[peer] && bytes < config_->shared_gpu_ipc_min);
 }
 
 // Receiver with a contiguous device buffer, sender with a host buffer: the sender copies H2D

@@ -174,6 +174,13 @@ class Engine {
   };
   Stats stats() const { return stats_; }
 
+  // Whether a contiguous device send of `bytes` to `peer` is offered as a CUDA IPC single copy.
+  // Not below MPIGPU_SHARED_GPU_IPC_MIN to a rank on this same GPU (unless
+  // MPIGPU_GPU_COPIER_SHARED says MPS): a device copy between two processes' contexts runs on
+  // the SMs and costs a context switch (about 140 us, run 34), while the copy engines move the
+  // bytes through host memory without one. Such sends go eager or through the ring.
+  bool OffersIpc(int peer, size_t bytes) const;
+
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
   Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out);
@@ -311,6 +318,7 @@ class Engine {
   std::unique_ptr<IpcCache> ipc_cache_;  // made on first use
   DeviceCopier gpu_copier_;              // set up on first use, on the current device
   bool gpu_copier_ok_ = true;            // cleared for good if it cannot be set up
+  std::vector<bool> shares_gpu_;         // per rank: on this GPU, in another context (no MPS)
   std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into
   bool in_progress_ = false;
   bool inject_ring_failure_ = false;  // InjectRingFailureForTest
