@@ -131,7 +131,7 @@ const Var kVars[] = {
      "keep the resident copy kernel when several ranks share a GPU: only with MPS, whose clients' "
      "kernels run side by side; without it each rank's kernel stalls the others' for a time slice",
      BOOL_VAR(gpu_copier_shared)},
-    {"MPIGPU_SHARED_GPU_IPC_MIN", "1M",
+    {"MPIGPU_SHARED_GPU_IPC_MIN", "4M",
      "device sends to a rank on the same GPU (without MPIGPU_GPU_COPIER_SHARED) take the CUDA IPC "
      "single copy only from this size; smaller ones go through host memory on the copy engines, "
      "since a device copy between two processes' contexts costs a context switch (~140 us)",
