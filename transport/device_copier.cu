@@ -5,6 +5,8 @@
 #include <new>
 #include <string>
 
+#include "memcopy/memcopy.h"
+
 namespace mpigpu::transport {
 
 // Pinned, mapped host memory shared by this process's CPU thread and its copier kernel.
@@ -214,11 +216,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   else Work(m, notify_words, s, threadIdx.x - 32, next);
 }
 
-Status CudaError(const char* what, cudaError_t e) {
-  (void)cudaGetLastError();  // reported here: leave it out of the application's last error
-  return Status(Err::kCuda, std::string(what) + ": " + cudaGetErrorString(e));
-}
-
 // Runs `fn` with `device` current, restoring the caller's device.
 template <typename Fn>
 cudaError_t OnDevice(int device, Fn fn) {
@@ -255,7 +252,7 @@ Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
   notify_count_ = notify_words ? notify_count : 0;
   void* p = nullptr;
   cudaError_t e = cudaHostAlloc(&p, sizeof(CopierMailbox), cudaHostAllocMapped | cudaHostAllocPortable);
-  if (e != cudaSuccess) return CudaError("cudaHostAlloc (copier mailbox)", e);
+  if (e != cudaSuccess) return CudaFailure("cudaHostAlloc (copier mailbox)", e);
   mailbox_ = new (p) CopierMailbox();
   for (CopierSlot& s : mailbox_->slots)
     for (int i = 0; i < kSlotWords; ++i) s.word[i] = 0;  // copy numbers start at 1
@@ -263,7 +260,7 @@ Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
   mailbox_->exiting = 1;  // not running yet
   mailbox_->stop = 0;
   e = OnDevice(device_, [&] { return cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); });
-  if (e != cudaSuccess) return CudaError("cudaStreamCreateWithFlags (copier)", e);
+  if (e != cudaSuccess) return CudaFailure("cudaStreamCreateWithFlags (copier)", e);
   return Status::Ok();
 }
 
@@ -273,7 +270,7 @@ Status DeviceCopier::Launch() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   CopierMailbox* dev_mailbox = nullptr;
   cudaError_t e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_mailbox), mailbox_, 0);
-  if (e != cudaSuccess) return CudaError("cudaHostGetDevicePointer (copier mailbox)", e);
+  if (e != cudaSuccess) return CudaFailure("cudaHostGetDevicePointer (copier mailbox)", e);
   uint64_t next = mailbox_->done + 1;
   uint64_t idle_ns = idle_ns_;
   // cudaLaunchKernel returns this launch's own result (cudaGetLastError after <<<>>> could
@@ -284,7 +281,7 @@ Status DeviceCopier::Launch() {
     return cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1),
                             dim3(kThreads), args, 0, stream_);
   });
-  if (e != cudaSuccess) return CudaError("copier kernel launch", e);
+  if (e != cudaSuccess) return CudaFailure("copier kernel launch", e);
   running_ = true;
   ++stats_.launches;
   return Status::Ok();
@@ -299,7 +296,7 @@ Status DeviceCopier::EnsureRunning() {
     for (;;) {
       cudaError_t q = cudaStreamQuery(stream_);
       if (q == cudaSuccess) break;
-      if (q != cudaErrorNotReady) return fault_ = CudaError("copier kernel", q);
+      if (q != cudaErrorNotReady) return fault_ = CudaFailure("copier kernel", q);
       if (mailbox_->exiting == 0) return Status::Ok();
     }
     running_ = false;
@@ -351,7 +348,7 @@ Status DeviceCopier::Poll(uint64_t ticket, bool* done) const {
 Status DeviceCopier::Check() {
   if (!fault_.ok() || !running_) return fault_;
   const cudaError_t q = cudaStreamQuery(stream_);
-  if (q != cudaSuccess && q != cudaErrorNotReady) fault_ = CudaError("copier kernel", q);
+  if (q != cudaSuccess && q != cudaErrorNotReady) fault_ = CudaFailure("copier kernel", q);
   return fault_;
 }
 
@@ -362,7 +359,7 @@ Status DeviceCopier::Stop() {
   cudaError_t e = cudaStreamSynchronize(stream_);
   running_ = false;
   mailbox_->exiting = 1;
-  return e == cudaSuccess ? Status::Ok() : CudaError("copier kernel", e);
+  return e == cudaSuccess ? Status::Ok() : CudaFailure("copier kernel", e);
 }
 
 }  // namespace mpigpu::transport
