@@ -994,7 +994,7 @@ Status Engine::IssueSingleCopy(Request* req, const CopyDesc& d, MemLoc dst_loc, 
       // A pull whose sender offered a notify slot: the kernel completes the send itself.
       CopyDesc dn = d;
       if (req->peer_notify_slot_ != kNoNotify && notify_dev_ != nullptr) {
-        dn.notify_index = NotifyIndex(req->info_.source, req->peer_notify_slot_);
+        dn.notify_index = PeerNotifyIndex(*req);
         dn.notify_value = req->peer_notify_token_;
       }
       Status st = gpu_copier_.Submit(dn, &req->ticket_, &queued);
@@ -1105,8 +1105,13 @@ bool Engine::TryIpcPull(Request* req, const MsgHeader& h, const IpcOffer& offer)
   return true;
 }
 
+// CUDA IPC works here and MPIGPU_LMT allows it (auto, or forced).
+bool Engine::IpcAllowed() const {
+  return ipc_ok_ && (config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kIpc);
+}
+
 bool Engine::OffersIpc(int peer, size_t bytes) const {
-  if (!ipc_ok_ || config_->lmt == LmtMode::kRing || config_->lmt == LmtMode::kCma) return false;
+  if (!IpcAllowed()) return false;
   if (config_->lmt == LmtMode::kIpc) return true;
   return !(peer >= 0 && peer < size_ && shares_gpu_[peer] && bytes < config_->shared_gpu_ipc_min);
 }
@@ -1114,8 +1119,7 @@ bool Engine::OffersIpc(int peer, size_t bytes) const {
 // Receiver with a contiguous device buffer, sender with a host buffer: the sender copies H2D
 // straight into our buffer (pinned sources reach the PCIe limit).
 bool Engine::TryIpcPutRequest(Request* req, const MsgHeader& h) {
-  const bool ipc_mode = config_->lmt == LmtMode::kAuto || config_->lmt == LmtMode::kIpc;
-  if (!ipc_ok_ || !ipc_mode || !req->buf_.loc.is_device() || !req->buf_.layout.contiguous() ||
+  if (!IpcAllowed() || !req->buf_.loc.is_device() || !req->buf_.layout.contiguous() ||
       !h.loc.is_host() || ranks_[h.src].gpu.load(std::memory_order_relaxed) < 0)
     return false;
   OutMsg put;
@@ -1443,8 +1447,8 @@ Status Engine::Progress() {
 
 // Receiver: whether our kernel stored the token of the send that `req` pulls from.
 bool Engine::PeerTokenStored(const Request& req) const {
-  return notify_words_[NotifyIndex(req.peer_, req.peer_notify_slot_)].load(
-             std::memory_order_acquire) == req.peer_notify_token_;
+  return notify_words_[PeerNotifyIndex(req)].load(std::memory_order_acquire) ==
+         req.peer_notify_token_;
 }
 
 // The resident kernel's health, asked of the driver on the peer-check cadence: a fault (a copy

@@ -246,6 +246,7 @@ class Engine {
   Status CopierFor(MemLoc loc, CopyEngine** out);
   Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t n, void* plain);
   void PinEagerMemory();
+  bool IpcAllowed() const;
   OutMsg Control(int dst, MsgType type) const;
   OutMsg Eager(int dst, int tag, int context, const UserBuffer& buf) const;
   // Receiving side.
@@ -258,6 +259,10 @@ class Engine {
   Status StopGpuCopier();
   uint32_t NotifyIndex(int rank, uint32_t slot) const {
     return static_cast<uint32_t>(rank) * kNotifySlots + slot;
+  }
+  // Receiver: the word of the sender's slot that `req` (a matched pull) names.
+  uint32_t PeerNotifyIndex(const Request& req) const {
+    return NotifyIndex(req.peer_, req.peer_notify_slot_);
   }
   Status DecodeBox(int src, const Fastbox& b, MsgHeader* h, const unsigned char** payload) const;
   void PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32_t seq, size_t bytes);
