@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pwd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -74,8 +76,28 @@ std::string ShmPrefix() { return "mpigpu-" + std::to_string(getuid()) + "-"; }
 
 std::string SegmentName(const std::string& jobid) { return ShmPrefix() + jobid; }
 
-std::string RingSegmentName(const std::string& jobid, int src, int dst) {
-  return SegmentName(jobid) + "-ring-" + std::to_string(src) + "-" + std::to_string(dst);
+std::string RingSegmentName(const std::string& jobid, int src, int dst, uint64_t token) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(token));
+  return SegmentName(jobid) + "-ring-" + std::to_string(src) + "-" + std::to_string(dst) + "-" +
+         hex;
+}
+
+Status RandomToken(uint64_t* token) {
+  ssize_t n;
+  do n = getrandom(token, sizeof *token, 0);
+  while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof *token)) return SysError("getrandom");
+  return Status::Ok();
+}
+
+static std::string OwnerName(uid_t uid) {
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  char buf[1024];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr)
+    return std::string(found->pw_name) + " (uid " + std::to_string(uid) + ")";
+  return "uid " + std::to_string(uid);
 }
 
 Status RandomJobId(std::string* jobid) {
@@ -132,6 +154,12 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
     shm.swap(created);
   } catch (const bip::interprocess_exception& e) {
     if (e.get_error_code() == bip::already_exists_error) {
+      struct stat other;
+      const std::string path = std::string(kShmDir) + "/" + name;
+      if (stat(path.c_str(), &other) == 0 && other.st_uid != geteuid())
+        return Status(Err::kSystem, "shared memory segment " + name + " already exists and belongs to " +
+                                        OwnerName(other.st_uid) +
+                                        ": another user made it; it is not ours to use or remove");
       return Status(Err::kInvalidArg,
                     "shared memory segment " + name +
                         " already exists (a job with the same id is running, or a crashed job "
@@ -182,7 +210,8 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
   return Status::Ok();
 }
 
-Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_ms) {
+Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_ms,
+                          const std::function<bool()>& creator_alive) {
   MPIGPU_RETURN_IF_ERROR(CheckName(name));
   if (out == nullptr) return Status(Err::kInvalidArg, "ShmSegment::Attach: null output");
   if (timeout_ms < 0) {
@@ -196,6 +225,18 @@ Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_
       // Map it once it exists and the creator has sized it.
       try {
         bip::shared_memory_object shm(bip::open_only, name.c_str(), bip::read_write);
+        // Only our own, private objects: one that another user made (or may open) could hold
+        // anything, and our writes would reach them.
+        struct stat st;
+        if (fstat(shm.get_mapping_handle().handle, &st) != 0) return SysError("fstat(shm)");
+        if (st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+        {
+          char mode[8];
+          std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+          return Status(Err::kSystem, "shared memory segment " + name + " belongs to " +
+                                          OwnerName(st.st_uid) + " with mode " + mode +
+                                          ": not this job's own; refused");
+        }
         bip::offset_t size = 0;
         if (shm.get_size(size) && size >= static_cast<bip::offset_t>(kHeaderBytes)) {
           bip::mapped_region region(shm, bip::read_write);
@@ -214,6 +255,9 @@ Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_
       if (h->magic.load(std::memory_order_acquire) == kMagic) break;  // pairs with Create
       waiting_for = "to be published";
     }
+    if (creator_alive && !creator_alive())
+      return Status(Err::kPeerFailed, "the process that creates shared memory segment " + name +
+                                          " died before it was ready");
     if (std::chrono::steady_clock::now() >= deadline) {
       return Status(Err::kTimeout, "shared memory segment " + name + " did not come " +
                                        waiting_for + " within " + std::to_string(timeout_ms) +

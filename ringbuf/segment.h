@@ -35,6 +35,7 @@
 #include <boost/interprocess/mapped_region.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -83,8 +84,12 @@ class ShmSegment {
                        ShmSegment* out, int numa_node = -1);
   // Opens `name` made by Create in another process, waiting up to timeout_ms for it to exist and
   // be published. kTimeout when it does not; kInvalidArg when its header does not match this
-  // build (magic, version, sizes) or all nranks processes have attached already.
-  static Status Attach(const std::string& name, ShmSegment* out, int timeout_ms);
+  // build (magic, version, sizes) or all nranks processes have attached already; kSystem
+  // (EPERM) when the object belongs to another user or others may open it (never ours to use). With
+  // `creator_alive` (optional), the wait ends as soon as it returns false (kPeerFailed): the
+  // process that was to create the segment died.
+  static Status Attach(const std::string& name, ShmSegment* out, int timeout_ms,
+                       const std::function<bool()>& creator_alive = nullptr);
 
   // Removes the name; this mapping (and every other process's) stays valid.
   Status Unlink();
@@ -112,8 +117,13 @@ using JobSegment = ShmSegment;
 
 // "mpigpu-<uid>-<jobid>" (uid = getuid()).
 std::string SegmentName(const std::string& jobid);
-// "mpigpu-<uid>-<jobid>-ring-<src>-<dst>": the LMT ring of the pair src -> dst.
-std::string RingSegmentName(const std::string& jobid, int src, int dst);
+// "mpigpu-<uid>-<jobid>-ring-<src>-<dst>-<token>": the LMT ring of the pair src -> dst. The
+// token (16 hex digits, random, made by the ring's creator and handed to its peer inside the
+// job) keeps the name unguessable: the job segment's name is visible in /dev/shm while a job
+// starts, and a name derived from it alone could be created first by another local user.
+std::string RingSegmentName(const std::string& jobid, int src, int dst, uint64_t token);
+// 64 random bits from the kernel (getrandom); kSystem if it has none to give.
+Status RandomToken(uint64_t* token);
 // A fresh job id for a job started without a launcher: 16 hex digits from /dev/urandom.
 Status RandomJobId(std::string* jobid);
 

@@ -15,4 +15,10 @@ cudaError_t FillPatternOnDevice(void* buf, size_t bytes, uint32_t seed, uint64_t
 cudaError_t CountMismatchesOnDevice(const void* buf, size_t bytes, uint32_t seed,
                                     unsigned long long* mismatches, uint64_t first = 0);
 
+// Launches, on the legacy default stream and without waiting, a kernel that first spins for
+// about `delay_us` microseconds and then fills `bytes` at `buf` with PatternByte(seed, i): the
+// program's own work that a send must wait for.
+cudaError_t FillPatternLaterOnDefaultStream(void* buf, size_t bytes, uint32_t seed,
+                                            unsigned delay_us);
+
 }  // namespace mpigpu::testing

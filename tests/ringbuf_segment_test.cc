@@ -30,13 +30,49 @@ bool ShmExists(const std::string& name) {
 TEST(SegmentNameTest, Format) {
   const std::string uid = std::to_string(getuid());
   EXPECT_EQ(SegmentName("abc123"), "mpigpu-" + uid + "-abc123");
-  EXPECT_EQ(RingSegmentName("abc123", 2, 5), "mpigpu-" + uid + "-abc123-ring-2-5");
+  EXPECT_EQ(RingSegmentName("abc123", 2, 5, 0x0123456789abcdefull),
+            "mpigpu-" + uid + "-abc123-ring-2-5-0123456789abcdef");
+  // The ring's token is random: nobody outside the job can name its ring before it exists.
+  uint64_t t1 = 0, t2 = 0;
+  ASSERT_TRUE(RandomToken(&t1).ok());
+  ASSERT_TRUE(RandomToken(&t2).ok());
+  EXPECT_NE(t1, t2);
   std::string a, b;
   ASSERT_TRUE(RandomJobId(&a).ok());
   ASSERT_TRUE(RandomJobId(&b).ok());
   EXPECT_EQ(a.size(), 16u);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
   EXPECT_NE(a, b);
+}
+
+// Another local user pre-creates a name this job will use (it watched /dev/shm): creating it
+// fails naming that owner, attaching to it is refused (our writes must never reach another
+// user's memory), and so is one of ours that others may open. Nothing of theirs is removed.
+TEST(SegmentTest, SegmentsOfOtherUsersOrOpenToOthersAreRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a file owned by another user";
+  const std::string name = FreshSegmentName("foreign");
+  NameGuard guard{name};
+  const std::string path = "/dev/shm/" + name;
+  {
+    ShmSegment made;
+    ASSERT_TRUE(ShmSegment::Create(name, 4096, 2, &made).ok());
+  }
+  ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  ShmSegment seg;
+  Status st = ShmSegment::Create(name, 4096, 2, &seg);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find("belongs to"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.ToString().find("65534"), std::string::npos) << st.ToString();
+  st = ShmSegment::Attach(name, &seg, 100);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find("belongs to"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(ShmExists(name)) << "a foreign segment must not be removed";
+  // Ours, but readable by others: refused too.
+  ASSERT_EQ(chown(path.c_str(), geteuid(), getegid()), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+  st = ShmSegment::Attach(name, &seg, 100);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find("0644"), std::string::npos) << st.ToString();
 }
 
 TEST(SegmentTest, CreateAttachUnlink) {

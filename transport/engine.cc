@@ -55,6 +55,7 @@ struct Engine::RingPair {
   LmtRing ring;
   bool creator = false;
   bool pinned = false;
+  uint64_t token = 0;  // the random part of its name (RingSegmentName)
   // Receiver: unit size and end slot of the last transfer given a CTS (the chain rule of
   // ringbuf/lmt_ring.h); chain_unit 0 until the first.
   size_t chain_unit = 0;
@@ -164,7 +165,13 @@ Engine::~Engine() {
 
 Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
   std::unique_ptr<Engine> e(new Engine());
-  MPIGPU_RETURN_IF_ERROR(e->Bootstrap(job));
+  Status st = e->Bootstrap(job);
+  if (!st.ok()) {
+    // The creator removes the job's name whatever went wrong (a peer that never came, a bad
+    // setting), so a rerun with the same job id does not find it taken.
+    if (e->rank_ == 0 && e->segment_.valid()) (void)e->segment_.Unlink();
+    return st;
+  }
   *out = std::move(e);
   return Status::Ok();
 }
@@ -197,7 +204,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   if (config_->fastbox_size && fbox_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const std::string name = SegmentName(jobid_);
-  const int timeout_ms = static_cast<int>(config_->bootstrap_timeout_s * 1000);
+  const int timeout_ms = BootstrapTimeoutMs();
   char* fbox_mem = nullptr;
   char* queue_mem = nullptr;
   auto place = [&] {
@@ -217,7 +224,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
     MPIGPU_RETURN_IF_ERROR(CellQueues::Format(queue_mem, queue_bytes, size_,
                                               config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
-    MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms));
+    MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms, CreatorAliveCheck()));
     if (segment_.payload_bytes() != slots_bytes + notify_bytes_ + fbox_bytes + queue_bytes)
       return Status(Err::kInvalidArg, "job segment " + name + " has another size than this rank "
                                       "expects: every rank must run with the same MPIGPU_* settings");
@@ -279,9 +286,22 @@ Status Engine::Bootstrap(const JobInfo& job) {
   lmt_send_queue_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
+  probe_watch_.assign(size_, false);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
               rank_, size_, eager_max_, config_->cells_per_rank);
   return Status::Ok();
+}
+
+int Engine::BootstrapTimeoutMs() const {
+  return static_cast<int>(std::min<size_t>(config_->bootstrap_timeout_s, 86400) * 1000);
+}
+
+// While a rank waits for the job segment: whether the rank that creates it (local rank 0) still
+// lives. mpigpurun names its pid (MPIGPU_CREATOR_PID); without it, only the timeout ends the wait.
+std::function<bool()> Engine::CreatorAliveCheck() {
+  const int pid = EnvInt("MPIGPU_CREATOR_PID", -1);
+  if (pid <= 0) return nullptr;
+  return [pid] { return ProcessAlive(pid); };
 }
 
 // ---- requests ----
@@ -328,6 +348,14 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   if (peer_failed_[dst]) {
     Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(dst) + " has failed"));
     return Status::Ok();
+  }
+  // Every path below reads the buffer off the default stream (see WaitForDefaultStream).
+  if (bytes > 0 && buf.loc.is_device()) {
+    Status st = WaitForDefaultStream(buf.loc);
+    if (!st.ok()) {
+      Complete(req, std::move(st));
+      return Status::Ok();
+    }
   }
   OutMsg msg = Eager(dst, tag, context, req->buf_);
   msg.req = req;
@@ -428,6 +456,15 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
   MPIGPU_RETURN_IF_ERROR(StartRequest(Request::Kind::kRecv, buf, src, tag, context, out));
   Request* req = *out;
   req->state_ = Request::State::kPosted;
+  // The program's default-stream work on the buffer (a kernel still reading last step's data)
+  // is done before any copy of ours or a peer's writes into it.
+  if (req->bytes_ > 0 && buf.loc.is_device()) {
+    Status st = WaitForDefaultStream(buf.loc);
+    if (!st.ok()) {
+      Complete(req, std::move(st));
+      return Status::Ok();
+    }
+  }
 
   req->key = MatchKey{context, src, tag};
   // The oldest unexpected message that matches, in arrival order.
@@ -452,15 +489,28 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
 Status Engine::Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) {
   *found = false;
   MPIGPU_RETURN_IF_ERROR(CheckRank(src, "source", true));
+  // A probe waits on its source like a receive: the peer check watches it from now on.
+  if (src == kAnySource) probe_any_ = true;
+  else probe_watch_[src] = true;
   MPIGPU_RETURN_IF_ERROR(Progress());
   if (const Unexpected* u = unexpected_.Find(MatchKey{context, src, tag})) {
     *found = true;
     *info = MsgInfo{u->hdr.src, u->hdr.tag, u->hdr.bytes};
     return Status::Ok();
   }
-  if (src != kAnySource && peer_failed_[src])
-    return Status(Err::kPeerFailed, "rank " + std::to_string(src) + " has failed");
+  // Nothing matches, and the rank (any member of the context, for kAnySource) that could send it
+  // has failed: as a receive would, the probe fails instead of waiting for ever.
+  for (int r = 0; r < size_; ++r) {
+    if (!peer_failed_[r] || (src != kAnySource && r != src)) continue;
+    if (src == kAnySource && !ContextHas(context, r)) continue;
+    return Status(Err::kPeerFailed, "rank " + std::to_string(r) + " has failed");
+  }
   return Status::Ok();
+}
+
+bool Engine::ContextHas(int context, int rank) const {
+  auto it = context_members_.find(context);
+  return it == context_members_.end() || it->second[rank];
 }
 
 // Requests are recycled: a ping-pong should not pay an allocation per message.
@@ -1181,7 +1231,7 @@ void Engine::TryStartRingRecv(int src) {
     }
     const bool gpu = req->buf_.loc.is_device() || req->peer_loc_.is_device();
     RingPair* pair = nullptr;
-    Status st = RingFor(src, rank_, gpu, &pair);
+    Status st = RingFor(src, rank_, gpu, 0, &pair);
     const uint64_t total = std::min<uint64_t>(req->info_.bytes, req->bytes_);
     size_t unit = gpu ? LmtGpuUnit(total, config_->lmt_unit_gpu_min, config_->lmt_unit_gpu)
                       : config_->lmt_unit_host;
@@ -1235,6 +1285,7 @@ void Engine::TryStartRingRecv(int src) {
     cts.hdr.unit = static_cast<uint32_t>(unit);
     cts.hdr.block = static_cast<uint32_t>(params.fill_block);
     cts.hdr.addr = params.first_slot;
+    SetRingToken(&cts.hdr, pair->token);
     if (chained) {
       cts.hdr.flags = kFlagChained;
       MPIGPU_TRACE("ring %d->%d: transfer of %llu bytes chained at unit %zu%s", src, rank_,
@@ -1281,7 +1332,7 @@ Status Engine::AdvanceCma(Request* req, bool* done) {
 Status Engine::StartRingSend(Request* req, const MsgHeader& cts) {
   const bool gpu = req->buf_.loc.is_device() || cts.loc.is_device();
   RingPair* pair = nullptr;
-  MPIGPU_RETURN_IF_ERROR(RingFor(rank_, req->peer_, gpu, &pair));
+  MPIGPU_RETURN_IF_ERROR(RingFor(rank_, req->peer_, gpu, RingToken(cts), &pair));
   CopyEngine* copier = nullptr;
   MPIGPU_RETURN_IF_ERROR(CopierFor(req->buf_.loc, &copier));
   LmtParams params;
@@ -1308,11 +1359,13 @@ Status Engine::StartRingSend(Request* req, const MsgHeader& cts) {
   return Status::Ok();
 }
 
-Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
-  auto& slot = rings_[{src, dst}];
-  if (!slot) {
+// The ring src -> dst, mapped on first use; nothing is kept when making it fails (a later
+// transfer tries again). The receiver creates it under a fresh random token, which its CTS
+// carries; the sender attaches under the CTS's token.
+Status Engine::RingFor(int src, int dst, bool pin, uint64_t token, RingPair** out) {
+  auto found = rings_.find({src, dst});
+  if (found == rings_.end()) {
     auto pair = std::make_unique<RingPair>();
-    const std::string name = RingSegmentName(jobid_, src, dst);
     // Capacity: MPIGPU_LMT_UNITS of the largest GPU unit when a GPU exists (so GPU transfers get
     // their large units), else of the host unit. Flags for as many of the smallest unit as fit.
     const bool gpu = CudaDeviceCount() > 0;
@@ -1322,7 +1375,13 @@ Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
     const size_t flags = std::max<size_t>(config_->lmt_units, capacity / smallest);
     const size_t bytes = LmtRing::BytesFor(capacity, flags);
     if (bytes == 0) return Status(Err::kInvalidArg, "MPIGPU_LMT_UNITS / unit sizes out of range");
+    if (inject_ring_setup_failure_) {
+      inject_ring_setup_failure_ = false;
+      return Status(Err::kNoMemory, "ring set-up failure injected by a test");
+    }
     if (dst == rank_) {  // the receiver makes the ring; the sender attaches after the CTS
+      MPIGPU_RETURN_IF_ERROR(RandomToken(&pair->token));
+      const std::string name = RingSegmentName(jobid_, src, dst, pair->token);
       // Pages near the receiver's GPU: its H2D copies read them (MPIGPU_NUMA_PLACE).
       int node = -1;
       int device = 0;
@@ -1330,24 +1389,30 @@ Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
         node = NumaNodeOfGpu(device);
       MPIGPU_RETURN_IF_ERROR(
           ShmSegment::Create(name, bytes, src == dst ? 1 : 2, &pair->region, node));
-      MPIGPU_RETURN_IF_ERROR(
-          LmtRing::Format(pair->region.payload(), bytes, capacity, flags, &pair->ring));
+      Status st = LmtRing::Format(pair->region.payload(), bytes, capacity, flags, &pair->ring);
+      if (!st.ok()) {
+        (void)pair->region.Unlink();
+        return st;
+      }
       pair->creator = true;
     } else {
-      MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(
-          name, &pair->region, static_cast<int>(config_->bootstrap_timeout_s * 1000)));
+      pair->token = token;
+      const std::string name = RingSegmentName(jobid_, src, dst, token);
+      MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &pair->region, BootstrapTimeoutMs(),
+                                                [this, dst] { return PeerAlive(dst); }));
       MPIGPU_RETURN_IF_ERROR(
           LmtRing::Attach(pair->region.payload(), pair->region.payload_bytes(), &pair->ring));
       (void)pair->region.Unlink();  // both sides have it now
     }
-    slot = std::move(pair);
+    found = rings_.emplace(std::make_pair(src, dst), std::move(pair)).first;
   }
-  if (pin && !slot->pinned && config_->pin_shm) {
-    Status st = PinHostRange(slot->ring.data(), slot->ring.capacity());
-    if (st.ok()) slot->pinned = true;
+  RingPair* pair = found->second.get();
+  if (pin && !pair->pinned && config_->pin_shm) {
+    Status st = PinHostRange(pair->ring.data(), pair->ring.capacity());
+    if (st.ok()) pair->pinned = true;
     else MPIGPU_INFO("ring %d->%d stays unpinned: %s", src, dst, st.ToString().c_str());
   }
-  *out = slot.get();
+  *out = pair;
   return Status::Ok();
 }
 
@@ -1523,13 +1588,13 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 }
 
 void Engine::CheckPeers() {
-  bool any_source_waiting = false;
+  bool any_source_waiting = probe_any_;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || peer_failed_[r]) continue;
-    if (outstanding_[r] == 0 && !any_source_waiting) continue;
-    if (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kFinalized &&
-        outstanding_[r] == 0)
+    const bool waited_on = outstanding_[r] > 0 || probe_watch_[r];
+    if (!waited_on && !any_source_waiting) continue;
+    if (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kFinalized && !waited_on)
       continue;
     if (!PeerAlive(r))
       FailPeer(r, "rank " + std::to_string(r) + " (pid " +
@@ -1554,12 +1619,7 @@ void Engine::FailPeer(int rank, const std::string& why) {
     if (r->peer_ == rank) Complete(r, st);
   lmt_wait_[rank].clear();
   posted_.ForEach([&](Request* r) {
-    bool member = true;
-    if (r->peer_ == kAnySource) {
-      auto it = context_members_.find(r->context_);
-      member = it == context_members_.end() || it->second[rank];
-    }
-    if (r->peer_ == rank || (r->peer_ == kAnySource && member)) {
+    if (r->peer_ == rank || (r->peer_ == kAnySource && ContextHas(r->context_, rank))) {
       posted_.Remove(r);
       Complete(r, st);
     }
@@ -1608,6 +1668,15 @@ Status Engine::Finalize() {
   }
   if (st.ok() && Now() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
+  // A job in which a rank died (or left without finalizing) did not end well: say so.
+  std::string dead;
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_ && (peer_failed_[r] || ranks_[r].state.load(std::memory_order_acquire) !=
+                                              RankSlot::kFinalized))
+      dead += (dead.empty() ? "" : ", ") + std::to_string(r);
+  if (!dead.empty())
+    st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +
+                                              " failed or left without finalizing"));
   finalized_ = true;
   st.KeepFirst(StopGpuCopier());
   if (std::exchange(eager_pinned_, false)) st.KeepFirst(UnpinHostRange(eager_mem_));

@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -225,6 +226,8 @@ class Engine {
   // Tests: the next ring receive that has drained at least one unit fails as if its copy had
   // (fault injection for the ring's abort path).
   void InjectRingFailureForTest() { inject_ring_failure_ = true; }
+  // Tests: making the next ring fails (as with a full /dev/shm).
+  void InjectRingSetupFailureForTest() { inject_ring_setup_failure_ = true; }
 
  private:
   struct RankSlot;
@@ -300,9 +303,13 @@ class Engine {
     req->state_ = Request::State::kLmt;
     lmt_active_.push_back(req);
   }
-  Status RingFor(int src, int dst, bool pin, RingPair** out);
+  Status RingFor(int src, int dst, bool pin, uint64_t token, RingPair** out);
+  int BootstrapTimeoutMs() const;
+  static std::function<bool()> CreatorAliveCheck();
   void Complete(Request* req, Status st);
   void CheckPeers();
+  // Whether `rank` takes part in `context` (SetContextMembers; undeclared: every rank).
+  bool ContextHas(int context, int rank) const;
   Request* NewRequest();
   bool RankValid(int rank, bool any_ok) const {
     return (rank >= 0 && rank < size_) || (any_ok && rank == kAnySource);
@@ -327,6 +334,7 @@ class Engine {
   std::unordered_set<Request*> waiting_puts_;  // receives whose buffer a sender is putting into
   bool in_progress_ = false;
   bool inject_ring_failure_ = false;  // InjectRingFailureForTest
+  bool inject_ring_setup_failure_ = false;  // InjectRingSetupFailureForTest
   bool finalized_ = false;
 
   JobSegment segment_;
@@ -379,6 +387,8 @@ class Engine {
   std::vector<bool> peer_failed_;
   std::unordered_map<int, std::vector<bool>> context_members_;  // by context, by world rank
   std::vector<int> outstanding_;  // requests waiting on each peer (liveness checks)
+  std::vector<bool> probe_watch_;  // peers a probe waited on: the liveness check watches them
+  bool probe_any_ = false;         // a kAnySource probe ran: every peer is watched
   double next_peer_check_ = 0;
   uint64_t progress_calls_ = 0;
 };

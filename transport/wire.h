@@ -60,8 +60,17 @@ struct MsgHeader {
                        // CmaGo: the transfer's generation
   MemLoc loc;          // RTS: where the sender's buffer lives
   uint32_t seq;        // number of this message in its pair's order (fastbox and queue alike)
-  uint32_t pad[2];
+  uint32_t ring_token[2];  // CTS: the random part of the ring's name (RingSegmentName), which
+                           // only the job's ranks learn: see RingToken / SetRingToken
 };
+
+inline uint64_t RingToken(const MsgHeader& h) {
+  return static_cast<uint64_t>(h.ring_token[0]) << 32 | h.ring_token[1];
+}
+inline void SetRingToken(MsgHeader* h, uint64_t token) {
+  h->ring_token[0] = static_cast<uint32_t>(token >> 32);
+  h->ring_token[1] = static_cast<uint32_t>(token);
+}
 static_assert(std::is_trivially_copyable<MsgHeader>::value, "copied into shared memory");
 
 // An eager message's header in a fastbox slot: what matching and ordering need (the sender is
