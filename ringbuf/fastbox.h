@@ -25,8 +25,12 @@
 // Counters wrap at 2^32; kSlots divides 2^32, so n % kSlots stays consistent across the wrap.
 // Each process keeps its cursors (messages sent and acknowledged per destination, taken per
 // source) in its own Fastboxes object: one sender and one receiver per pair.
-// The header and the initial zero stamps and counters are written by Format before the range is
-// shown to other processes (the job segment's own publication covers them).
+// The header is written by Format before the range is shown to other processes (the job
+// segment's own publication covers it). Zero stamps and counters are every ring's empty state,
+// and fresh shared memory is zero, so the rings themselves are never written before use: in a
+// sparse segment a pair's pages get memory only when its sender calls PreparePair, before its
+// first message through the ring (and the receiver looks at a ring only after that message told
+// it to, so pairs that never talk cost nothing).
 //
 // Order: a fastbox message and a queue message from one sender can be seen in either order;
 // the transport numbers every message of a pair to restore the order it was sent in.
@@ -85,8 +89,8 @@ class Fastboxes {
 
   // Bytes for nranks^2 rings of slots of `data` bytes; 0 when an argument is out of range.
   static size_t BytesFor(int nranks, size_t data);
-  // Lays the rings out in [mem, mem + bytes) (64-aligned), all empty, for process `self`. One
-  // process, before the range is shared.
+  // Lays the rings out in [mem, mem + bytes) (64-aligned, zero-filled: all rings empty), for
+  // process `self`. One process, before the range is shared; only the header is written.
   static Status Format(void* mem, size_t bytes, int nranks, size_t data, int self,
                        Fastboxes* out);
   // Opens rings another process formatted, for process `self`; checks the header against `bytes`.
@@ -101,6 +105,11 @@ class Fastboxes {
     return reinterpret_cast<Fastbox*>(pair(src, dst) + sizeof(FastboxAck) +
                                       static_cast<size_t>(i % kSlots) * stride_);
   }
+
+  // Sender: gives the pages of the ring self -> dst memory now (MADV_POPULATE_WRITE), so that a
+  // full /dev/shm is an error here (kNoMemory) instead of a SIGBUS at the first store. The
+  // bytes already there are not changed (pages are shared with neighbouring pairs in use).
+  Status PreparePair(int dst) const;
 
   // Sender (self -> dst): the next free slot, or null when the ring is full. The caller fills
   // len and data, then calls Publish.

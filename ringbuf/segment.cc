@@ -125,7 +125,7 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
 }
 
 Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nranks,
-                          ShmSegment* out, int numa_node) {
+                          ShmSegment* out, int numa_node, size_t sparse_tail) {
   MPIGPU_RETURN_IF_ERROR(CheckName(name));
   if (out == nullptr) return Status(Err::kInvalidArg, "ShmSegment::Create: null output");
   if (payload_bytes == 0 || payload_bytes > kMaxPayloadBytes) {
@@ -137,14 +137,18 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
     return Status(Err::kInvalidArg, "segment " + name + ": nranks " + std::to_string(nranks) +
                                         " (must be 1 .. " + std::to_string(kMaxRanks) + ")");
   }
+  if (sparse_tail > payload_bytes)
+    return Status(Err::kInvalidArg, "segment " + name + ": sparse tail larger than the payload");
   const size_t total = kHeaderBytes + RoundUpPage(payload_bytes);
+  // The pages allocated now; a sparse tail starts inside the last of them at the latest.
+  const size_t dense = kHeaderBytes + RoundUpPage(payload_bytes - sparse_tail);
 
   // A clear message now instead of a failure deep in the allocation.
   unsigned long long free_bytes = 0;
-  if (ShmFreeBytes(&free_bytes) && total > free_bytes) {
+  if (ShmFreeBytes(&free_bytes) && dense > free_bytes) {
     return Status(Err::kNoMemory, std::string("shared memory ") + kShmDir + " has " +
                                       MiB(free_bytes) + " free, segment " + name + " needs " +
-                                      MiB(total) + "; free space or lower " + kSizeKnobs);
+                                      MiB(dense) + "; free space or lower " + kSizeKnobs);
   }
 
   bip::shared_memory_object shm;
@@ -187,10 +191,10 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
   if (!st.ok()) return fail(st);
   // ftruncate only sets the size: without this, the first touch of a page past what tmpfs has
   // room for would be a SIGBUS in whichever process touched it.
-  int err = posix_fallocate(shm.get_mapping_handle().handle, 0, static_cast<off_t>(total));
+  int err = posix_fallocate(shm.get_mapping_handle().handle, 0, static_cast<off_t>(dense));
   if (err == ENOSPC || err == ENOMEM) {
     return fail(Status(Err::kNoMemory, std::string("shared memory ") + kShmDir +
-                                           " ran out of space allocating " + MiB(total) +
+                                           " ran out of space allocating " + MiB(dense) +
                                            " for segment " + name +
                                            "; free space or lower " + kSizeKnobs));
   }

@@ -9,7 +9,8 @@
 // Life cycle:
 //   - Create: one process (the job's local rank 0) creates the name exclusively with mode 0600,
 //     after checking that /dev/shm has room; the pages are allocated at once (posix_fallocate),
-//     so a full /dev/shm is an error here, never a SIGBUS at a later first touch. The creator
+//     so a full /dev/shm is an error here, never a SIGBUS at a later first touch (except a
+//     sparse tail, which its users allocate piece by piece, with the same care). The creator
 //     counts as the first of `nranks` attached processes.
 //   - Attach: the others open the name (waiting, bounded, for it to appear and be published),
 //     check the header and count themselves in `attached`.
@@ -80,8 +81,11 @@ class ShmSegment {
   // Errors: kInvalidArg (bad name, payload_bytes 0 or > kMaxPayloadBytes, nranks outside
   // [1, kMaxRanks], name already exists), kNoMemory (/dev/shm too small or full), kSystem.
   // On error nothing is left behind.
+  // The last `sparse_tail` bytes of the payload get no memory now (no posix_fallocate, not
+  // counted against /dev/shm's free space): their users give their pages memory when they first
+  // need them (Fastboxes::PreparePair), so structures that are mostly never used cost nothing.
   static Status Create(const std::string& name, size_t payload_bytes, int nranks,
-                       ShmSegment* out, int numa_node = -1);
+                       ShmSegment* out, int numa_node = -1, size_t sparse_tail = 0);
   // Opens `name` made by Create in another process, waiting up to timeout_ms for it to exist and
   // be published. kTimeout when it does not; kInvalidArg when its header does not match this
   // build (magic, version, sizes) or all nranks processes have attached already; kSystem

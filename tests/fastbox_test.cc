@@ -4,13 +4,16 @@
 #include "ringbuf/fastbox.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace mpigpu {
@@ -151,6 +154,48 @@ TEST(FastboxTest, TwoProcessStreamIsWholeOnceAndInOrder) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(bad, 0u);
+}
+
+// A 1000-rank job's fastboxes (a million pairs, 16 GiB) in a sparse segment: formatting them
+// writes only the header; a pair gets memory when its sender prepares it, about its own slots'
+// worth; pairs that never talk cost nothing.
+TEST(FastboxTest, PairsGetMemoryOnlyWhenTheyTalk) {
+  const int n = 1000;
+  const size_t bytes = Fastboxes::BytesFor(n, 4096 + 64);
+  ASSERT_GT(bytes, size_t{15} << 30);
+  const std::string name = "/mpigpu-fastbox-sparse-" + std::to_string(getpid());
+  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  shm_unlink(name.c_str());
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  auto allocated = [fd] {
+    struct stat st;
+    return fstat(fd, &st) == 0 ? static_cast<size_t>(st.st_blocks) * 512 : ~size_t{0};
+  };
+  Fastboxes sender, receiver;
+  ASSERT_TRUE(Fastboxes::Format(mem, bytes, n, 4096 + 64, 3, &sender).ok());
+  ASSERT_TRUE(Fastboxes::Attach(mem, bytes, 997, &receiver).ok());
+  EXPECT_LE(allocated(), size_t{4096});  // the header's page
+  ASSERT_TRUE(sender.PreparePair(997).ok());
+  const size_t one_pair = allocated();
+  EXPECT_GE(one_pair, size_t{16} << 10);
+  EXPECT_LE(one_pair, size_t{32} << 10);
+  // The prepared ring works, and what it holds survives a second PreparePair.
+  Fastbox* b = sender.TryBegin(997);
+  ASSERT_NE(b, nullptr);
+  b->len = 4;
+  std::memcpy(b->data, "ping", 4);
+  sender.Publish(997, b);
+  ASSERT_TRUE(sender.PreparePair(997).ok());
+  const Fastbox* got = receiver.Peek(3);
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(std::memcmp(got->data, "ping", 4), 0);
+  receiver.Release(3);
+  EXPECT_EQ(allocated(), one_pair);
+  munmap(mem, bytes);
+  close(fd);
 }
 
 }  // namespace

@@ -230,5 +230,45 @@ TEST(TransportFaultTest, ARankNoticesThatTheCreatorDiedWithinASecond) {
   EXPECT_EQ(rc, 0);
 }
 
+// Many ranks, fastboxes opened pair by pair on first use: each rank streams small messages to
+// its neighbour and to rank 0 (whose receives from any source see every sender's box open
+// while others' messages are queued in cells), every message checked.
+TEST(TransportFaultTest, ManyRanksOpenFastboxesPairByPair) {
+  const int n = 24;
+  std::string r = RunJob(n, [n](int rank) {
+    auto e = Join();
+    const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+    for (int i = 0; i < 20; ++i) {
+      int out[2] = {rank, i}, in[2] = {-1, -1};
+      Request *s = nullptr, *q = nullptr;
+      RANK_CHECK(e->Irecv(Host(in, sizeof in), prev, i, 0, &q).ok());
+      RANK_CHECK(e->Isend(Host(out, sizeof out), next, i, 0, &s).ok());
+      RANK_CHECK(Finish(e.get(), s).ok() && Finish(e.get(), q).ok());
+      RANK_CHECK(in[0] == prev && in[1] == i);
+    }
+    if (rank != 0) {
+      for (int i = 0; i < 5; ++i) {
+        int out[2] = {rank, i};
+        Request* s = nullptr;
+        RANK_CHECK(e->Isend(Host(out, sizeof out), 0, 100, 1, &s).ok());
+        RANK_CHECK(Finish(e.get(), s).ok());
+      }
+    } else {
+      std::vector<int> last(n, -1);
+      for (int m = 0; m < 5 * (n - 1); ++m) {
+        int in[2] = {-1, -1};
+        Request* q = nullptr;
+        RANK_CHECK(e->Irecv(Host(in, sizeof in), kAnySource, 100, 1, &q).ok());
+        RANK_CHECK(Finish(e.get(), q).ok());
+        RANK_CHECK(in[0] > 0 && in[0] < n && in[1] == last[in[0]] + 1);  // in order per sender
+        last[in[0]] = in[1];
+      }
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
+  EXPECT_EQ(r, "");
+}
+
 }  // namespace
 }  // namespace mpigpu::transport

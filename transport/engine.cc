@@ -207,16 +207,20 @@ Status Engine::Bootstrap(const JobInfo& job) {
   const int timeout_ms = BootstrapTimeoutMs();
   char* fbox_mem = nullptr;
   char* queue_mem = nullptr;
+  // The fastboxes come last and stay sparse: a pair's slots get memory when its sender first
+  // uses them (Fastboxes::PreparePair), so n^2 rings cost only for the pairs that talk.
   auto place = [&] {
-    fbox_mem = static_cast<char*>(segment_.payload()) + slots_bytes + notify_bytes_;
-    queue_mem = fbox_mem + fbox_bytes;
-    eager_mem_ = fbox_mem;
-    eager_bytes_ = fbox_bytes + queue_bytes;
+    queue_mem = static_cast<char*>(segment_.payload()) + slots_bytes + notify_bytes_;
+    fbox_mem = queue_mem + queue_bytes;
+    eager_mem_ = queue_mem;
+    // Pinned on first use by a GPU buffer: the cells, and the fastboxes while they are few
+    // (pinning faults every page in).
+    eager_bytes_ = queue_bytes + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
   };
+  const size_t dense_bytes = slots_bytes + notify_bytes_ + queue_bytes;
   if (rank_ == 0) {
-    MPIGPU_RETURN_IF_ERROR(
-        ShmSegment::Create(name, slots_bytes + notify_bytes_ + fbox_bytes + queue_bytes, size_,
-                           &segment_));
+    MPIGPU_RETURN_IF_ERROR(ShmSegment::Create(name, dense_bytes + fbox_bytes, size_, &segment_,
+                                              /*numa_node=*/-1, /*sparse_tail=*/fbox_bytes));
     place();
     if (fbox_bytes)
       MPIGPU_RETURN_IF_ERROR(
@@ -225,7 +229,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
                                               config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
     MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms, CreatorAliveCheck()));
-    if (segment_.payload_bytes() != slots_bytes + notify_bytes_ + fbox_bytes + queue_bytes)
+    if (segment_.payload_bytes() != dense_bytes + fbox_bytes)
       return Status(Err::kInvalidArg, "job segment " + name + " has another size than this rank "
                                       "expects: every rank must run with the same MPIGPU_* settings");
     place();
@@ -287,6 +291,8 @@ Status Engine::Bootstrap(const JobInfo& job) {
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
   probe_watch_.assign(size_, false);
+  box_to_.assign(size_, kBoxOff);
+  box_from_.assign(size_, false);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
               rank_, size_, eager_max_, config_->cells_per_rank);
   return Status::Ok();
@@ -398,7 +404,7 @@ bool Engine::TrySendNow(const UserBuffer& buf, int dst, int tag, int context) {
       peer_failed_[dst] || !pending_[dst].empty())
     return false;
   // The hot case, a slot of the pair's fastbox ring: written here, with no OutMsg to build.
-  if (fastboxes_.valid() && bytes <= config_->fastbox_size) {
+  if (box_to_[dst] == kBoxOn && bytes <= config_->fastbox_size) {
     if (Fastbox* box = fastboxes_.TryBegin(dst)) {
       if (bytes > 0) std::memcpy(box->data + sizeof(EagerHeader), buf.ptr, bytes);
       PublishEagerBox(box, dst, tag, context, seq_out_[dst]++, bytes);
@@ -419,10 +425,26 @@ void Engine::PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32
   fastboxes_.Publish(dst, box);
 }
 
+// Sender: the first message to a peer goes through a cell; it gets the pair's fastbox memory
+// (sparse until now) and tells the receiver to watch the fastbox from this message on (in the
+// pair's order, so no later fastbox message can be missed). If the memory cannot be had (a full
+// /dev/shm), the pair keeps to the cells.
+void Engine::OpenFastbox(int dst, MsgHeader* h) {
+  if (!fastboxes_.valid()) return;
+  Status st = fastboxes_.PreparePair(dst);
+  if (!st.ok()) {
+    box_to_[dst] = kBoxFailed;
+    MPIGPU_INFO("no fastbox to rank %d, cells only: %s", dst, st.ToString().c_str());
+    return;
+  }
+  box_to_[dst] = kBoxOn;
+  h->flags |= kFlagBoxOn;
+}
+
 bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins,
                         MsgInfo* info, Status* st) {
   const size_t capacity = buf.layout.packed_bytes();
-  if (finalized_ || !fastboxes_.valid() || !RankValid(src, false) || (tag < 0 && tag != kAnyTag) ||
+  if (finalized_ || !RankValid(src, false) || !box_from_[src] || (tag < 0 && tag != kAnyTag) ||
       !buf.loc.is_host() || !buf.layout.contiguous() || (capacity > 0 && buf.ptr == nullptr) ||
       capacity > config_->fastbox_size || peer_failed_[src])
     return false;
@@ -646,7 +668,7 @@ bool Engine::TrySend(OutMsg& msg) {
   unsigned char* payload_dst = nullptr;
   Fastbox* box = nullptr;
   Cell* cell = nullptr;
-  if (fastboxes_.valid() && payload <= config_->fastbox_size &&
+  if (box_to_[msg.dst] == kBoxOn && payload <= config_->fastbox_size &&
       (box = fastboxes_.TryBegin(msg.dst)) != nullptr) {
     payload_dst = box->data + box_hdr;
   } else if ((cell = queues_.Alloc(rank_)) != nullptr) {
@@ -662,6 +684,7 @@ bool Engine::TrySend(OutMsg& msg) {
     return true;  // consumed: the request carries the error
   }
   msg.hdr.seq = seq_out_[msg.dst]++;
+  if (cell && box_to_[msg.dst] == kBoxOff) OpenFastbox(msg.dst, &msg.hdr);
   if (box && eager) {
     PublishEagerBox(box, msg.dst, msg.hdr.tag, msg.hdr.context, msg.hdr.seq, payload);
   } else if (box) {
@@ -712,8 +735,7 @@ Status Engine::CopierFor(MemLoc loc, CopyEngine** out) {
 // the next expected one waits (a queue cell in held_, a fastbox message in its box).
 Status Engine::PollArrivals() {
   Status st;
-  if (fastboxes_.valid())
-    for (int src = 0; src < size_ && st.ok(); ++src) st = DrainInOrder(src);
+  for (size_t i = 0; i < box_sources_.size() && st.ok(); ++i) st = DrainInOrder(box_sources_[i]);
   for (int budget = 64; budget > 0 && st.ok(); --budget) {
     Cell* cell = queues_.Dequeue(rank_);
     if (cell == nullptr) break;
@@ -763,7 +785,7 @@ Status Engine::DecodeBox(int src, const Fastbox& b, MsgHeader* h,
 // Handles the next message in src's fastbox ring if it is the pair's next one (*took says so).
 Status Engine::TakeFastboxInOrder(int src, bool* took) {
   *took = false;
-  const Fastbox* b = fastboxes_.valid() ? fastboxes_.Peek(src) : nullptr;
+  const Fastbox* b = box_from_[src] ? fastboxes_.Peek(src) : nullptr;
   if (b == nullptr) return Status::Ok();
   MsgHeader h;
   const unsigned char* payload = nullptr;
@@ -800,6 +822,10 @@ Status Engine::DrainInOrder(int src) {
 }
 
 Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
+  if ((h.flags & kFlagBoxOn) && !box_from_[h.src]) {  // its later messages may use the fastbox
+    box_from_[h.src] = true;
+    box_sources_.push_back(h.src);
+  }
   switch (h.type) {
     case MsgType::kEager:
     case MsgType::kRts: {

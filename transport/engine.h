@@ -269,6 +269,7 @@ class Engine {
   }
   Status DecodeBox(int src, const Fastbox& b, MsgHeader* h, const unsigned char** payload) const;
   void PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32_t seq, size_t bytes);
+  void OpenFastbox(int dst, MsgHeader* h);
   Status TakeFastboxInOrder(int src, bool* took);
   Status DrainInOrder(int src);
   Status HandleMessage(const MsgHeader& h, const unsigned char* payload);
@@ -365,6 +366,16 @@ class Engine {
   std::vector<uint32_t> cma_gen_;  // receiver: last generation used per source
   CellQueues queues_;
   Fastboxes fastboxes_;  // invalid when MPIGPU_FASTBOX_SIZE=0
+  // Fastboxes are opened per pair on first use (OpenFastbox). Sender: per destination, whether
+  // ours is open; receiver: per source, whether it told us it uses its box (kFlagBoxOn), and
+  // those sources, the only boxes polled.
+  enum : uint8_t { kBoxOff = 0, kBoxOn = 1, kBoxFailed = 2 };
+  std::vector<uint8_t> box_to_;
+  std::vector<bool> box_from_;
+  std::vector<int> box_sources_;
+  // The fastboxes are pinned with the cells up to this size (62 ranks with 4 KiB slots);
+  // beyond it pinning would fault in every pair's slots, also those of pairs that never talk.
+  static constexpr size_t kPinnedFastboxBytes = size_t{64} << 20;
   std::vector<uint32_t> seq_out_;  // per destination: number of the next message sent
   std::vector<uint32_t> seq_in_;   // per source: number of the next message to handle
   std::vector<std::vector<Cell*>> held_;  // per source: cells that arrived ahead of their turn

@@ -41,6 +41,8 @@ constexpr uint16_t kFlagFailed = 2;  // PutDone: the sender could not copy; fall
 constexpr uint16_t kFlagCopyError = 8;  // FIN / PutDone: the single copy failed on the peer's
                                         // side; this request fails too (no waiting forever)
 constexpr uint16_t kFlagRingReceiver = 16;  // RingAbort: sent by the ring's receiver
+constexpr uint16_t kFlagBoxOn = 32;  // any message through a cell: the sender's fastbox to this
+                                     // receiver is open; its later messages may come through it
 constexpr uint16_t kFlagChained = 4;  // CTS: same unit size as the transfer before; start at unit
                                       // `addr` without waiting for the ring to drain
 

@@ -1,0 +1,68 @@
+// What ordering a device message after the program's default-stream work costs, per message,
+// for the candidates (issue 15): each is timed alone over many calls with the stream idle (the
+// common case: the program's fill is done by the time it sends), and once behind a 1 ms kernel
+// to show it really waits. WaitForDefaultStream is what the engine calls.
+//   bazel run -c opt //benchmarks:stream_order_bench     (needs a GPU)
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <thread>
+
+#include "memcopy/memcopy.h"
+
+namespace {
+
+double MicrosPerCall(int calls, const std::function<void()>& f) {
+  for (int i = 0; i < 100; ++i) f();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+         calls;
+}
+
+// Default-stream work that takes about a millisecond.
+void CUDART_CB SleepOneMs(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
+
+}  // namespace
+
+int main() {
+  if (mpigpu::CudaDeviceCount() < 1) {
+    std::printf("stream_order_bench: no CUDA device\n");
+    return 0;
+  }
+  cudaSetDevice(0);
+  cudaFree(nullptr);
+  cudaStream_t mine;
+  cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking);
+  cudaEvent_t ev;
+  cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  const int n = 20000;
+  const mpigpu::MemLoc dev = mpigpu::MemLoc::Device(0);
+  std::printf("%-58s %10s\n", "candidate (legacy default stream idle)", "us/call");
+  std::printf("%-58s %10.3f\n", "cudaStreamQuery(cudaStreamLegacy)",
+              MicrosPerCall(n, [] { (void)cudaStreamQuery(cudaStreamLegacy); }));
+  std::printf("%-58s %10.3f\n", "WaitForDefaultStream (query; sync only if busy) [used]",
+              MicrosPerCall(n, [&] { (void)mpigpu::WaitForDefaultStream(dev); }));
+  std::printf("%-58s %10.3f\n", "cudaStreamSynchronize(cudaStreamLegacy)",
+              MicrosPerCall(n, [] { (void)cudaStreamSynchronize(cudaStreamLegacy); }));
+  std::printf("%-58s %10.3f\n", "cudaEventRecord(legacy) + cudaEventSynchronize",
+              MicrosPerCall(n, [&] {
+                (void)cudaEventRecord(ev, cudaStreamLegacy);
+                (void)cudaEventSynchronize(ev);
+              }));
+  std::printf("%-58s %10.3f\n", "cudaEventRecord(legacy) + cudaStreamWaitEvent(own stream)",
+              MicrosPerCall(n, [&] {
+                (void)cudaEventRecord(ev, cudaStreamLegacy);
+                (void)cudaStreamWaitEvent(mine, ev, 0);
+              }));
+  cudaStreamSynchronize(mine);
+  (void)cudaLaunchHostFunc(cudaStreamLegacy, SleepOneMs, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  (void)mpigpu::WaitForDefaultStream(dev);
+  const double waited =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%-58s %10.1f\n", "WaitForDefaultStream behind 1 ms of default-stream work", waited);
+  return 0;
+}
