@@ -16,6 +16,7 @@
 
 #include "memcopy/pattern.h"
 #include "ringbuf/segment.h"
+#include "tests/engine_util.h"
 #include "tests/multiproc.h"
 #include "transport/engine.h"
 
@@ -27,17 +28,9 @@ using mpigpu::testing::FirstMismatch;
 using mpigpu::testing::RunJob;
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<Engine> Join() {
-  JobInfo job;
-  RANK_CHECK(JobInfo::FromEnvironment(&job).ok());
-  std::unique_ptr<Engine> e;
-  Status st = Engine::Create(job, &e);
-  if (!st.ok()) std::fprintf(stderr, "join: %s\n", st.ToString().c_str());
-  RANK_CHECK(st.ok());
-  return e;
-}
+std::unique_ptr<Engine> Join() { return mpigpu::testing::JoinJob(); }
 
-UserBuffer Host(void* p, size_t n) { return UserBuffer{p, MemLoc::Host(), Layout::Contiguous(n)}; }
+UserBuffer Host(void* p, size_t n) { return mpigpu::testing::HostBuffer(p, n); }
 
 // The status a request ended with (after waiting up to 20 s for it).
 Status Finish(Engine* e, Request* r) {

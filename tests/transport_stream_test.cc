@@ -16,6 +16,7 @@
 #include "memcopy/memcopy.h"
 #include "memcopy/pattern.h"
 #include "tests/gpu_util.h"
+#include "tests/engine_util.h"
 #include "tests/multiproc.h"
 #include "transport/engine.h"
 
@@ -25,15 +26,7 @@ namespace {
 using mpigpu::testing::FillPattern;
 using mpigpu::testing::RunJob;
 
-std::unique_ptr<Engine> Join() {
-  JobInfo job;
-  RANK_CHECK(JobInfo::FromEnvironment(&job).ok());
-  std::unique_ptr<Engine> e;
-  Status st = Engine::Create(job, &e);
-  if (!st.ok()) std::fprintf(stderr, "join: %s\n", st.ToString().c_str());
-  RANK_CHECK(st.ok());
-  return e;
-}
+std::unique_ptr<Engine> Join() { return mpigpu::testing::JoinJob(); }
 
 void WaitOk(Engine* e, Request* r) {
   Status st = e->Wait(r, 60);

@@ -16,6 +16,7 @@
 #include "memcopy/memcopy.h"
 #include "memcopy/pattern.h"
 #include "tests/gpu_util.h"
+#include "tests/engine_util.h"
 #include "tests/multiproc.h"
 #include "pipeline/pipeline.h"
 
@@ -26,18 +27,9 @@ using mpigpu::testing::FillPattern;
 using mpigpu::testing::FirstMismatch;
 using mpigpu::testing::RunJob;
 
-std::unique_ptr<Engine> Join() {
-  JobInfo job;
-  Status st = JobInfo::FromEnvironment(&job);
-  RANK_CHECK(st.ok());
-  std::unique_ptr<Engine> e;
-  st = Engine::Create(job, &e);
-  if (!st.ok()) std::fprintf(stderr, "join: %s\n", st.ToString().c_str());
-  RANK_CHECK(st.ok());
-  return e;
-}
+std::unique_ptr<Engine> Join() { return mpigpu::testing::JoinJob(); }
 
-UserBuffer Host(void* p, size_t n) { return UserBuffer{p, MemLoc::Host(), Layout::Contiguous(n)}; }
+UserBuffer Host(void* p, size_t n) { return mpigpu::testing::HostBuffer(p, n); }
 
 void WaitOk(Engine& e, Request* r) {
   Status st = e.Wait(r, 60);
