@@ -292,7 +292,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   outstanding_.assign(size_, 0);
   probe_watch_.assign(size_, false);
   box_to_.assign(size_, kBoxOff);
-  box_from_.assign(size_, false);
+  box_from_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
               rank_, size_, eager_max_, config_->cells_per_rank);
   return Status::Ok();
@@ -823,7 +823,7 @@ Status Engine::DrainInOrder(int src) {
 
 Status Engine::HandleMessage(const MsgHeader& h, const unsigned char* payload) {
   if ((h.flags & kFlagBoxOn) && !box_from_[h.src]) {  // its later messages may use the fastbox
-    box_from_[h.src] = true;
+    box_from_[h.src] = 1;
     box_sources_.push_back(h.src);
   }
   switch (h.type) {

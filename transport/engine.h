@@ -371,7 +371,7 @@ class Engine {
   // those sources, the only boxes polled.
   enum : uint8_t { kBoxOff = 0, kBoxOn = 1, kBoxFailed = 2 };
   std::vector<uint8_t> box_to_;
-  std::vector<bool> box_from_;
+  std::vector<uint8_t> box_from_;  // bytes, not bits: read on every poll
   std::vector<int> box_sources_;
   // The fastboxes are pinned with the cells up to this size (62 ranks with 4 KiB slots);
   // beyond it pinning would fault in every pair's slots, also those of pairs that never talk.
