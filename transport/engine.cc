@@ -171,6 +171,7 @@ Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
 
 Status Engine::Bootstrap(const JobInfo& job) {
   config_ = &GetConfig();
+  MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (config.h)
   rank_ = job.rank;
   size_ = job.size;
   jobid_ = job.jobid;
@@ -197,7 +198,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   if (config_->fastbox_size && fbox_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const std::string name = SegmentName(jobid_);
-  const int timeout_ms = static_cast<int>(config_->bootstrap_timeout_s * 1000);
+  const int timeout_ms = BootstrapTimeoutMs(*config_);
   char* fbox_mem = nullptr;
   char* queue_mem = nullptr;
   auto place = [&] {
@@ -1335,7 +1336,7 @@ Status Engine::RingFor(int src, int dst, bool pin, RingPair** out) {
       pair->creator = true;
     } else {
       MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(
-          name, &pair->region, static_cast<int>(config_->bootstrap_timeout_s * 1000)));
+          name, &pair->region, BootstrapTimeoutMs(*config_)));
       MPIGPU_RETURN_IF_ERROR(
           LmtRing::Attach(pair->region.payload(), pair->region.payload_bytes(), &pair->ring));
       (void)pair->region.Unlink();  // both sides have it now
