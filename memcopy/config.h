@@ -1,11 +1,16 @@
 // Config: every MPIGPU_* environment variable, read in this one place.
 //
-// The table in config.cc names each variable with its default and meaning; `mpigpu-info` prints
-// it. Values are read once (first GetConfig()); sizes take K, M, G suffixes (powers of 1024).
-// Unknown MPIGPU_* variables are reported once as a warning (a typo must not pass silently).
+// The table in config.cc names each variable with its default, meaning and allowed values;
+// `mpigpu-info` prints it. Values are read once (first GetConfig()). Numbers are plain decimal
+// digits: no spaces, no sign, no hex; sizes in bytes may end in K, M or G (powers of 1024; "KiB"
+// and "KB" spellings too). Every numeric variable has a range, and a few combinations are
+// checked (see CheckConfig); a value outside them, or one that does not parse, is an error that
+// MPIGPU_Init returns (ConfigStatus). Unknown MPIGPU_* variables are reported once as a warning
+// (a typo must not pass silently).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +31,13 @@ enum class LmtMode : int {
   kRing = 1,  // the shared-memory ring pipeline (the paper)
   kCma = 2,   // process_vm_readv single copy (host buffers), falling back to the ring
   kIpc = 3,   // CUDA IPC single copy (device buffers), falling back to the ring
+};
+
+// MPIGPU_YIELD: whether ranks waiting for a message yield the CPU (sched_yield) when idle.
+enum class YieldMode : int {
+  kAuto = 0,  // when the node is oversubscribed: more local ranks than CPUs available to the job
+  kOn = 1,
+  kOff = 2,
 };
 
 struct Config {
@@ -53,32 +65,91 @@ struct Config {
   bool gpu_copier_shared = false;  // keep the resident kernel when ranks share a GPU (MPS)
   size_t shared_gpu_ipc_min = 0;   // smallest IPC single copy to a rank on the same GPU
   size_t bootstrap_timeout_s = 0;  // how long ranks wait for each other at start and finalize
+                                   // (at most kMaxBootstrapTimeoutS: see BootstrapTimeoutMs)
+  YieldMode yield = YieldMode::kAuto;  // waiting ranks yield the CPU when idle
 };
+
+// Limits the configuration enforces (besides each variable's own range, in config.cc's table).
+constexpr size_t kMaxBootstrapTimeoutS = 86400;            // one day: * 1000 fits an int
+constexpr uint64_t kMaxLmtRingCapacity = uint64_t{64} << 30;  // one pair's ring: 64 GiB
+constexpr uint64_t kMaxLmtRingFlags = uint64_t{1} << 16;     // LmtRing::kMaxUnits
+constexpr uint64_t kMaxCellPoolBytes = uint64_t{64} << 30;    // one rank's eager cells: 64 GiB
+
+// MPIGPU_BOOTSTRAP_TIMEOUT in milliseconds, as the int that timed waits take. The range check
+// keeps the seconds at most kMaxBootstrapTimeoutS; a Config filled by hand is clamped to it.
+inline int BootstrapTimeoutMs(const Config& c) {
+  const size_t s = c.bootstrap_timeout_s < kMaxBootstrapTimeoutS ? c.bootstrap_timeout_s
+                                                                  : kMaxBootstrapTimeoutS;
+  return static_cast<int>(s * 1000);
+}
+
+// Bytes of one pair's LMT ring in /dev/shm (data area, flag lines, headers, page-rounded) as the
+// engine sizes it, counted with the largest unit whether or not the node has a GPU:
+// MPIGPU_LMT_UNITS x max(MPIGPU_LMT_UNIT_HOST, MPIGPU_LMT_UNIT_GPU), one flag line per smallest
+// GPU unit that fits. 0 when a factor is 0 or the product overflows.
+uint64_t LmtRingBytes(const Config& c);
 
 struct ConfigEntry {
   std::string name;
-  std::string value;          // in effect (the environment's, or the default)
+  std::string value;          // in effect (the environment's, or the default if that is refused)
   std::string default_value;
   std::string help;
-  bool from_env = false;
+  std::string range;          // what it accepts: "2..4096", "0 (off) or 64K..1G", "auto | on | off"
+  bool from_env = false;      // the environment's value is in effect
+  std::string error;          // why the environment's value was refused; "" if it was not
 };
 
-// The process's configuration: parsed from the environment once. A malformed value is reported
-// (warning) and its default kept, so a bad setting never stops a job.
+// A numeric variable's allowed values: min..max, and 0 as well when zero_allowed (0 then turns
+// the feature off). `bytes`: a size, which takes K/M/G suffixes.
+struct ConfigLimits {
+  std::string name;
+  size_t min = 0;
+  size_t max = 0;
+  bool zero_allowed = false;
+  bool bytes = false;
+};
+
+// The process's configuration: parsed from the environment once. A refused value (malformed or
+// out of range) keeps its default here, so tools can still run and print, but ConfigStatus()
+// reports it and MPIGPU_Init (and Engine::Create) returns that error.
 const Config& GetConfig();
 
-// Parses from `lookup` (name -> value or nullptr), for tests and GetConfig. Returns the first
-// malformed value as kInvalidArg but still fills `out` with defaults for bad entries.
+// GetConfig's verdict: ok, or kInvalidArg naming each refused variable with its value and its
+// allowed range, each broken combination (CheckConfig) and a ring larger than /dev/shm
+// (CheckConfigForNode). Also logged once as a warning.
+const Status& ConfigStatus();
+
+// Parses from `lookup` (name -> value or nullptr), for tests and GetConfig, and runs CheckConfig
+// on the result. Returns kInvalidArg naming every refused value (name='value', what is wrong,
+// the allowed range; "; " between them); `out` still holds a default for each refused entry.
 Status ParseConfig(const std::function<const char*(const char*)>& lookup, Config* out,
                    std::vector<ConfigEntry>* entries = nullptr);
 
-// Every variable with its value in effect, its default and help (what mpigpu-info prints).
-std::vector<ConfigEntry> DescribeConfig();
+// Combinations the engine's arithmetic needs: MPIGPU_LMT_UNIT_GPU_MIN <= MPIGPU_LMT_UNIT_GPU, one
+// LMT ring's capacity <= kMaxLmtRingCapacity and its flags <= kMaxLmtRingFlags, one rank's cells
+// <= kMaxCellPoolBytes. ParseConfig runs it.
+Status CheckConfig(const Config& c);
+
+// What needs the node: one LMT ring (LmtRingBytes; created per pair at its first large message)
+// must fit in /dev/shm, whose total size is `shm_total_bytes` (0 = unknown: not checked).
+Status CheckConfigForNode(const Config& c, uint64_t shm_total_bytes);
+
+// Total size of /dev/shm (statvfs), 0 when it cannot be read.
+uint64_t ShmTotalBytes();
+
+// Every numeric variable's range (the table's; for tests and documentation).
+std::vector<ConfigLimits> NumericConfigLimits();
+
+// Every variable with its value in effect, its default, help and range, and the reason for each
+// refused value (what mpigpu-info prints). `verdict`, if given, gets what ConfigStatus() would
+// say for the environment now: MPIGPU_Init's answer.
+std::vector<ConfigEntry> DescribeConfig(Status* verdict = nullptr);
 
 // MPIGPU_* names set in `environ` that no part of mpigpu reads.
 std::vector<std::string> UnknownConfigNames(char** envp);
 
-// "64K" / "1M" / "123" -> bytes. False on garbage, negative values or overflow.
+// "64K" / "1M" / "123" -> bytes. False on garbage (spaces, signs, "0x", "1.5M"), or a value
+// over SIZE_MAX; `out` is untouched then.
 bool ParseSize(const char* text, size_t* out);
 
 }  // namespace mpigpu

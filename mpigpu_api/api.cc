@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "memcopy/config.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/api_internal.h"
@@ -415,6 +416,10 @@ int DoInit() {
   if (s.initialized)
     return SetLastError(MPIGPU_ERR_INTERN, s.finalized ? "called after MPIGPU_Finalize"
                                                        : "called twice");
+  // A refused MPIGPU_* value (malformed, out of range, or a ring too large for /dev/shm): the
+  // message names the variable, its value and the allowed range.
+  if (const mpigpu::Status& cfg = mpigpu::ConfigStatus(); !cfg.ok())
+    return mpigpu::ReturnCode(cfg, MPIGPU_ERR_ARG);
   mpigpu::transport::JobInfo job;
   mpigpu::Status st = mpigpu::transport::JobInfo::FromEnvironment(&job);
   // The GPU first: the engine publishes each rank's device when it joins.

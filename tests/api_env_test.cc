@@ -303,6 +303,44 @@ TEST(ApiEnvTest, FinalizeWithPendingRequestsWarnsAndReturns) {
   std::remove(log.c_str());
 }
 
+// Issue 15: a refused MPIGPU_* value fails MPIGPU_Init itself, with MPIGPU_ERR_ARG and a message
+// naming the variable, its value and the allowed range. Before, MPIGPU_LMT_UNITS=1000000 passed
+// Init and failed at the first large message, when the pair's ring was made. (The ranks set the
+// variables themselves: the configuration is read once per process, after the fork.)
+TEST(ApiEnvTest, InitRefusesAnOutOfRangeSetting) {
+  std::string r = RunJob(2, [](int) {
+    setenv("MPIGPU_LMT_UNITS", "1000000", 1);
+    API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
+    const int rc = MPIGPU_Init(nullptr, nullptr);
+    RANK_CHECK(rc == MPIGPU_ERR_ARG);
+    const std::string text = ErrorText(rc);
+    RANK_CHECK(text.find("MPIGPU_LMT_UNITS='1000000' is out of range (allowed 2..4096)") !=
+               std::string::npos);
+    int flag = 1;
+    API_OK(MPIGPU_Initialized(&flag));
+    RANK_CHECK(flag == 0);
+    API_FAILS(MPIGPU_ERR_NOT_INITIALIZED, MPIGPU_Barrier(kWorld));
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+  // Fatal by default: the process ends with status 1 and says why.
+  const std::string log = TempPath("api_bad_config");
+  r = RunJob(1, [&](int) {
+    RedirectStderr(log);
+    setenv("MPIGPU_BOOTSTRAP_TIMEOUT", " -1", 1);
+    MPIGPU_Init(nullptr, nullptr);
+    std::fprintf(stderr, "still running after a fatal error\n");
+    return 0;
+  });
+  EXPECT_EQ(r, "rank 0 exited 1; ");
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("MPIGPU_Init: invalid argument (MPIGPU_ERR_ARG)"), std::string::npos) << text;
+  EXPECT_NE(text.find("MPIGPU_BOOTSTRAP_TIMEOUT=' -1' is not a number"), std::string::npos) << text;
+  EXPECT_NE(text.find("(allowed 1..86400 s)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("still running"), std::string::npos) << text;
+  std::remove(log.c_str());
+}
+
 // MPIGPU_Alloc_mem memory works before Init, carries messages as any host buffer, and
 // MPIGPU_Free_mem refuses what it did not hand out.
 TEST(ApiEnvTest, AllocMemCarriesMessagesAndFreeMemChecksItsArgument) {

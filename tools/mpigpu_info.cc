@@ -2,10 +2,13 @@
 //   mpigpu-info            configuration (every MPIGPU_* variable: value, default, meaning),
 //                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space
 //   mpigpu-info --config   the configuration only
+// Each variable shows its allowed values; one MPIGPU_Init would refuse is flagged with '!' and
+// its reason, and the exit status is then 1.
 #include <cuda_runtime_api.h>
 #include <sys/statvfs.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -17,20 +20,33 @@ extern char** environ;
 
 namespace {
 
-void PrintConfig() {
-  std::printf("Configuration (environment variables; * = set in the environment)\n");
-  for (const mpigpu::ConfigEntry& e : mpigpu::DescribeConfig())
-    std::printf("  %c %-26s = %-14s (default %s)\n      %s\n", e.from_env ? '*' : ' ',
-                e.name.c_str(), e.value.c_str(), e.default_value.c_str(), e.help.c_str());
+// Prints every variable; returns false when MPIGPU_Init would refuse the configuration.
+bool PrintConfig() {
+  std::printf("Configuration (environment variables; * = set in the environment, ! = refused)\n");
+  mpigpu::Status verdict;
+  for (const mpigpu::ConfigEntry& e : mpigpu::DescribeConfig(&verdict)) {
+    std::printf("  %c %-29s = %-14s (default %s; allowed %s)\n      %s\n",
+                !e.error.empty() ? '!' : e.from_env ? '*' : ' ', e.name.c_str(), e.value.c_str(),
+                e.default_value.c_str(), e.range.c_str(), e.help.c_str());
+    if (!e.error.empty()) std::printf("      REFUSED: %s\n", e.error.c_str());
+  }
   for (const std::string& name : mpigpu::UnknownConfigNames(environ))
     std::printf("  ! %s is set but no part of mpigpu reads it (a typo?)\n", name.c_str());
+  mpigpu::Config c;
+  (void)mpigpu::ParseConfig([](const char* n) { return std::getenv(n); }, &c);
+  std::printf("\nOne LMT ring (per pair, made at its first large message): %.1f MiB\n",
+              static_cast<double>(mpigpu::LmtRingBytes(c)) / (1u << 20));
+  if (!verdict.ok())
+    std::printf("\n! MPIGPU_Init refuses this configuration: %s\n", verdict.message().c_str());
+  return verdict.ok();
 }
 
 void PrintNode() {
   struct statvfs vfs{};
   if (statvfs("/dev/shm", &vfs) == 0)
-    std::printf("\nShared memory: /dev/shm has %.1f GiB free\n",
-                static_cast<double>(vfs.f_bavail) * vfs.f_frsize / (1u << 30));
+    std::printf("\nShared memory: /dev/shm has %.1f GiB free of %.1f GiB\n",
+                static_cast<double>(vfs.f_bavail) * vfs.f_frsize / (1u << 30),
+                static_cast<double>(vfs.f_blocks) * vfs.f_frsize / (1u << 30));
   const int n = mpigpu::CudaDeviceCount();
   std::printf("\nGPUs: %d%s\n", n, n == 0 ? " (no CUDA device or driver: host buffers only)" : "");
   for (int d = 0; d < n; ++d) {
@@ -65,7 +81,11 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--config")) {
       config_only = true;
     } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
-      std::printf("usage: mpigpu-info [--config]\n");
+      std::printf("usage: mpigpu-info [--config]\n"
+                  "Prints every MPIGPU_* variable with its value, default, allowed range and "
+                  "meaning\n(--config: only that), then the node's GPUs and /dev/shm. Exit status "
+                  "1 when MPIGPU_Init\nwould refuse the configuration (the refused variables "
+                  "are marked '!').\n");
       return 0;
     } else {
       std::fprintf(stderr, "mpigpu-info: unknown argument '%s' (try --help)\n", argv[i]);
@@ -73,7 +93,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("mpigpu 0.1.0\n\n");
-  PrintConfig();
+  const bool config_ok = PrintConfig();
   if (!config_only) PrintNode();
-  return 0;
+  return config_ok ? 0 : 1;
 }

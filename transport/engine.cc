@@ -178,6 +178,7 @@ Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
 
 Status Engine::Bootstrap(const JobInfo& job) {
   config_ = &GetConfig();
+  MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (config.h)
   rank_ = job.rank;
   size_ = job.size;
   jobid_ = job.jobid;
@@ -204,7 +205,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   if (config_->fastbox_size && fbox_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const std::string name = SegmentName(jobid_);
-  const int timeout_ms = BootstrapTimeoutMs();
+  const int timeout_ms = BootstrapTimeoutMs(*config_);
   char* fbox_mem = nullptr;
   char* queue_mem = nullptr;
   // The fastboxes come last and stay sparse: a pair's slots get memory when its sender first
@@ -296,10 +297,6 @@ Status Engine::Bootstrap(const JobInfo& job) {
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
               rank_, size_, eager_max_, config_->cells_per_rank);
   return Status::Ok();
-}
-
-int Engine::BootstrapTimeoutMs() const {
-  return static_cast<int>(std::min<size_t>(config_->bootstrap_timeout_s, 86400) * 1000);
 }
 
 // While a rank waits for the job segment: whether the rank that creates it (local rank 0) still
@@ -1424,7 +1421,7 @@ Status Engine::RingFor(int src, int dst, bool pin, uint64_t token, RingPair** ou
     } else {
       pair->token = token;
       const std::string name = RingSegmentName(jobid_, src, dst, token);
-      MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &pair->region, BootstrapTimeoutMs(),
+      MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &pair->region, BootstrapTimeoutMs(*config_),
                                                 [this, dst] { return PeerAlive(dst); }));
       MPIGPU_RETURN_IF_ERROR(
           LmtRing::Attach(pair->region.payload(), pair->region.payload_bytes(), &pair->ring));

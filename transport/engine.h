@@ -305,7 +305,6 @@ class Engine {
     lmt_active_.push_back(req);
   }
   Status RingFor(int src, int dst, bool pin, uint64_t token, RingPair** out);
-  int BootstrapTimeoutMs() const;
   static std::function<bool()> CreatorAliveCheck();
   void Complete(Request* req, Status st);
   void CheckPeers();
