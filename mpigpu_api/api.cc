@@ -428,8 +428,9 @@ int DoInit() {
   if (st.ok()) st = mpigpu::transport::Engine::Create(job, &s.engine);
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   const char* local_size = std::getenv("MPIGPU_LOCAL_SIZE");
-  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  s.yield_in_waits = ncpu < 1 || (local_size ? std::atol(local_size) : s.engine->size()) > ncpu;
+  s.yield_after = mpigpu::api::YieldAfterRounds(
+      mpigpu::GetConfig().yield, local_size ? std::atol(local_size) : s.engine->size(),
+      mpigpu::api::JobCpus());
 
   const int n = s.engine->size(), me = s.engine->rank();
   mpigpu::api::CommData& world = *s.comms[MPIGPU_COMM_WORLD];
@@ -536,7 +537,9 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
   if (recv && peer != MPIGPU_ANY_SOURCE) {
     mpigpu::transport::MsgInfo info;
     mpigpu::Status st;
-    const int spins = s.yield_in_waits ? mpigpu::api::kRoundsBeforeYield : kRecvNowSpins;
+    const int spins = s.yield_after <= mpigpu::api::kRoundsBeforeYield
+                          ? mpigpu::api::kRoundsBeforeYield
+                          : kRecvNowSpins;
     if (s.engine->TryRecvNow(ub, c.group[peer], mpigpu::api::EngineTag(tag), c.ctx_p2p, spins,
                              &info, &st))
       return mpigpu::api::OpStatus(st, info, true, c, peer, tag, status);

@@ -16,12 +16,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "memcopy/config.h"
 #include "memcopy/memloc.h"
 #include "mpigpu_api/api_mutex.h"
 #include "mpigpu_api/buftype.h"
 #include "mpigpu_api/datatype.h"
 #include "mpigpu_api/errors.h"
 #include "mpigpu_api/mpigpu.h"
+#include "mpigpu_api/wait_policy.h"
 #include "transport/engine.h"
 
 namespace mpigpu::api {
@@ -86,9 +88,9 @@ struct State {
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
-  // Waits give the CPU away between polls only when this node's ranks outnumber its online
-  // CPUs (else a yield only delays noticing the peer); set by Init.
-  bool yield_in_waits = true;
+  // From which polling round of a wait the CPU is given away (sched_yield) between polls; set
+  // by Init from MPIGPU_YIELD (YieldAfterRounds).
+  int yield_after = 0;
   // Every request object ever made, kept until Finalize: a handle is checked against this set
   // before it is dereferenced, and the user's live ones carry `live`. Collectives, and Send/Recv
   // of packed buffers or PROC_NULL, use request objects the user never sees; they are never live.
@@ -202,15 +204,10 @@ inline int ProgressOnce() {
 }
 
 // Waits poll the engine in rounds and drop the lock every kRoundsPerUnlock-th round, so other
-// threads of the process can call in (an unlock and a lock cost more than a poll). When this
-// node's ranks outnumber its CPUs, from round kRoundsBeforeYield on every round drops it and
-// gives the CPU away (sched_yield): the peer may need it (before that, a yield only delays
-// noticing the peer).
+// threads of the process can call in (an unlock and a lock cost more than a poll). From round
+// State::yield_after on (wait_policy.h), every round drops it and gives the CPU away.
 constexpr int kRoundsPerUnlock = 8;
-constexpr int kRoundsBeforeYield = 64;
-inline bool YieldsAfter(int round) {
-  return round >= kRoundsBeforeYield && GetState().yield_in_waits;
-}
+inline bool YieldsAfter(int round) { return round >= GetState().yield_after; }
 // Whether the pause after polling round `round` (from 0) drops the lock.
 inline bool PauseDropsLock(int round) {
   return round % kRoundsPerUnlock == kRoundsPerUnlock - 1 || YieldsAfter(round);
