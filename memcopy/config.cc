@@ -142,7 +142,8 @@ const Var kVars[] = {
 
 // Set by the launcher, read by the bootstrap; listed so they do not warn as unknown.
 const char* const kLauncherVars[] = {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_LOCAL_RANK",
-                                     "MPIGPU_LOCAL_SIZE", "MPIGPU_JOBID"};
+                                     "MPIGPU_LOCAL_SIZE", "MPIGPU_JOBID", "MPIGPU_LAUNCHER_FD",
+                                     "MPIGPU_CREATOR_PID"};
 
 }  // namespace
 

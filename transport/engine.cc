@@ -18,6 +18,7 @@
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
+#include "transport/launcher_link.h"
 #include "transport/wire.h"
 
 namespace mpigpu::transport {
@@ -281,6 +282,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   outstanding_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
               rank_, size_, eager_max_, config_->cells_per_rank);
+  LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
   return Status::Ok();
 }
 
@@ -1523,6 +1525,7 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 }
 
 void Engine::CheckPeers() {
+  ExitIfLauncherGone(rank_);  // mpigpurun died (SIGKILL): nobody else would end this rank
   bool any_source_waiting = false;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
@@ -1614,6 +1617,7 @@ Status Engine::Finalize() {
   if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();
+  LauncherLinkFinalized(rank_);  // mpigpurun: this rank finalized
   return st;
 }
 
