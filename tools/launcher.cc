@@ -258,7 +258,7 @@ void WriteSelfPid(char* value, pid_t pid) {
   do {
     digits[n++] = static_cast<char>('0' + v % 10);
     v /= 10;
-  } while (v != 0 && n < static_cast<int>(std::strlen(kSelfPidPlaceholder)));
+  } while (v != 0 && n < static_cast<int>(sizeof(kSelfPidPlaceholder) - 1));
   for (int i = 0; i < n; ++i) value[i] = digits[n - 1 - i];
   value[n] = '\0';
 }

@@ -58,7 +58,7 @@ inline constexpr const char* kLauncherFdVar = "MPIGPU_LAUNCHER_FD";
 inline constexpr const char* kCreatorPidVar = "MPIGPU_CREATOR_PID";
 // The value of MPIGPU_CREATOR_PID in local rank 0's environment before fork: the child writes
 // its own pid over it (WriteSelfPid), as the launcher cannot know it earlier.
-inline constexpr const char* kSelfPidPlaceholder = "..........";  // room for any pid
+inline constexpr char kSelfPidPlaceholder[] = "..........";  // room for any pid
 
 // What a rank is told about its place in the job. One node, so local = world for now.
 struct RankInfo {

@@ -108,19 +108,20 @@ bool ProcessGone(pid_t pid) {
   size_t n = std::fread(buf, 1, sizeof buf - 1, f);
   std::fclose(f);
   buf[n] = '\0';
-  if (const char* close = std::strrchr(buf, ')'); close != nullptr && close[1] == ' ')
-    state = close[2];
+  if (const char* paren = std::strrchr(buf, ')'); paren != nullptr && paren[1] == ' ')
+    state = paren[2];
   return state == 'Z' || state == 'X';
 }
 
-void SweepJobShm(const std::string& prefix, const char* who) {
+// Removes the job's /dev/shm names; another user's names with the prefix get one line.
+void SweepJobShm(const std::string& prefix) {
   std::vector<std::string> failed;
   std::vector<ForeignEntry> foreign;
   SweepShm(kShmDir, prefix, &failed, &foreign);
   for (const std::string& f : failed)
-    std::fprintf(stderr, "%s: cannot remove %s/%s\n", who, kShmDir, f.c_str());
+    std::fprintf(stderr, "mpigpurun: cannot remove %s/%s\n", kShmDir, f.c_str());
   if (!foreign.empty())
-    std::fprintf(stderr, "%s: %s\n", who, DescribeForeignEntries(kShmDir, foreign).c_str());
+    std::fprintf(stderr, "mpigpurun: %s\n", DescribeForeignEntries(kShmDir, foreign).c_str());
 }
 
 // The janitor's side of its pipe: 8-byte records, written whole (< PIPE_BUF, so atomic).
@@ -616,7 +617,7 @@ int Main(int argc, char** argv) {
   if (link[1] >= 0) close(link[1]);
 
   int code = supervisor.Run();
-  SweepJobShm(shm_prefix, "mpigpurun");  // the transport unlinks its names; this is the safety net
+  SweepJobShm(shm_prefix);  // the transport unlinks its names; this is the safety net
   janitor.Done();
   if (link[0] >= 0) close(link[0]);
   close(signal_fd);
