@@ -455,6 +455,19 @@ TEST(LauncherE2E, RankThatSkipsFinalizeFailsTheJob) {
   EXPECT_EQ(CountLines(r.err, "mpigpurun: rank "), 1) << r.err;
 }
 
+// The same with ranks that do not end by themselves: the launcher ends them as for a failed rank.
+TEST(LauncherE2E, RankThatSkipsFinalizeEndsTheOthers) {
+  const std::string dir = TempDir();
+  Result r = RunLauncher({"-n", "3", Probe(), dir, "joined-only", "2"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("mpigpurun: rank 2 exited without calling MPIGPU_Finalize (pid " +
+                       ReadRankEnv(dir, 2)["probe.pid"] + ", status 0); ending the job"),
+            std::string::npos)
+      << r.err;
+  ExpectJobGone(dir, 3);
+}
+
 TEST(LauncherE2E, RankThatSkipsFinalizeBehindAShellFailsTheJob) {
   // The shell is the launcher's child and exits 0; the rank's records name the rank.
   Result r = RunLauncher(
@@ -476,6 +489,8 @@ TEST(LauncherE2E, RanksThatFinalizeSucceed) {
     ASSERT_FALSE(r.hung);
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.err.find("mpigpurun:"), std::string::npos) << r.err;
+    // The internal variables are known to the library's configuration.
+    EXPECT_EQ(r.err.find("unknown variable"), std::string::npos) << r.err;
   }
 }
 

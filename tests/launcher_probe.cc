@@ -17,6 +17,9 @@
 //   foreign                 every rank also makes /dev/shm/mpigpu-<uid>-<jobid>-foreign-<rank>
 //                           owned by uid 65534 (another user's name with the job's prefix; needs
 //                           root), then exits 0
+//   joined-only R           every rank tells the launcher it joined the job (as MPIGPU_Init does,
+//                           through transport/launcher_link.h); rank R then exits 0 without
+//                           saying it finalized, the others sleep
 // Sleeps and busy waits are bounded (60 s) so nothing outlives a broken test for long.
 #include <dirent.h>
 #include <fcntl.h>
@@ -31,6 +34,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "transport/launcher_link.h"
 
 extern char** environ;
 
@@ -125,7 +130,7 @@ void WaitForAllFiles(const std::string& dir, int size) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep|exit-now|foreign [args]\n");
+    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep|exit-now|foreign|joined-only [args]\n");
     return 100;
   }
   const std::string dir = argv[1];
@@ -151,6 +156,12 @@ int main(int argc, char** argv) {
   if (action == "exit-now" && argc == 5) {
     if (rank == std::atoi(argv[3])) return std::atoi(argv[4]);
     BusyWait(8);
+  }
+  if (action == "joined-only" && argc == 4) {
+    mpigpu::transport::LauncherLinkJoined(rank);
+    if (rank == std::atoi(argv[3])) return 0;
+    sleep(60);
+    return 0;
   }
   if (action == "foreign") {
     if (!CreateForeignShmFile(rank)) {
