@@ -188,7 +188,8 @@ constexpr Var kVars[] = {
 
 // Set by the launcher, read by the bootstrap; listed so they do not warn as unknown.
 const char* const kLauncherVars[] = {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_LOCAL_RANK",
-                                     "MPIGPU_LOCAL_SIZE", "MPIGPU_JOBID"};
+                                     "MPIGPU_LOCAL_SIZE", "MPIGPU_JOBID", "MPIGPU_LAUNCHER_FD",
+                                     "MPIGPU_CREATOR_PID", "MPIGPU_JOB_CPUS"};
 
 enum class NumberError { kOk, kMalformed, kTooLarge };
 

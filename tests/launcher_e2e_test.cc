@@ -1,5 +1,7 @@
-// End-to-end tests of //tools:mpigpurun with //tests:launcher_probe as the ranks' program.
-// Every launcher run has a bounded wait: a hung launcher is killed and fails the test.
+// End-to-end tests of //tools:mpigpurun with //tests:launcher_probe as the ranks' program (and
+// //tests:launcher_rank, on the public API, where the library's side of the launcher counts).
+// Every launcher run has a bounded wait: a hung launcher is killed and fails the test; after a
+// launcher is killed, what it leaves behind must be gone within a deadline.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <hwloc.h>
@@ -8,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -26,16 +29,59 @@ constexpr int kLauncherWaitMs = 20000;
 using Env = std::map<std::string, std::string>;
 
 std::string Probe() { return Runfile("tests/launcher_probe"); }
+std::string RankProgram() { return Runfile("tests/launcher_rank"); }
 std::string TempDir() { return MakeTempDir("launcher"); }
 
-// A launcher run in the background: Wait() is bounded and kills a hung launcher.
-BoundedRun StartLauncher(const std::vector<std::string>& args, const Env& env = {}) {
+// A launcher run in the background: Wait() is bounded and kills a hung launcher. Its stdout and
+// stderr go to out_dir/stdout and out_dir/stderr (a fresh directory when out_dir is "").
+BoundedRun StartLauncher(const std::vector<std::string>& args, const Env& env = {},
+                         const std::string& out_dir = "") {
   std::vector<std::string> argv = {Mpigpurun()};
   argv.insert(argv.end(), args.begin(), args.end());
   RunOptions options;
   options.timeout_ms = kLauncherWaitMs;
   options.env = env;
+  options.dir = out_dir;
+  // Not a rank of any job of the test runner.
+  options.unset = {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_JOBID", "MPIGPU_LAUNCHER_FD"};
   return BoundedRun(argv, options);
+}
+
+// Live processes (not zombies) other than this one whose command line contains `text`: the
+// ranks of a job and its janitor (a fork of the launcher) all name the job's scratch directory.
+std::vector<std::string> ProcessesMentioning(const std::string& text) {
+  std::vector<std::string> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (struct dirent* e = readdir(proc)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    const int pid = std::atoi(e->d_name);
+    if (pid == getpid()) continue;
+    std::string cmdline = ReadFile(std::string("/proc/") + e->d_name + "/cmdline");
+    if (cmdline.empty()) continue;  // a zombie, or gone meanwhile
+    for (char& c : cmdline)
+      if (c == '\0') c = ' ';
+    std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat");
+    size_t close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() &&
+        (stat[close + 2] == 'Z' || stat[close + 2] == 'X'))
+      continue;
+    if (cmdline.find(text) != std::string::npos)
+      found.push_back(std::string(e->d_name) + ": " + cmdline);
+  }
+  closedir(proc);
+  return found;
+}
+
+// Waits (at most `ms`) until `done()` holds; returns whether it did.
+template <typename F>
+bool WaitUntil(int ms, F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    usleep(10000);
+  }
+  return true;
 }
 
 Result RunLauncher(const std::vector<std::string>& args, const Env& env = {}) {
@@ -104,6 +150,9 @@ std::string ExpectJobGone(const std::string& dir, int nranks) {
   }
   EXPECT_FALSE(jobid.empty()) << "no rank recorded itself";
   EXPECT_TRUE(JobShmLeft(jobid).empty()) << "left in /dev/shm: " << JobShmLeft(jobid)[0];
+  // Nothing of the job runs on: no rank, and no janitor (it names the directory too).
+  std::vector<std::string> left = ProcessesMentioning(dir);
+  EXPECT_TRUE(left.empty()) << "still running: " << left[0];
   return jobid;
 }
 
@@ -304,6 +353,215 @@ TEST(LauncherE2E, ReportBindingsPrintsOneLinePerRank) {
       EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
     }
   }
+}
+
+// ---- the launcher's death (issue 15, item 4) ----
+
+// The rank pid files of launcher_rank recv-forever (rank-R.pid), or of probes (rank-R.env).
+bool AllRecorded(const std::string& dir, int nranks, const std::string& suffix) {
+  for (int r = 0; r < nranks; ++r)
+    if (access((dir + "/rank-" + std::to_string(r) + suffix).c_str(), F_OK) != 0) return false;
+  return true;
+}
+
+// After `kill -9 mpigpurun`: within 2 s no rank and no janitor runs on, and /dev/shm holds no
+// name of the job.
+void ExpectGoneAfterLauncherDeath(const std::string& dir, const std::string& jobid) {
+  const bool gone = WaitUntil(2000, [&] {
+    return ProcessesMentioning(dir).empty() && JobShmLeft(jobid).empty();
+  });
+  std::vector<std::string> procs = ProcessesMentioning(dir);
+  std::vector<std::string> shm = JobShmLeft(jobid);
+  EXPECT_TRUE(gone) << (procs.empty() ? "" : "still running: " + procs[0] + "\n")
+                    << (shm.empty() ? "" : "left in /dev/shm: " + shm[0]);
+  for (const std::string& p : procs) {  // no orphan outlives a failed test for long
+    kill(std::atoi(p.c_str()), SIGKILL);
+  }
+}
+
+TEST(LauncherE2E, SigkillToTheLauncherEndsRanksAndRemovesShm) {
+  const std::string dir = TempDir(), out = MakeTempDir("run");
+  BoundedRun run = StartLauncher({"-n", "3", Probe(), dir, "sleep"}, {}, out);
+  ASSERT_TRUE(WaitUntil(10000, [&] { return AllRecorded(dir, 3, ".env"); }));
+  const std::string jobid = ReadRankEnv(dir, 0)["MPIGPU_JOBID"];
+  ASSERT_EQ(JobShmLeft(jobid).size(), 3u);  // each probe made one
+  const pid_t launcher = run.pid();
+  ASSERT_EQ(kill(launcher, SIGKILL), 0);
+  run.Wait();
+  ExpectGoneAfterLauncherDeath(dir, jobid);
+  // The janitor says what it did, in one line.
+  WaitUntil(1000, [&] { return ReadFile(out + "/stderr").find("janitor") != std::string::npos; });
+  std::string err = ReadFile(out + "/stderr");
+  EXPECT_NE(err.find("mpigpurun: the launcher (pid " + std::to_string(launcher) + ") of job " +
+                     jobid + " died; its janitor"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(CountLines(err, "mpigpurun: "), 1) << err;
+}
+
+// Ranks that are not the launcher's children (started through a shell) get no parent-death
+// signal and are not in the janitor's list: they notice the launcher's death through the link,
+// on the engine's peer-check cadence, while blocked in MPIGPU_Recv.
+TEST(LauncherE2E, SigkillToTheLauncherEndsRanksStartedThroughAShell) {
+  const std::string dir = TempDir(), out = MakeTempDir("run");
+  // "; true": the shell must stay, so the rank is its child, not the launcher's.
+  BoundedRun run = StartLauncher(
+      {"-n", "2", "/bin/sh", "-c", RankProgram() + " recv-forever " + dir + "; true"}, {}, out);
+  ASSERT_TRUE(WaitUntil(20000, [&] { return AllRecorded(dir, 2, ".pid"); }))
+      << ReadFile(out + "/stderr");
+  // "pid jobid" (launcher_rank writes both).
+  const std::string record = ReadFile(dir + "/rank-0.pid");
+  const std::string jobid = record.substr(record.find(' ') + 1, 16);
+  ASSERT_EQ(JobShmLeft(jobid).size(), 2u) << record;  // each rank made one
+  ASSERT_FALSE(jobid.empty());
+  ASSERT_EQ(kill(run.pid(), SIGKILL), 0);
+  run.Wait();
+  ExpectGoneAfterLauncherDeath(dir, jobid);
+  std::string err = ReadFile(out + "/stderr");
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(err.find("mpigpu: rank " + std::to_string(r) +
+                       ": the launcher (mpigpurun) is gone; ending this rank"),
+              std::string::npos)
+        << err;
+}
+
+// Ctrl-C reaches the launcher's process group: the ranks and the launcher, not the janitor (its
+// own session), which leaves quietly once the launcher has ended the job.
+TEST(LauncherE2E, CtrlCEndsTheJobAndTheJanitorLeavesQuietly) {
+  const std::string dir = TempDir();
+  std::vector<std::string> argv = {Mpigpurun(), "-n", "2", Probe(), dir, "sleep"};
+  RunOptions options;
+  options.timeout_ms = kLauncherWaitMs;
+  options.own_group = true;
+  BoundedRun run(argv, options);
+  ASSERT_TRUE(WaitUntil(10000, [&] { return AllRecorded(dir, 2, ".env"); }));
+  ASSERT_EQ(kill(-run.pid(), SIGINT), 0);
+  Result r = run.Wait();
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 128 + SIGINT);
+  EXPECT_EQ(r.err.find("janitor"), std::string::npos) << r.err;
+  ExpectJobGone(dir, 2);
+}
+
+// ---- ranks that leave without MPIGPU_Finalize (item 5) ----
+
+TEST(LauncherE2E, RankThatSkipsFinalizeFailsTheJob) {
+  Result r = RunLauncher({"-n", "2", RankProgram(), "no-finalize", "1"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("mpigpurun: rank 1 exited without calling MPIGPU_Finalize"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(CountLines(r.err, "mpigpurun: rank "), 1) << r.err;
+}
+
+// The same with ranks that do not end by themselves: the launcher ends them as for a failed rank.
+TEST(LauncherE2E, RankThatSkipsFinalizeEndsTheOthers) {
+  const std::string dir = TempDir();
+  Result r = RunLauncher({"-n", "3", Probe(), dir, "joined-only", "2"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("mpigpurun: rank 2 exited without calling MPIGPU_Finalize (pid " +
+                       ReadRankEnv(dir, 2)["probe.pid"] + ", status 0); ending the job"),
+            std::string::npos)
+      << r.err;
+  ExpectJobGone(dir, 3);
+}
+
+TEST(LauncherE2E, RankThatSkipsFinalizeBehindAShellFailsTheJob) {
+  // The shell is the launcher's child and exits 0; the rank's records name the rank.
+  Result r = RunLauncher(
+      {"-n", "2", "/bin/sh", "-c", RankProgram() + " no-finalize 0; true"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("mpigpurun: rank 0 exited without calling MPIGPU_Finalize"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(LauncherE2E, RanksThatFinalizeSucceed) {
+  for (const std::vector<std::string>& prog :
+       {std::vector<std::string>{RankProgram(), "ok"},
+        std::vector<std::string>{"/bin/sh", "-c", RankProgram() + " ok; true"}}) {
+    std::vector<std::string> args = {"-n", "3"};
+    args.insert(args.end(), prog.begin(), prog.end());
+    Result r = RunLauncher(args);
+    ASSERT_FALSE(r.hung);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("mpigpurun:"), std::string::npos) << r.err;
+    // The internal variables are known to the library's configuration.
+    EXPECT_EQ(r.err.find("unknown variable"), std::string::npos) << r.err;
+  }
+}
+
+TEST(LauncherE2E, ProgramWithoutMpigpuInitIsFine) {
+  Result r = RunLauncher({"-n", "2", "/bin/true"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.err, "");
+}
+
+// ---- a failing creator in a large job (item 9) ----
+
+// Rank 0 (the creator) exits 1 at once while the others busy-wait as ranks waiting for it do.
+// The launcher supervises while it starts ranks: it stops starting them and ends the job at
+// once, instead of first starting all 64 on CPUs the waiting ranks crowd.
+TEST(LauncherE2E, FailingCreatorEndsA64RankJobFast) {
+  const std::string dir = TempDir();
+  const auto start = std::chrono::steady_clock::now();
+  Result r = RunLauncher({"-n", "64", "--bind-to", "none", Probe(), dir, "exit-now", "0", "1"});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(r.hung) << "the launcher did not end within " << kLauncherWaitMs / 1000 << " s";
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(r.code, 1);
+  Env env = ReadRankEnv(dir, 0);
+  ASSERT_FALSE(env.empty());
+  EXPECT_NE(r.err.find("mpigpurun: rank 0 (pid " + env["probe.pid"] +
+                       ") exited with status 1; ending the job"),
+            std::string::npos)
+      << r.err;
+  ExpectJobGone(dir, 64);
+}
+
+TEST(LauncherE2E, EveryRankKnowsTheCreatorPidAndTheLink) {
+  const std::string dir = TempDir();
+  Result r = RunLauncher({"-n", "4", Probe(), dir, "ok"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string creator = ReadRankEnv(dir, 0)["probe.pid"];
+  ASSERT_FALSE(creator.empty());
+  for (int rank = 0; rank < 4; ++rank) {
+    Env env = ReadRankEnv(dir, rank);
+    EXPECT_EQ(env["MPIGPU_CREATOR_PID"], creator) << "rank " << rank;
+    const std::string& fd = env["MPIGPU_LAUNCHER_FD"];
+    EXPECT_FALSE(fd.empty()) << "rank " << rank;
+    EXPECT_EQ(fd.find_first_not_of("0123456789"), std::string::npos) << fd;
+  }
+}
+
+// ---- another user's /dev/shm names with the job's prefix (item 2) ----
+
+TEST(LauncherE2E, OtherUsersShmNamesAreLeftAndReportedOnce) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make another user's names";
+  const std::string dir = TempDir();
+  Result r = RunLauncher({"-n", "3", Probe(), dir, "foreign"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string jobid = ReadRankEnv(dir, 0)["MPIGPU_JOBID"];
+  ASSERT_FALSE(jobid.empty());
+  std::vector<std::string> left = JobShmLeft(jobid);
+  EXPECT_EQ(left.size(), 3u) << "another user's names were removed (or ours were left)";
+  for (const std::string& n : left) {
+    EXPECT_NE(n.find("-foreign-"), std::string::npos) << n;
+    unlink(("/dev/shm/" + n).c_str());
+  }
+  EXPECT_EQ(CountLines(r.err, "mpigpurun: "), 1) << r.err;
+  EXPECT_NE(r.err.find("mpigpurun: 3 names in /dev/shm with this job's prefix belong to "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("uid 65534"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot remove"), std::string::npos) << r.err;
+  ExpectJobGone(dir, 3);
 }
 
 // The topology as the launcher sees it (same process restrictions as this test).

@@ -11,17 +11,31 @@
 //   exit-stubborn R CODE    as exit, but the sleeping ranks ignore SIGTERM (forces SIGKILL)
 //   kill R SIG              rank R raises SIG once every rank wrote its file; others sleep
 //   sleep                   every rank sleeps (until the launcher ends it)
-// Sleeps are bounded (60 s) so nothing outlives a broken test for long.
+//   exit-now R CODE         rank R exits with CODE at once (without waiting for the others); the
+//                           others busy-wait on 8 threads each, as ranks waiting for a creator
+//                           that never comes do, crowding the launcher out of the CPUs
+//   foreign                 every rank also makes /dev/shm/mpigpu-<uid>-<jobid>-foreign-<rank>
+//                           owned by uid 65534 (another user's name with the job's prefix; needs
+//                           root), then exits 0
+//   joined-only R           every rank tells the launcher it joined the job (as MPIGPU_Init does,
+//                           through transport/launcher_link.h); rank R then exits 0 without
+//                           saying it finalized, the others sleep
+// Sleeps and busy waits are bounded (60 s) so nothing outlives a broken test for long.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/launcher_link.h"
 
 extern char** environ;
 
@@ -54,6 +68,33 @@ bool CreateShmFile(int rank) {
   if (fd < 0) return false;
   close(fd);
   return true;
+}
+
+// Another user's name with the job's prefix (root only: creates it, then gives it away).
+bool CreateForeignShmFile(int rank) {
+  const char* jobid = std::getenv("MPIGPU_JOBID");
+  if (jobid == nullptr) return false;
+  std::string path = "/dev/shm/mpigpu-" + std::to_string(getuid()) + "-" + jobid + "-foreign-" +
+                     std::to_string(rank);
+  int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = fchown(fd, 65534, 65534) == 0;
+  close(fd);
+  return ok;
+}
+
+// Spins on `threads` threads for at most 60 s, then exits 0.
+[[noreturn]] void BusyWait(int threads) {
+  const time_t until = time(nullptr) + 60;
+  auto spin = [until] {
+    volatile unsigned long n = 0;
+    while (time(nullptr) < until) ++n;
+    std::_Exit(0);
+  };
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(spin);
+  spin();
+  std::_Exit(0);
 }
 
 bool WriteEnvFile(const std::string& dir, int rank) {
@@ -89,7 +130,7 @@ void WaitForAllFiles(const std::string& dir, int size) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep [args]\n");
+    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep|exit-now|foreign|joined-only [args]\n");
     return 100;
   }
   const std::string dir = argv[1];
@@ -110,6 +151,23 @@ int main(int argc, char** argv) {
       return std::atoi(argv[4]);
     }
     sleep(60);
+    return 0;
+  }
+  if (action == "exit-now" && argc == 5) {
+    if (rank == std::atoi(argv[3])) return std::atoi(argv[4]);
+    BusyWait(8);
+  }
+  if (action == "joined-only" && argc == 4) {
+    mpigpu::transport::LauncherLinkJoined(rank);
+    if (rank == std::atoi(argv[3])) return 0;
+    sleep(60);
+    return 0;
+  }
+  if (action == "foreign") {
+    if (!CreateForeignShmFile(rank)) {
+      std::fprintf(stderr, "launcher_probe: rank %d cannot make a foreign name\n", rank);
+      return 102;
+    }
     return 0;
   }
   if (action == "sleep") {

@@ -1,12 +1,15 @@
-// Unit tests of the launcher's pieces: argument parser, rank environment, job id, /dev/shm sweep,
-// wait status wording, binding plans.
+// Unit tests of the launcher's pieces: argument parser, rank environment (internal variables
+// included), job id, /dev/shm sweep (another user's names), link records, wait status wording,
+// binding plans.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -179,6 +182,58 @@ TEST(LauncherEnv, BaseExportsAndRankVariablesLayer) {
   EXPECT_EQ(env["MPIGPU_JOBID"], "ab");
 }
 
+TEST(LauncherEnv, InternalVariables) {
+  RankInfo info{2, 4, 2, 4};
+  info.creator_pid = 1234;
+  info.launcher_fd = 7;
+  info.job_cpus = 3;
+  auto env = AsMap(BuildRankEnv({}, {}, info, "ab"));
+  EXPECT_EQ(env["MPIGPU_CREATOR_PID"], "1234");
+  EXPECT_EQ(env["MPIGPU_LAUNCHER_FD"], "7");
+  EXPECT_EQ(env["MPIGPU_JOB_CPUS"], "3");
+  EXPECT_EQ(env.size(), 18u);
+  // Local rank 0: a placeholder the child fills in with its own pid.
+  info.creator_pid = 0;
+  EXPECT_EQ(AsMap(BuildRankEnv({}, {}, info, "ab"))["MPIGPU_CREATOR_PID"], kSelfPidPlaceholder);
+  for (const char* name : {"MPIGPU_CREATOR_PID", "MPIGPU_LAUNCHER_FD", "MPIGPU_JOB_CPUS"}) {
+    EXPECT_TRUE(IsLauncherVariable(name)) << name;
+    ExpectBad({"-n", "2", "-x", std::string(name) + "=3", "a"}, std::string("the launcher sets ") + name);
+  }
+  // Not set (no link): an outer job's values do not leak into the rank.
+  auto bare = AsMap(BuildRankEnv(
+      {"MPIGPU_LAUNCHER_FD=5", "MPIGPU_CREATOR_PID=9", "MPIGPU_JOB_CPUS=8", "KEEP=1"}, {},
+      RankInfo{0, 1, 0, 1}, "ab"));
+  EXPECT_EQ(bare.count("MPIGPU_LAUNCHER_FD"), 0u);
+  EXPECT_EQ(bare.count("MPIGPU_JOB_CPUS"), 0u);
+  EXPECT_EQ(bare.count("MPIGPU_CREATOR_PID"), 0u);
+  EXPECT_EQ(bare["KEEP"], "1");
+}
+
+TEST(LauncherEnv, WriteSelfPidFillsThePlaceholder) {
+  for (pid_t pid : {1, 42, 12345, 4194304, 2147483647}) {
+    std::string entry = std::string("MPIGPU_CREATOR_PID=") + kSelfPidPlaceholder;
+    WriteSelfPid(&entry[std::strlen("MPIGPU_CREATOR_PID=")], pid);
+    EXPECT_STREQ(entry.c_str(), ("MPIGPU_CREATOR_PID=" + std::to_string(pid)).c_str());
+  }
+}
+
+TEST(LauncherLink, ParsesRecords) {
+  char kind = 0;
+  int rank = -1;
+  auto parse = [&](const std::string& r, int size) {
+    return ParseLinkRecord(r.data(), r.size(), size, &kind, &rank);
+  };
+  ASSERT_TRUE(parse("J 0\n", 1));
+  EXPECT_EQ(kind, 'J');
+  EXPECT_EQ(rank, 0);
+  ASSERT_TRUE(parse("F 4095\n", 4096));
+  EXPECT_EQ(kind, 'F');
+  EXPECT_EQ(rank, 4095);
+  for (const char* bad : {"", "J", "J \n", "J 1", "X 1\n", "J1\n", "J -1\n", "J 1x\n",
+                          "J  1\n", "J 4\n", "J 99999999999999\n"})
+    EXPECT_FALSE(parse(bad, 4)) << "'" << bad << "'";
+}
+
 TEST(LauncherJob, JobIdsAreRandomHex) {
   std::set<std::string> seen;
   for (int i = 0; i < 16; ++i) {
@@ -213,6 +268,54 @@ TEST(LauncherJob, SweepRemovesOnlyTheJobsNames) {
   EXPECT_EQ(SweepShm(dir, "", &failed), 0);  // an empty prefix sweeps nothing
   EXPECT_EQ(SweepShm(dir + "/missing", prefix, &failed), 0);
   for (const std::string& n : others) unlink((dir + "/" + n).c_str());
+  rmdir(dir.c_str());
+}
+
+// Another user made names with our job's prefix first (a shared /dev/shm): the sweep leaves them
+// (even as root, who could remove them) and reports them, owner named, in one line.
+TEST(LauncherJob, SweepLeavesOtherUsersNames) {
+  const std::string dir = ::mpigpu::testing::MakeTempDir("sweep-foreign");
+  ASSERT_FALSE(HasFailure()) << "no scratch directory";
+  const std::string prefix = "mpigpu-1000-00112233aabbccdd";
+  const uid_t other = geteuid() == 65534 ? 65533 : 65534;
+  const std::vector<std::string> mine = {prefix, prefix + "-ring-0-1"};
+  std::vector<std::string> theirs;
+  for (int i = 0; i < 64; ++i) theirs.push_back(prefix + "-ring-" + std::to_string(i) + "-9");
+  for (const auto& names : {mine, theirs})
+    for (const std::string& n : names) {
+      int fd = open((dir + "/" + n).c_str(), O_CREAT | O_WRONLY, 0600);
+      ASSERT_GE(fd, 0) << n;
+      close(fd);
+    }
+  for (const std::string& n : theirs)
+    if (chown((dir + "/" + n).c_str(), other, other) != 0)
+      GTEST_SKIP() << "cannot give a file to uid " << other << " (not root): "
+                   << std::strerror(errno);
+  std::vector<std::string> failed;
+  std::vector<ForeignEntry> foreign;
+  EXPECT_EQ(SweepShm(dir, prefix, &failed, &foreign), 2);
+  EXPECT_TRUE(failed.empty()) << failed[0];
+  for (const std::string& n : mine) EXPECT_NE(access((dir + "/" + n).c_str(), F_OK), 0) << n;
+  for (const std::string& n : theirs) EXPECT_EQ(access((dir + "/" + n).c_str(), F_OK), 0) << n;
+  ASSERT_EQ(foreign.size(), theirs.size());
+  for (const ForeignEntry& f : foreign) EXPECT_EQ(f.uid, other) << f.name;
+
+  const std::string line = DescribeForeignEntries(dir, foreign);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_EQ(line.rfind("64 names in " + dir + " with this job's prefix belong to ", 0), 0u) << line;
+  EXPECT_NE(line.find("uid " + std::to_string(other)), std::string::npos) << line;
+  if (struct passwd* pw = getpwuid(other)) {
+    EXPECT_NE(line.find(std::string("user ") + pw->pw_name + " (uid "), std::string::npos) << line;
+  }
+  EXPECT_NE(line.find("left in place (" + foreign[0].name + ", "), std::string::npos) << line;
+  EXPECT_LT(line.size(), 400u) << "one short line, not one per name";
+  EXPECT_EQ(DescribeForeignEntries(dir, {}), "");
+  // Without the out-parameters it still leaves them.
+  EXPECT_EQ(SweepShm(dir, prefix), 0);
+  for (const std::string& n : theirs) {
+    EXPECT_EQ(access((dir + "/" + n).c_str(), F_OK), 0) << n;
+    unlink((dir + "/" + n).c_str());
+  }
   rmdir(dir.c_str());
 }
 

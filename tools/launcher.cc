@@ -2,15 +2,19 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 namespace mpigpu {
@@ -82,6 +86,9 @@ const char* const kRankVariableNames[] = {
     "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_RANK",
     "WORLD_SIZE",
 };
+
+// Set where RankInfo has them (after the names above).
+const char* const kInternalVariableNames[] = {kCreatorPidVar, kLauncherFdVar, kJobCpusVar};
 
 }  // namespace
 
@@ -192,16 +199,23 @@ std::string UsageText() {
   t += "  --version               the version\n\n";
   t += "Each rank's environment gets MPIGPU_RANK, MPIGPU_SIZE, MPIGPU_LOCAL_RANK,\n";
   t += "MPIGPU_LOCAL_SIZE, MPIGPU_JOBID and PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS,\n";
-  t += "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, LOCAL_RANK, WORLD_SIZE.\n";
+  t += "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, LOCAL_RANK, WORLD_SIZE, and the\n";
+  t += "internal MPIGPU_LAUNCHER_FD, MPIGPU_CREATOR_PID and MPIGPU_JOB_CPUS (for the mpigpu\n";
+  t += "library).\n";
   t += "CUDA_VISIBLE_DEVICES is passed as is; each program picks its GPU (mpigpu: local rank\n";
   t += "mod visible devices).\n\n";
-  t += "If a rank fails (non-zero exit or signal), the job times out, or the launcher gets\n";
-  t += "SIGINT/SIGTERM, the other ranks get SIGTERM, then SIGKILL 2 s later, and the job's\n";
-  t += "shared memory (/dev/shm/mpigpu-<uid>-<jobid>*) is removed. After a non-zero exit the\n";
-  t += "others first get 0.5 s to end by themselves (and print their own error).\n\n";
+  t += "If a rank fails (non-zero exit or signal, or exit 0 after MPIGPU_Init without\n";
+  t += "MPIGPU_Finalize), the job times out, or the launcher gets SIGINT/SIGTERM, the other\n";
+  t += "ranks get SIGTERM, then SIGKILL 2 s later, and the job's shared memory\n";
+  t += "(/dev/shm/mpigpu-<uid>-<jobid>*, only entries this user owns) is removed. After a\n";
+  t += "non-zero exit the others first get 0.5 s to end by themselves (and print their own\n";
+  t += "error). A failure while ranks are still being started stops the start at once.\n";
+  t += "If mpigpurun itself dies (even by SIGKILL), its ranks end too and a janitor process\n";
+  t += "removes the job's shared memory.\n\n";
   t += "exit status: 0 when every rank exits 0; else the first failing rank's status (128+signal\n";
-  t += "for a signal), 124 on timeout, 128+signal when the launcher was signalled, 2 on bad\n";
-  t += "usage, 127 when prog cannot be executed.\n";
+  t += "for a signal; 1 for a rank that exited without MPIGPU_Finalize), 124 on timeout,\n";
+  t += "128+signal when the launcher was signalled, 2 on bad usage, 127 when prog cannot be\n";
+  t += "executed.\n";
   return t;
 }
 
@@ -221,13 +235,34 @@ std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& i
   std::vector<std::pair<std::string, std::string>> vars;
   for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); ++k)
     vars.emplace_back(kRankVariableNames[k], values[k]);
+  if (info.creator_pid == 0) {
+    vars.emplace_back(kCreatorPidVar, kSelfPidPlaceholder);
+  } else if (info.creator_pid > 0) {
+    vars.emplace_back(kCreatorPidVar, std::to_string(info.creator_pid));
+  }
+  if (info.launcher_fd >= 0) vars.emplace_back(kLauncherFdVar, std::to_string(info.launcher_fd));
+  if (info.job_cpus > 0) vars.emplace_back(kJobCpusVar, std::to_string(info.job_cpus));
   return vars;
 }
 
 bool IsLauncherVariable(const std::string& name) {
   for (const char* n : kRankVariableNames)
     if (name == n) return true;
+  for (const char* n : kInternalVariableNames)
+    if (name == n) return true;
   return false;
+}
+
+void WriteSelfPid(char* value, pid_t pid) {
+  char digits[16];
+  int n = 0;
+  unsigned long v = pid > 0 ? static_cast<unsigned long>(pid) : 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0 && n < static_cast<int>(sizeof(kSelfPidPlaceholder) - 1));
+  for (int i = 0; i < n; ++i) value[i] = digits[n - 1 - i];
+  value[n] = '\0';
 }
 
 std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
@@ -244,28 +279,84 @@ std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
       env.push_back(entry);
     }
   };
-  for (const std::string& entry : base) set(entry.substr(0, entry.find('=')), entry);
+  for (const std::string& entry : base) {
+    std::string name = entry.substr(0, entry.find('='));
+    if (!IsLauncherVariable(name)) set(name, entry);  // an outer job's: the ones set below count
+  }
   for (const auto& [name, value] : exports) set(name, name + "=" + value);
   for (const auto& [name, value] : RankVariables(info, jobid)) set(name, name + "=" + value);
   return env;
 }
 
 
-int SweepShm(const std::string& dir, const std::string& prefix, std::vector<std::string>* failed) {
+int SweepShm(const std::string& dir, const std::string& prefix, std::vector<std::string>* failed,
+             std::vector<ForeignEntry>* foreign) {
   if (prefix.empty()) return 0;  // never sweep a whole directory
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return 0;
+  const uid_t me = geteuid();
   int removed = 0;
   while (struct dirent* e = readdir(d)) {
     if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT && failed != nullptr)  // ENOENT: its owner removed it first
+        failed->push_back(std::string(e->d_name) + ": " + std::strerror(errno));
+      continue;
+    }
+    if (st.st_uid != me) {  // someone else's: not ours to remove, even where we could (root)
+      if (foreign != nullptr) foreign->push_back(ForeignEntry{e->d_name, st.st_uid});
+      continue;
+    }
     if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
       ++removed;
-    } else if (errno != ENOENT && failed != nullptr) {  // ENOENT: its owner removed it first
+    } else if (errno != ENOENT && failed != nullptr) {
       failed->push_back(std::string(e->d_name) + ": " + std::strerror(errno));
     }
   }
   closedir(d);
   return removed;
+}
+
+std::string DescribeForeignEntries(const std::string& dir, const std::vector<ForeignEntry>& foreign) {
+  if (foreign.empty()) return "";
+  std::map<uid_t, int> owners;
+  for (const ForeignEntry& f : foreign) ++owners[f.uid];
+  std::string who;
+  for (const auto& [uid, count] : owners) {
+    if (!who.empty()) who += ", ";
+    struct passwd pw;
+    struct passwd* found = nullptr;
+    char buf[4096];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr)
+      who += std::string("user ") + found->pw_name + " (uid " + std::to_string(uid) + ")";
+    else
+      who += "uid " + std::to_string(uid);
+  }
+  std::string names;
+  const size_t shown = std::min<size_t>(foreign.size(), 3);
+  for (size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + foreign[i].name;
+  if (foreign.size() > shown) names += ", ...";
+  const std::string n = std::to_string(foreign.size());
+  return n + (foreign.size() == 1 ? " name" : " names") + " in " + dir +
+         " with this job's prefix " + (foreign.size() == 1 ? "belongs" : "belong") + " to " + who +
+         ", not to this user; left in place (" + names + ")";
+}
+
+bool ParseLinkRecord(const char* data, size_t len, int size, char* kind, int* rank) {
+  // "K N\n": one kind letter, a space, a decimal rank, a newline.
+  if (len < 4 || len > 16 || (data[0] != 'J' && data[0] != 'F') || data[1] != ' ' ||
+      data[len - 1] != '\n')
+    return false;
+  long v = 0;
+  for (size_t i = 2; i + 1 < len; ++i) {
+    if (data[i] < '0' || data[i] > '9') return false;
+    v = v * 10 + (data[i] - '0');
+    if (v >= size) return false;
+  }
+  *kind = data[0];
+  *rank = static_cast<int>(v);
+  return true;
 }
 
 RankEnd DescribeWaitStatus(int wait_status) {

@@ -50,34 +50,75 @@ Status ParseArgs(const std::vector<std::string>& args,
 // The --help text (documents every option and the default binding).
 std::string UsageText();
 
+// Internal launcher variables (set by mpigpurun for the library, not for programs):
+//   MPIGPU_LAUNCHER_FD  the rank's end of its link to the launcher (transport/launcher_link.h)
+//   MPIGPU_CREATOR_PID  the pid of local rank 0, which creates the job segment (ranks waiting to
+//                       attach can tell that it died)
+inline constexpr const char* kLauncherFdVar = "MPIGPU_LAUNCHER_FD";
+inline constexpr const char* kCreatorPidVar = "MPIGPU_CREATOR_PID";
+// The CPUs the job may use (the launcher's affinity mask before it binds ranks): waits yield
+// when the node's ranks outnumber them (mpigpu_api/wait_policy.h).
+inline constexpr const char* kJobCpusVar = "MPIGPU_JOB_CPUS";
+// The value of MPIGPU_CREATOR_PID in local rank 0's environment before fork: the child writes
+// its own pid over it (WriteSelfPid), as the launcher cannot know it earlier.
+inline constexpr char kSelfPidPlaceholder[] = "..........";  // room for any pid
+
 // What a rank is told about its place in the job. One node, so local = world for now.
 struct RankInfo {
   int rank = 0;
   int size = 1;
   int local_rank = 0;
   int local_size = 1;
+  // The pid of local rank 0: > 0 known, 0 this rank is local rank 0 (kSelfPidPlaceholder),
+  // < 0 not set.
+  pid_t creator_pid = -1;
+  int launcher_fd = -1;  // the link's fd in the rank, < 0 not set
+  int job_cpus = 0;      // CPUs the job may use, 0 not set
 };
 
-// The variables the launcher sets for a rank (MPIGPU_*, PMI_*, OMPI_COMM_WORLD_*, ...), in order.
+// The variables the launcher sets for a rank (MPIGPU_*, PMI_*, OMPI_COMM_WORLD_*, ...), in order;
+// MPIGPU_CREATOR_PID, MPIGPU_LAUNCHER_FD and MPIGPU_JOB_CPUS last, where RankInfo has them.
 std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& info,
                                                                const std::string& jobid);
 
-// True for the names RankVariables sets (so -x cannot override them).
+// True for the names RankVariables may set (so -x cannot override them).
 bool IsLauncherVariable(const std::string& name);
 
+// Writes `pid` in decimal and a NUL over `value` (which has room for kSelfPidPlaceholder).
+// Async-signal-safe: the child calls it between fork and exec.
+void WriteSelfPid(char* value, pid_t pid);
+
 // A rank's full environment: `base` ("NAME=value" strings, e.g. environ) with the -x exports and
-// then the rank variables put over it (a name already in `base` is replaced, not duplicated).
-// CUDA_VISIBLE_DEVICES is left as `base` has it: the program picks its GPU.
+// then the rank variables put over it (a name already in `base` is replaced, not duplicated;
+// a launcher variable that RankVariables does not set is dropped from `base`: it belonged to an
+// outer job). CUDA_VISIBLE_DEVICES is left as `base` has it: the program picks its GPU.
 std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
                                       const std::vector<std::pair<std::string, std::string>>& exports,
                                       const RankInfo& info, const std::string& jobid);
 
 
 
-// Unlinks every entry of `dir` (normally /dev/shm) whose name starts with `prefix`. Returns how
-// many were removed; names it could not remove are appended to `failed` when given.
+// An entry of the shared-memory directory that another user owns.
+struct ForeignEntry {
+  std::string name;
+  uid_t uid = 0;
+};
+
+// Unlinks every entry of `dir` (normally /dev/shm) whose name starts with `prefix` and that this
+// process's effective uid owns. Returns how many were removed; names it could not remove are
+// appended to `failed` ("name: reason") when given. Entries another user owns (someone who made
+// names with our prefix first) are never touched: they are appended to `foreign` when given.
 int SweepShm(const std::string& dir, const std::string& prefix,
-             std::vector<std::string>* failed = nullptr);
+             std::vector<std::string>* failed = nullptr,
+             std::vector<ForeignEntry>* foreign = nullptr);
+
+// One line (no newline) about `foreign` entries of `dir`, naming their owners (user name, else
+// uid), how many there are and the first few; "" when there are none.
+std::string DescribeForeignEntries(const std::string& dir, const std::vector<ForeignEntry>& foreign);
+
+// A record from a rank on the launcher link: "J <rank>\n" (joined the job) or "F <rank>\n"
+// (finalized). False for anything else, or a rank outside [0, size).
+bool ParseLinkRecord(const char* data, size_t len, int size, char* kind, int* rank);
 
 // How a rank ended, from a waitpid status.
 struct RankEnd {

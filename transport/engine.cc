@@ -18,6 +18,7 @@
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
+#include "transport/launcher_link.h"
 #include "transport/wire.h"
 
 namespace mpigpu::transport {
@@ -296,6 +297,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   box_from_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
               rank_, size_, eager_max_, config_->cells_per_rank);
+  LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
   return Status::Ok();
 }
 
@@ -1611,6 +1613,7 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 }
 
 void Engine::CheckPeers() {
+  ExitIfLauncherGone(rank_);  // mpigpurun died (SIGKILL): nobody else would end this rank
   bool any_source_waiting = probe_any_;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
@@ -1706,6 +1709,7 @@ Status Engine::Finalize() {
   if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
   for (auto& [key, pair] : rings_)
     if (pair->creator) (void)pair->region.Unlink();
+  LauncherLinkFinalized(rank_);  // mpigpurun: this rank finalized
   return st;
 }
 

@@ -1,0 +1,195 @@
+// The rank's side of the launcher link (transport/launcher_link.h) against a socket pair made
+// here, as mpigpurun makes it: the records, FD_CLOEXEC, the hang-up when the launcher's end
+// closes, and a variable that does not name a link socket. Children that must end are waited for
+// with a deadline, so a hang fails the test.
+#include "transport/launcher_link.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace mpigpu::transport {
+namespace {
+
+// A launcher's socket pair: launcher_ stays with the test, rank_ is named in the variable.
+class LinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+    launcher_ = sv[0];
+    rank_ = sv[1];
+    setenv(kLauncherFdVariable, std::to_string(rank_).c_str(), 1);
+    ResetLauncherLinkForTest();
+  }
+  void TearDown() override {
+    unsetenv(kLauncherFdVariable);
+    ResetLauncherLinkForTest();
+    if (launcher_ >= 0) close(launcher_);
+    close(rank_);
+  }
+
+  // The next record the launcher got ("" when none is queued).
+  std::string NextRecord() {
+    char buf[64];
+    ssize_t n = recv(launcher_, buf, sizeof buf, MSG_DONTWAIT);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  }
+
+  int launcher_ = -1;
+  int rank_ = -1;
+};
+
+// Waits (at most 10 s) for `pid`; its wait status, or -1 if it hung (then it is killed).
+int WaitBounded(pid_t pid) {
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return status;
+}
+
+TEST(LauncherLinkNone, WithoutALauncherEverythingIsANoOp) {
+  unsetenv(kLauncherFdVariable);
+  ResetLauncherLinkForTest();
+  EXPECT_FALSE(LauncherGone());
+  LauncherLinkJoined(0);
+  LauncherLinkFinalized(0);
+  ExitIfLauncherGone(0);  // returns
+  SUCCEED();
+}
+
+TEST_F(LinkTest, JoinedAndFinalizedAreOneRecordEach) {
+  EXPECT_EQ(NextRecord(), "");
+  LauncherLinkJoined(3);
+  LauncherLinkFinalized(3);
+  LauncherLinkJoined(4095);
+  EXPECT_EQ(NextRecord(), "J 3\n");
+  EXPECT_EQ(NextRecord(), "F 3\n");
+  EXPECT_EQ(NextRecord(), "J 4095\n");
+  EXPECT_EQ(NextRecord(), "");
+}
+
+TEST_F(LinkTest, TheInheritedFdBecomesCloseOnExec) {
+  ASSERT_EQ(fcntl(rank_, F_GETFD) & FD_CLOEXEC, 0);  // as a rank inherits it
+  EXPECT_FALSE(LauncherGone());                     // the first call reads the variable
+  EXPECT_NE(fcntl(rank_, F_GETFD) & FD_CLOEXEC, 0);
+}
+
+TEST_F(LinkTest, LauncherGoneOnceItsEndCloses) {
+  EXPECT_FALSE(LauncherGone());
+  EXPECT_FALSE(LauncherGone());
+  // Another holder of the ranks' end (a second rank) changes nothing.
+  int other = dup(rank_);
+  EXPECT_FALSE(LauncherGone());
+  close(launcher_);
+  launcher_ = -1;
+  EXPECT_TRUE(LauncherGone());
+  close(other);
+  EXPECT_TRUE(LauncherGone());
+}
+
+TEST_F(LinkTest, LauncherGoneEvenWithRecordsUnread) {
+  LauncherLinkJoined(1);
+  close(launcher_);
+  launcher_ = -1;
+  EXPECT_TRUE(LauncherGone());
+}
+
+TEST_F(LinkTest, ExitIfLauncherGoneEndsTheRankWithOneLine) {
+  // The rank is a child here; its stderr goes to a pipe the test reads.
+  int err[2];
+  ASSERT_EQ(pipe(err), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(err[1], STDERR_FILENO);
+    close(launcher_);  // the child must not keep the launcher's end alive
+    // The launcher (the test) closes its end below; wait for it, bounded.
+    for (int i = 0; i < 5000; ++i) {
+      ExitIfLauncherGone(7);
+      usleep(1000);
+    }
+    _exit(42);  // never noticed
+  }
+  close(err[1]);
+  close(launcher_);
+  launcher_ = -1;
+  const int status = WaitBounded(pid);
+  char buf[256] = {};
+  ssize_t n = read(err[0], buf, sizeof buf - 1);
+  close(err[0]);
+  ASSERT_NE(status, -1) << "the rank did not notice its launcher's death";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0),
+            "mpigpu: rank 7: the launcher (mpigpurun) is gone; ending this rank\n");
+}
+
+TEST_F(LinkTest, RecordsAfterTheLauncherDiedRaiseNoSigpipe) {
+  close(launcher_);
+  launcher_ = -1;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    LauncherLinkJoined(0);
+    LauncherLinkFinalized(0);
+    _exit(0);
+  }
+  const int status = WaitBounded(pid);
+  ASSERT_NE(status, -1);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+}
+
+TEST(LauncherLinkBadFd, AVariableThatNamesNoLinkSocketIsIgnored) {
+  // A file where the fd should be (the program closed the link and opened a file on its number):
+  // never written to, and not taken for a dead launcher.
+  const char* tmpdir = std::getenv("TEST_TMPDIR");
+  std::string p = std::string(tmpdir ? tmpdir : "/tmp") + "/launcher_link_test-XXXXXX";
+  int fd = mkstemp(&p[0]);
+  ASSERT_GE(fd, 0);
+  for (const std::string& value : {std::to_string(fd), std::string("999"), std::string("abc"),
+                                   std::string("-1"), std::string("")}) {
+    SCOPED_TRACE(value);
+    setenv(kLauncherFdVariable, value.c_str(), 1);
+    ResetLauncherLinkForTest();
+    EXPECT_FALSE(LauncherGone());
+    LauncherLinkJoined(1);
+    LauncherLinkFinalized(1);
+  }
+  EXPECT_EQ(lseek(fd, 0, SEEK_END), 0) << "records were written into a file";
+  EXPECT_EQ(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0) << "a file that is not the link was changed";
+  // A socket of another kind (a stream pair) is not the link either.
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  setenv(kLauncherFdVariable, std::to_string(sv[1]).c_str(), 1);
+  ResetLauncherLinkForTest();
+  LauncherLinkJoined(1);
+  char buf[8];
+  EXPECT_LT(recv(sv[0], buf, sizeof buf, MSG_DONTWAIT), 0);
+  close(sv[0]);
+  close(sv[1]);
+  close(fd);
+  unlink(p.c_str());
+  unsetenv(kLauncherFdVariable);
+  ResetLauncherLinkForTest();
+}
+
+}  // namespace
+}  // namespace mpigpu::transport

@@ -1,0 +1,76 @@
+// A rank program on the public API for the launcher's end-to-end tests (launcher_e2e_test):
+//
+//   launcher_rank ok                  Init, Barrier, Finalize, exit 0
+//   launcher_rank no-finalize R       as ok, but rank R returns 0 from main without Finalize (the
+//                                     others exit 0 whatever their Finalize returns)
+//   launcher_rank recv-forever DIR    Init, make /dev/shm/mpigpu-<uid>-<jobid>-test-<rank>, write
+//                                     "<pid> <jobid>" to DIR/rank-<rank>.pid, then block in
+//                                     MPIGPU_Recv from a peer that never sends (ended only by
+//                                     its launcher's death)
+// alarm(60) bounds every run, so nothing outlives a broken test for long.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "mpigpu_api/mpigpu.h"
+
+namespace {
+
+int Fail(int rank, const char* what) {
+  std::fprintf(stderr, "launcher_rank: rank %d: %s\n", rank, what);
+  return 3;
+}
+
+bool Record(const std::string& dir, int rank) {
+  const char* jobid = std::getenv("MPIGPU_JOBID");
+  if (jobid == nullptr) return false;
+  std::string shm = "/dev/shm/mpigpu-" + std::to_string(getuid()) + "-" + jobid + "-test-" +
+                    std::to_string(rank);
+  int fd = open(shm.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  std::string path = dir + "/rank-" + std::to_string(rank) + ".pid";
+  std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return false;
+  std::fprintf(f, "%d %s\n", static_cast<int>(getpid()), jobid);
+  return std::fclose(f) == 0 && std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  alarm(60);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: launcher_rank ok | no-finalize R | recv-forever DIR\n");
+    return 100;
+  }
+  const std::string mode = argv[1];
+  if (MPIGPU_Init(&argc, &argv) != MPIGPU_SUCCESS) return Fail(-1, "MPIGPU_Init failed");
+  int rank = -1, size = 0;
+  MPIGPU_Comm_rank(MPIGPU_COMM_WORLD, &rank);
+  MPIGPU_Comm_size(MPIGPU_COMM_WORLD, &size);
+  if (mode == "recv-forever" && argc == 3) {
+    if (!Record(argv[2], rank)) return Fail(rank, "cannot record itself");
+    int x = 0;
+    MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, (rank + 1) % size, 99, MPIGPU_COMM_WORLD,
+                MPIGPU_STATUS_IGNORE);
+    return Fail(rank, "the receive ended");
+  }
+  if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
+  if (mode == "no-finalize" && argc == 3) {
+    if (rank == std::atoi(argv[2])) return 0;
+    // The others finalize after a peer that left without it: whatever MPIGPU_Finalize says about
+    // that, they exit 0, so the launcher's report is about the rank that skipped it alone.
+    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
+    MPIGPU_Finalize();
+    return 0;
+  }
+  if (mode != "ok") return Fail(rank, "bad arguments");
+  if (MPIGPU_Finalize() != MPIGPU_SUCCESS) return Fail(rank, "MPIGPU_Finalize failed");
+  return 0;
+}

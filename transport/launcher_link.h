@@ -1,0 +1,40 @@
+// The rank's side of its link to mpigpurun: tells the launcher when this rank joined the job and
+// when it finalized, and notices when the launcher is gone.
+//
+// The launcher makes one AF_UNIX SOCK_SEQPACKET socket pair per job. It keeps one end (close on
+// exec) and gives the other to every rank, naming it in MPIGPU_LAUNCHER_FD (an internal launcher
+// variable, like MPIGPU_RANK). Through that end:
+//   - records to the launcher, one datagram each, "J <rank>\n" when MPIGPU_Init joined the job
+//     and "F <rank>\n" when MPIGPU_Finalize ended. The launcher reports a rank that exits 0 after
+//     "J" without "F" (it left without MPIGPU_Finalize) and fails the job.
+//   - liveness: only the launcher holds its end, so when the launcher dies (even by SIGKILL) the
+//     ranks' end reports a hang-up. The engine asks on its peer-check cadence and ends the
+//     process. This reaches ranks that are not the launcher's children (started through
+//     `sh -c`), which the launcher's parent-death signal does not.
+// Without the variable, or when it does not name such a socket (a program that closed it, a
+// child that kept the variable but not the fd), every function here does nothing. The first call
+// reads the variable and sets FD_CLOEXEC on the fd, so programs the rank starts do not inherit it.
+#pragma once
+
+namespace mpigpu::transport {
+
+// The environment variable that names the rank's end of the link.
+inline constexpr const char* kLauncherFdVariable = "MPIGPU_LAUNCHER_FD";
+
+// True when this process was started by a launcher whose end of the link has since closed
+// (the launcher died). A poll with no wait: one system call.
+bool LauncherGone();
+
+// When LauncherGone(): prints one line naming `rank` to stderr and ends the process (_exit(1),
+// after flushing stdio). The launcher is dead: nobody else would end this rank.
+void ExitIfLauncherGone(int rank);
+
+// Records for the launcher (no-ops without one). Joined: at the end of the bootstrap, once the
+// rank is in the job. Finalized: at the end of finalize, whatever its result.
+void LauncherLinkJoined(int rank);
+void LauncherLinkFinalized(int rank);
+
+// For tests: forget what the first call read, so the next call reads MPIGPU_LAUNCHER_FD again.
+void ResetLauncherLinkForTest();
+
+}  // namespace mpigpu::transport
