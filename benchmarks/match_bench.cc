@@ -8,7 +8,10 @@
 //   with tags 0..N-1 (eager: each lands in the unexpected queue) and receives them for tags
 //   N-1..0; `posted` posts N receives with tags 0..N-1 (Irecv) and sends tags N-1..0, then waits
 //   for all. Bytes are checked. Run it without the launcher.
-// Prints one line per (mode, queue, N) with the seconds of the matching phase.
+// Prints one line per (mode, queue, N) with the seconds of the matching phase: wall clock, and
+// this thread's CPU time (steadier on a shared machine).
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +32,22 @@ double Seconds() {
       .count();
 }
 
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Wall and CPU seconds since construction, as "W s (cpu C s)".
+struct Timer {
+  double wall = Seconds(), cpu = CpuSeconds();
+  std::string Text() const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4f s (cpu %.4f s)", Seconds() - wall, CpuSeconds() - cpu);
+    return buf;
+  }
+};
+
 struct Entry : MatchEntry {
   int id = 0;
 };
@@ -46,12 +65,12 @@ void QueueUnexpected(int n) {
     entries[i].id = i;
     q.PushBack(&entries[i]);
   }
-  const double t0 = Seconds();
+  const Timer t;
   for (int i = n - 1; i >= 0; --i) {
     Entry* e = q.FindAndRemove(MatchKey{0, 1, i});
     if (e == nullptr || e->id != i) Fail("queue unexpected: wrong entry");
   }
-  std::printf("queue unexpected N=%d: %.4f s\n", n, Seconds() - t0);
+  std::printf("queue unexpected N=%d: %s\n", n, t.Text().c_str());
 }
 
 void QueuePosted(int n) {
@@ -62,12 +81,12 @@ void QueuePosted(int n) {
     entries[i].id = i;
     q.PushBack(&entries[i]);
   }
-  const double t0 = Seconds();
+  const Timer t;
   for (int i = n - 1; i >= 0; --i) {
     Entry* e = q.FindAndRemove(MatchKey{0, 1, i});
     if (e == nullptr || e->id != i) Fail("queue posted: wrong entry");
   }
-  std::printf("queue posted N=%d: %.4f s\n", n, Seconds() - t0);
+  std::printf("queue posted N=%d: %s\n", n, t.Text().c_str());
 }
 
 void Api(int rc, const char* what) {
@@ -83,14 +102,14 @@ void ApiUnexpected(int n) {
     Api(MPIGPU_Send(&b, MPIGPU_BUF_HOST, 1, MPIGPU_BYTE, 0, i, MPIGPU_COMM_WORLD), "send");
   }
   const double t1 = Seconds();
+  const Timer t;
   for (int i = n - 1; i >= 0; --i) {
     unsigned char b = 0;
     MPIGPU_Status st;
     Api(MPIGPU_Recv(&b, MPIGPU_BUF_HOST, 1, MPIGPU_BYTE, 0, i, MPIGPU_COMM_WORLD, &st), "recv");
     if (b != ByteOf(i) || st.MPIGPU_TAG != i) Fail("api unexpected: wrong message");
   }
-  const double t2 = Seconds();
-  std::printf("api unexpected N=%d: %.4f s (sends %.4f s)\n", n, t2 - t1, t1 - t0);
+  std::printf("api unexpected N=%d: %s, sends %.4f s\n", n, t.Text().c_str(), t1 - t0);
 }
 
 void ApiPosted(int n) {
@@ -102,15 +121,16 @@ void ApiPosted(int n) {
                      &reqs[i]),
         "irecv");
   const double t1 = Seconds();
+  const Timer t;
   for (int i = n - 1; i >= 0; --i) {
     unsigned char b = ByteOf(i);
     Api(MPIGPU_Send(&b, MPIGPU_BUF_HOST, 1, MPIGPU_BYTE, 0, i, MPIGPU_COMM_WORLD), "send");
   }
   Api(MPIGPU_Waitall(n, reqs.data(), MPIGPU_STATUSES_IGNORE), "waitall");
-  const double t2 = Seconds();
+  const std::string took = t.Text();
   for (int i = 0; i < n; ++i)
     if (bufs[i] != ByteOf(i)) Fail("api posted: wrong bytes");
-  std::printf("api posted N=%d: %.4f s (posting %.4f s)\n", n, t2 - t1, t1 - t0);
+  std::printf("api posted N=%d: %s, posting %.4f s\n", n, took.c_str(), t1 - t0);
 }
 
 }  // namespace
