@@ -13,7 +13,9 @@ done
 out=$("$prefix/bin/mpigpurun" -n 3 --timeout 60 "$TEST_TMPDIR/smoke")
 echo "$out"
 [ "$out" = "install smoke: 3 ranks ok" ] || { echo "unexpected output" >&2; exit 1; }
-"$prefix/bin/mpigpu-info" --config | grep -q MPIGPU_EAGER_LIMIT
+# (Captured first: grep -q would close the pipe early and, with pipefail, fail the test.)
+info=$("$prefix/bin/mpigpu-info" --config)
+grep -q MPIGPU_EAGER_LIMIT <<<"$info"
 # Bad usage is refused with a message.
 if "$root/tools/install.sh" --bogus 2>/dev/null; then echo "bad option accepted" >&2; exit 1; fi
 echo "install test ok"
