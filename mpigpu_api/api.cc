@@ -161,19 +161,25 @@ void SelectDevice(int local_rank) {
   }
 }
 
-[[gnu::cold, gnu::noinline]] int RequestError(const mpigpu_request* r) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(r));
-  return SetLastError(MPIGPU_ERR_REQUEST, std::string("request ") + buf +
-                                              " is not an active request (freed or never made)");
-}
+// The objects behind an array of handles, resolved once by CheckRequests (null for null
+// handles); held on the stack for the usual small arrays.
+class RequestObjects {
+ public:
+  explicit RequestObjects(int count) {
+    if (count > kInline) heap_.resize(count);
+  }
+  ApiRequest** get() { return heap_.empty() ? inline_ : heap_.data(); }
 
-inline int CheckRequest(mpigpu_request* r) {
-  return GetState().made.count(r) != 0 && r->live ? MPIGPU_SUCCESS : RequestError(r);
-}
+ private:
+  static constexpr int kInline = 16;
+  ApiRequest* inline_[kInline];
+  std::vector<ApiRequest*> heap_;
+};
 
-// Validates count requests (null ones allowed, none twice).
-int CheckRequests(int count, MPIGPU_Request requests[]) {
+// Validates count requests (null ones allowed, none twice) and resolves them into objs[i]. A
+// bad one fails the whole call before anything is completed or freed; the detail names its
+// index.
+int CheckRequests(int count, MPIGPU_Request requests[], ApiRequest** objs) {
   if (count < 0)
     return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
   if (count > 0 && requests == nullptr)
@@ -181,10 +187,15 @@ int CheckRequests(int count, MPIGPU_Request requests[]) {
   // Small arrays (a halo exchange waits for 4 to 16) are searched for duplicates in place: a
   // set would cost an allocation per call.
   constexpr int kScanLimit = 16;
-  std::unordered_set<mpigpu_request*> seen;
+  std::unordered_set<MPIGPU_Request> seen;
   for (int i = 0; i < count; ++i) {
+    objs[i] = nullptr;
     if (requests[i] == MPIGPU_REQUEST_NULL) continue;
-    if (int rc = CheckRequest(requests[i]); rc != MPIGPU_SUCCESS) return rc;
+    if ((objs[i] = LookupRequest(requests[i])) == nullptr) {
+      const int rc = RequestError(requests[i]);
+      return SetLastError(rc, "request " + std::to_string(i) + " of the array: " +
+                                  LastErrorDetail(rc));
+    }
     const bool twice = count <= kScanLimit
                            ? std::find(requests, requests + i, requests[i]) != requests + i
                            : !seen.insert(requests[i]).second;
@@ -203,6 +214,30 @@ int InactiveError() {
   return SetLastError(MPIGPU_ERR_NOT_INITIALIZED, GetState().initialized
                                                       ? "called after MPIGPU_Finalize"
                                                       : "called before MPIGPU_Init");
+}
+
+int RequestError(MPIGPU_Request h) {
+  if (h == MPIGPU_REQUEST_NULL)
+    return SetLastError(MPIGPU_ERR_REQUEST, "request is MPIGPU_REQUEST_NULL");
+  const uintptr_t v = HandleValue(h);
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(v));
+  const std::vector<ApiRequest*>& t = GetState().requests;
+  const uint32_t slot = HandleSlot(v), gen = HandleGen(v);
+  // A handle this process made has a slot that exists and a generation at most the slot's.
+  // The window only chooses the message: a forged value is refused either way.
+  constexpr uint32_t kStaleWindow = 1u << 30;
+  if (slot < t.size() && HandleGen(t[slot]->key) - gen < kStaleWindow) {
+    const ApiRequest& r = *t[slot];
+    const char* what = v != r.key ? "was completed or freed (a copy of an old handle?)"
+                       : r.detached ? "was freed with MPIGPU_Request_free"
+                                    : "was completed or freed";
+    return SetLastError(MPIGPU_ERR_REQUEST, std::string("request handle ") + hex +
+                                                " is stale: its request " + what);
+  }
+  return SetLastError(MPIGPU_ERR_REQUEST,
+                      std::string("request handle ") + hex +
+                          " is not a request of this process (never made, or corrupted)");
 }
 
 int CommError(MPIGPU_Comm handle) {
@@ -266,40 +301,50 @@ void EmptyStatus(MPIGPU_Status* status, int source) {
 namespace {
 
 // Request objects are recycled: a ping-pong should not pay an allocation per message. They
-// stay until Finalize (State::made), so there are as many as requests were ever in flight at once.
-mpigpu_request* NewApiRequest() {
+// stay until Finalize (State::requests), so there are as many as requests were ever in flight
+// at once.
+ApiRequest* NewApiRequest() {
   State& s = GetState();
   if (s.spare.empty()) {
-    auto* r = new mpigpu_request();
-    s.made.insert(r);
+    auto* r = new ApiRequest();
+    r->key = FirstKey(static_cast<uint32_t>(s.requests.size()));  // < 2^32 - 1 objects
+    s.requests.push_back(r);
     return r;
   }
-  mpigpu_request* r = s.spare.back();
+  ApiRequest* r = s.spare.back();
   s.spare.pop_back();
   return r;
 }
 
-void RecycleApiRequest(mpigpu_request* r) {
+// Makes a staged request afresh in place: frees the staging buffer (it may be large) and the
+// type's pieces. Keeps the key.
+[[gnu::noinline]] void RemakeApiRequest(ApiRequest* r) {
+  const uintptr_t key = r->key;
+  r->~ApiRequest();
+  new (r) ApiRequest();
+  r->key = key;
+}
+
+void RecycleApiRequest(ApiRequest* r) {
   if (r->staged) {
-    // Made afresh in place: frees the staging buffer (it may be large) and the type's pieces.
-    r->~mpigpu_request();
-    new (r) mpigpu_request();
+    RemakeApiRequest(r);
   } else {
     // Only these can differ from a fresh object's: StartP2P sets recv, peer and tag for every
     // use, and staging and user only when staged.
     r->comm.reset();  // the communicator may go now (Comm_free)
     r->op = nullptr;
-    r->proc_null = r->detached = r->live = false;
+    r->proc_null = r->detached = false;
+    r->handle = 0;
   }
+  r->key += kHandleGenUnit;  // a new generation: no handle of the request it served names it
   GetState().spare.push_back(r);
 }
 
 }  // namespace
 
 int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
-             mpigpu_request** out) {
-  std::unique_ptr<mpigpu_request, void (*)(mpigpu_request*)> r(NewApiRequest(),
-                                                               RecycleApiRequest);
+             ApiRequest** out) {
+  std::unique_ptr<ApiRequest, void (*)(ApiRequest*)> r(NewApiRequest(), RecycleApiRequest);
   r->comm = comm;  // the communicator lives as long as the request (Comm_free may come first)
   r->recv = recv;
   r->peer = peer;
@@ -333,9 +378,9 @@ void DeclareContexts(const CommData& c) {
   GetState().engine->SetContextMembers(c.ctx_coll, c.group);
 }
 
-bool P2PDone(const mpigpu_request* r) { return r->op == nullptr || r->op->done(); }
+bool P2PDone(const ApiRequest* r) { return r->op == nullptr || r->op->done(); }
 
-int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
+int CompleteP2P(ApiRequest* r, MPIGPU_Status* status) {
   State& s = GetState();
   int rc = MPIGPU_SUCCESS;
   MPIGPU_Status st;
@@ -356,7 +401,7 @@ int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status) {
   return rc;
 }
 
-int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status) {
+int WaitP2P(Lock& lk, ApiRequest* r, MPIGPU_Status* status) {
   if (int rc = ProgressUntil(lk, [r] { return P2PDone(r); }); rc != MPIGPU_SUCCESS) {
     Detach(r);
     return rc;
@@ -364,8 +409,8 @@ int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status) {
   return CompleteP2P(r, status);
 }
 
-void Detach(mpigpu_request* r) {
-  r->live = false;
+void Detach(ApiRequest* r) {
+  r->handle = 0;  // the user's handle is stale from now on
   r->detached = true;
   GetState().detached.push_back(r);
 }
@@ -375,7 +420,7 @@ void ReapDetached() {
   auto& d = s.detached;
   for (size_t i = 0; i < d.size();) {
     if (P2PDone(d[i])) {
-      mpigpu_request* r = d[i];
+      ApiRequest* r = d[i];
       d[i] = d.back();
       d.pop_back();
       if (int rc = CompleteP2P(r, nullptr); rc != MPIGPU_SUCCESS)
@@ -398,6 +443,7 @@ void PauseUnlocked(Lock& lk, int round) {
 // ---- C API ----
 
 using mpigpu::SetLastError;
+using mpigpu::api::ApiRequest;
 using mpigpu::api::CheckActive;
 using mpigpu::api::CommPtr;
 using mpigpu::api::Finish;
@@ -457,7 +503,7 @@ int DoFinalize() {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   (void)mpigpu::api::ProgressOnce();
   size_t pending = s.detached.size();
-  for (mpigpu_request* r : s.made) pending += r->live && !mpigpu::api::P2PDone(r);
+  for (const ApiRequest* r : s.requests) pending += r->live() && !mpigpu::api::P2PDone(r);
   if (pending > 0)
     std::fprintf(stderr,
                  "mpigpu: rank %d: MPIGPU_Finalize: %zu request(s) still pending (never completed "
@@ -465,11 +511,11 @@ int DoFinalize() {
                  s.engine->rank(), pending);
   mpigpu::Status st = s.engine->Finalize();
   // The API's objects go; the engine's requests are released to it.
-  for (mpigpu_request* r : s.made) {
+  for (ApiRequest* r : s.requests) {
     if (r->op) s.engine->Release(r->op);
     delete r;
   }
-  s.made.clear();
+  s.requests.clear();
   s.detached.clear();
   s.spare.clear();
   s.engine.reset();
@@ -498,7 +544,7 @@ inline int CheckP2P(bool recv, const void* buf, MPIGPU_Buftype bt, int count,
 
 // Validates and starts one point-to-point operation on comm's point-to-point context.
 int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
-            int peer, int tag, MPIGPU_Comm comm, mpigpu_request** out) {
+            int peer, int tag, MPIGPU_Comm comm, ApiRequest** out) {
   const CommPtr* c = nullptr;
   TypedBuf tb;
   if (int rc = CheckP2P(recv, buf, bt, count, dt, peer, tag, comm, &c, &tb); rc != MPIGPU_SUCCESS)
@@ -523,7 +569,7 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
   mpigpu::transport::UserBuffer ub;
   ub.loc = tb.loc;
   if (peer == MPIGPU_PROC_NULL || !mpigpu::api::EngineLayout(tb, &ub.ptr, &ub.layout)) {
-    mpigpu_request* r = nullptr;
+    ApiRequest* r = nullptr;
     if (int rc = mpigpu::api::StartP2P(recv, tb, *slot, peer, tag, (*slot)->ctx_p2p, &r);
         rc != MPIGPU_SUCCESS)
       return rc;
@@ -564,9 +610,12 @@ int DoNonblocking(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIG
                   int peer, int tag, MPIGPU_Comm comm, MPIGPU_Request* request) {
   if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
   *request = MPIGPU_REQUEST_NULL;
-  int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, request);
-  if (rc == MPIGPU_SUCCESS) (*request)->live = true;  // the user holds it now
-  return rc;
+  ApiRequest* r = nullptr;
+  if (int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, &r); rc != MPIGPU_SUCCESS)
+    return rc;
+  r->handle = r->key;  // the user holds it now
+  *request = mpigpu::api::HandleFromValue(r->handle);
+  return MPIGPU_SUCCESS;
 }
 
 int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGPU_Datatype stype,
@@ -586,7 +635,7 @@ int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGP
   if (int rc = mpigpu::api::CheckPeer(*c, source, true); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = mpigpu::api::CheckTag(stag, false); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = mpigpu::api::CheckTag(rtag, true); rc != MPIGPU_SUCCESS) return rc;
-  mpigpu_request *rr = nullptr, *sr = nullptr;
+  ApiRequest *rr = nullptr, *sr = nullptr;
   if (int rc = mpigpu::api::StartP2P(true, rtb, c, source, rtag, c->ctx_p2p, &rr);
       rc != MPIGPU_SUCCESS)
     return rc;
@@ -607,28 +656,55 @@ int DoWait(Lock& lk, MPIGPU_Request* request, MPIGPU_Status* status, MPIGPU_Errh
     mpigpu::api::EmptyStatus(status, MPIGPU_ANY_SOURCE);
     return MPIGPU_SUCCESS;
   }
-  mpigpu_request* r = *request;
-  if (int rc = mpigpu::api::CheckRequest(r); rc != MPIGPU_SUCCESS) return rc;
+  const MPIGPU_Request handle = *request;
+  ApiRequest* r = mpigpu::api::CheckedRequest(handle);
+  if (r == nullptr) return MPIGPU_ERR_REQUEST;
   *h = r->comm->errhandler;
-  if (int rc = mpigpu::api::ProgressUntil(lk, [r] { return mpigpu::api::P2PDone(r); });
+  // Another thread may complete or free the request while the lock is dropped (a wait on a
+  // copy of the handle): the wait then ends, and the handle is stale.
+  const uintptr_t v = r->handle;
+  if (int rc = mpigpu::api::ProgressUntil(
+          lk, [r, v] { return r->handle != v || mpigpu::api::P2PDone(r); });
       rc != MPIGPU_SUCCESS)
     return rc;
+  if (r->handle != v) return mpigpu::api::RequestError(handle);
   *request = MPIGPU_REQUEST_NULL;
   return mpigpu::api::CompleteP2P(r, status);
 }
 
-// Completes every request of the array (all done); the first error wins. statuses may be null.
-int CompleteAll(int count, MPIGPU_Request requests[], MPIGPU_Status statuses[],
-                MPIGPU_Errhandler* h) {
+// Whether `r`, the object resolved for handle `h` (null for a null handle), can complete
+// without blocking. A handle gone stale while the lock was dropped (another thread completed or
+// freed its request) counts as done: completing it then reports the error.
+inline bool ObjectDone(const ApiRequest* r, MPIGPU_Request h) {
+  return r == nullptr || r->handle != mpigpu::api::HandleValue(h) || mpigpu::api::P2PDone(r);
+}
+
+bool AllDone(int count, MPIGPU_Request requests[], ApiRequest* const* objs) {
+  for (int i = 0; i < count; ++i)
+    if (!ObjectDone(objs[i], requests[i])) return false;
+  return true;
+}
+
+// Completes every request of the array (all done; objs from CheckRequests); the first error
+// wins. statuses may be null.
+int CompleteAll(int count, MPIGPU_Request requests[], ApiRequest* const* objs,
+                MPIGPU_Status statuses[], MPIGPU_Errhandler* h) {
   int first = MPIGPU_SUCCESS;
   for (int i = 0; i < count; ++i) {
     MPIGPU_Status* st = statuses == MPIGPU_STATUSES_IGNORE ? nullptr : &statuses[i];
-    if (requests[i] == MPIGPU_REQUEST_NULL) {
+    ApiRequest* r = objs[i];
+    if (r == nullptr) {
       mpigpu::api::EmptyStatus(st, MPIGPU_ANY_SOURCE);
       continue;
     }
-    MPIGPU_Errhandler rh = requests[i]->comm->errhandler;
-    int rc = mpigpu::api::CompleteP2P(requests[i], st);
+    if (r->handle != mpigpu::api::HandleValue(requests[i])) {  // see ObjectDone
+      const int rc = mpigpu::api::RequestError(requests[i]);
+      if (st != nullptr) st->MPIGPU_ERROR = rc;
+      if (first == MPIGPU_SUCCESS) first = rc;
+      continue;
+    }
+    MPIGPU_Errhandler rh = r->comm->errhandler;
+    int rc = mpigpu::api::CompleteP2P(r, st);
     requests[i] = MPIGPU_REQUEST_NULL;
     if (rc != MPIGPU_SUCCESS && first == MPIGPU_SUCCESS) {
       first = rc;
@@ -640,20 +716,16 @@ int CompleteAll(int count, MPIGPU_Request requests[], MPIGPU_Status statuses[],
   return first;
 }
 
-bool AllDone(int count, MPIGPU_Request requests[]) {
-  for (int i = 0; i < count; ++i)
-    if (requests[i] != MPIGPU_REQUEST_NULL && !mpigpu::api::P2PDone(requests[i])) return false;
-  return true;
-}
-
 int DoWaitall(Lock& lk, int count, MPIGPU_Request requests[], MPIGPU_Status statuses[],
               MPIGPU_Errhandler* h) {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
-  if (int rc = mpigpu::api::CheckRequests(count, requests); rc != MPIGPU_SUCCESS) return rc;
-  if (int rc = mpigpu::api::ProgressUntil(lk, [&] { return AllDone(count, requests); });
+  mpigpu::api::RequestObjects objs(count);
+  if (int rc = mpigpu::api::CheckRequests(count, requests, objs.get()); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (int rc = mpigpu::api::ProgressUntil(lk, [&] { return AllDone(count, requests, objs.get()); });
       rc != MPIGPU_SUCCESS)
     return rc;
-  return CompleteAll(count, requests, statuses, h);
+  return CompleteAll(count, requests, objs.get(), statuses, h);
 }
 
 int DoTestall(int count, MPIGPU_Request requests[], int* flag, MPIGPU_Status statuses[],
@@ -661,13 +733,15 @@ int DoTestall(int count, MPIGPU_Request requests[], int* flag, MPIGPU_Status sta
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   if (flag == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null flag");
   *flag = 0;
-  if (int rc = mpigpu::api::CheckRequests(count, requests); rc != MPIGPU_SUCCESS) return rc;
-  if (!AllDone(count, requests)) {
+  mpigpu::api::RequestObjects objs(count);
+  if (int rc = mpigpu::api::CheckRequests(count, requests, objs.get()); rc != MPIGPU_SUCCESS)
+    return rc;
+  if (!AllDone(count, requests, objs.get())) {
     if (int rc = mpigpu::api::ProgressOnce(); rc != MPIGPU_SUCCESS) return rc;
-    if (!AllDone(count, requests)) return MPIGPU_SUCCESS;
+    if (!AllDone(count, requests, objs.get())) return MPIGPU_SUCCESS;
   }
   *flag = 1;
-  return CompleteAll(count, requests, statuses, h);
+  return CompleteAll(count, requests, objs.get(), statuses, h);
 }
 
 int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU_Status* status,
@@ -675,7 +749,9 @@ int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   if (index == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null index");
   *index = MPIGPU_UNDEFINED;
-  if (int rc = mpigpu::api::CheckRequests(count, requests); rc != MPIGPU_SUCCESS) return rc;
+  mpigpu::api::RequestObjects objs_of(count);
+  ApiRequest** objs = objs_of.get();
+  if (int rc = mpigpu::api::CheckRequests(count, requests, objs); rc != MPIGPU_SUCCESS) return rc;
   bool any = false;
   for (int i = 0; i < count; ++i) any |= requests[i] != MPIGPU_REQUEST_NULL;
   if (!any) {
@@ -685,7 +761,7 @@ int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU
   int found = -1;
   auto one_done = [&] {
     for (int i = 0; i < count; ++i)
-      if (requests[i] != MPIGPU_REQUEST_NULL && mpigpu::api::P2PDone(requests[i])) {
+      if (objs[i] != nullptr && ObjectDone(objs[i], requests[i])) {
         found = i;
         return true;
       }
@@ -693,10 +769,12 @@ int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU
   };
   if (int rc = mpigpu::api::ProgressUntil(lk, one_done); rc != MPIGPU_SUCCESS) return rc;
   *index = found;
-  *h = requests[found]->comm->errhandler;
-  int rc = mpigpu::api::CompleteP2P(requests[found], status);
+  ApiRequest* r = objs[found];
+  if (r->handle != mpigpu::api::HandleValue(requests[found]))  // see ObjectDone
+    return mpigpu::api::RequestError(requests[found]);
+  *h = r->comm->errhandler;
   requests[found] = MPIGPU_REQUEST_NULL;
-  return rc;
+  return mpigpu::api::CompleteP2P(r, status);
 }
 
 int DoTest(MPIGPU_Request* request, int* flag, MPIGPU_Status* status, MPIGPU_Errhandler* h) {
@@ -709,8 +787,8 @@ int DoTest(MPIGPU_Request* request, int* flag, MPIGPU_Status* status, MPIGPU_Err
     mpigpu::api::EmptyStatus(status, MPIGPU_ANY_SOURCE);
     return MPIGPU_SUCCESS;
   }
-  mpigpu_request* r = *request;
-  if (int rc = mpigpu::api::CheckRequest(r); rc != MPIGPU_SUCCESS) return rc;
+  ApiRequest* r = mpigpu::api::CheckedRequest(*request);
+  if (r == nullptr) return MPIGPU_ERR_REQUEST;
   *h = r->comm->errhandler;
   if (!mpigpu::api::P2PDone(r)) {
     if (int rc = mpigpu::api::ProgressOnce(); rc != MPIGPU_SUCCESS) return rc;
@@ -777,8 +855,8 @@ int DoGetCount(const MPIGPU_Status* status, MPIGPU_Datatype datatype, int* count
 int DoRequestFree(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
-  if (int rc = mpigpu::api::CheckRequest(*request); rc != MPIGPU_SUCCESS) return rc;
-  mpigpu_request* r = *request;
+  ApiRequest* r = mpigpu::api::CheckedRequest(*request);
+  if (r == nullptr) return MPIGPU_ERR_REQUEST;
   *h = r->comm->errhandler;
   *request = MPIGPU_REQUEST_NULL;
   if (mpigpu::api::P2PDone(r)) (void)mpigpu::api::CompleteP2P(r, nullptr);

@@ -11,9 +11,9 @@
 // names the call in the detail and applies the communicator's error handler.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>  // std::unique_lock
-#include <unordered_set>
 #include <vector>
 
 #include "memcopy/config.h"
@@ -55,12 +55,13 @@ struct TypedBuf {
   TypeDesc desc;
 };
 
-}  // namespace mpigpu::api
-
-// The object behind an MPIGPU_Request handle.
-struct mpigpu_request {
-  mpigpu::transport::Request* op = nullptr;  // engine request; null: complete since creation
-  mpigpu::api::CommPtr comm;                 // source translation and error handler
+// The object behind a request: a user's (MPIGPU_Isend/Irecv) or an internal one (collectives,
+// Send/Recv of packed buffers or PROC_NULL, Sendrecv). Objects are recycled (a ping-pong should
+// not pay an allocation per message) and live until Finalize at a fixed slot of
+// State::requests.
+struct ApiRequest {
+  transport::Request* op = nullptr;  // engine request; null: complete since creation
+  CommPtr comm;                      // source translation and error handler
   bool recv = false;
   bool proc_null = false;  // completes at once with a PROC_NULL status
   int peer = 0;            // as the caller gave them (comm rank or a wildcard)
@@ -70,12 +71,40 @@ struct mpigpu_request {
   // when it completes. Both are set only when staged.
   bool staged = false;
   std::vector<unsigned char> staging;
-  mpigpu::api::TypedBuf user;
+  TypedBuf user;
   bool detached = false;  // MPIGPU_Request_free'd: completed by the progress loop
-  bool live = false;      // a handle the user holds (MPIGPU_Isend/Irecv), not yet completed
+  // The handle of this use of the object: (gen + kHandleSalt) << 32 | (slot + 1), where slot
+  // is the object's fixed index in State::requests and gen counts its uses (see below).
+  uintptr_t key = 0;
+  // The handle the user holds for this request: `key`, or 0 when the user holds none (an
+  // internal request, or one the user freed). Only a handle equal to it reaches the object.
+  uintptr_t handle = 0;
+
+  bool live() const { return handle != 0; }
 };
 
-namespace mpigpu::api {
+// ---- request handles ----
+// An MPIGPU_Request is not a pointer: its value is (gen + kHandleSalt) << 32 | (slot + 1), an
+// index into State::requests and the generation of the object's use it was made for. Recycling
+// an object adds 1 to the generation (ApiRequest::key), so the handles of its earlier uses, and
+// copies of them, never name it again (until 2^32 uses of this one object). A handle is
+// resolved by a bounds check and one compare (LookupRequest), never by dereferencing it: a stale
+// copy (its request completed or freed, the object perhaps serving another request now) or a
+// forged value gives MPIGPU_ERR_REQUEST and touches nothing. The salt keeps small integers
+// (1, 2, ...) from being valid handles; the low half is never 0, so no handle is REQUEST_NULL.
+static_assert(sizeof(uintptr_t) == 8 && sizeof(MPIGPU_Request) == 8,
+              "request handles pack a slot and a generation into 64 bits");
+constexpr uint32_t kHandleSalt = 0x6d706775;  // "mpgu"
+constexpr uintptr_t kHandleGenUnit = uintptr_t{1} << 32;
+
+inline uintptr_t HandleValue(MPIGPU_Request h) { return reinterpret_cast<uintptr_t>(h); }
+inline MPIGPU_Request HandleFromValue(uintptr_t v) { return reinterpret_cast<MPIGPU_Request>(v); }
+// The key of the first use of the object at `slot`.
+inline uintptr_t FirstKey(uint32_t slot) {
+  return static_cast<uintptr_t>(1 + kHandleSalt) << 32 | (static_cast<uintptr_t>(slot) + 1);
+}
+inline uint32_t HandleSlot(uintptr_t v) { return static_cast<uint32_t>(v) - 1; }
+inline uint32_t HandleGen(uintptr_t v) { return static_cast<uint32_t>(v >> 32) - kHandleSalt; }
 
 using Lock = std::unique_lock<ApiMutex>;
 
@@ -91,18 +120,38 @@ struct State {
   // From which polling round of a wait the CPU is given away (sched_yield) between polls; set
   // by Init from MPIGPU_YIELD (YieldAfterRounds).
   int yield_after = 0;
-  // Every request object ever made, kept until Finalize: a handle is checked against this set
-  // before it is dereferenced, and the user's live ones carry `live`. Collectives, and Send/Recv
-  // of packed buffers or PROC_NULL, use request objects the user never sees; they are never live.
-  std::unordered_set<mpigpu_request*> made;
-  std::vector<mpigpu_request*> spare;     // completed objects kept for reuse
-  std::vector<mpigpu_request*> detached;  // freed by the user, still in flight
+  // Every request object ever made, by slot (see ApiRequest::key), kept until Finalize: handles
+  // are resolved through it (LookupRequest). Internal requests (collectives, Send/Recv of
+  // packed buffers or PROC_NULL) are in it too but have no handle.
+  std::vector<ApiRequest*> requests;
+  std::vector<ApiRequest*> spare;     // completed objects kept for reuse
+  std::vector<ApiRequest*> detached;  // freed by the user, still in flight
 };
 State* MakeState();
 // Inline: every call asks for it, and a call per question costs more than the question.
 inline State& GetState() {
   static State* state = MakeState();  // never destroyed: calls may come during exit
   return *state;
+}
+
+// The request the user's handle `h` names, or null when `h` is null, stale (its request was
+// completed or freed) or not a handle at all. Never dereferences anything `h` points at: a
+// bounds check on the slot, then the slot's current handle compared with `h`.
+inline ApiRequest* LookupRequest(MPIGPU_Request h) {
+  const uintptr_t v = HandleValue(h);
+  const uint32_t slot = HandleSlot(v);  // REQUEST_NULL: 2^32 - 1, out of range
+  const std::vector<ApiRequest*>& t = GetState().requests;
+  if (slot >= t.size()) return nullptr;
+  ApiRequest* r = t[slot];
+  return r->handle == v ? r : nullptr;
+}
+// The error (class MPIGPU_ERR_REQUEST, detail recorded) of a handle LookupRequest refused.
+[[gnu::cold]] int RequestError(MPIGPU_Request h);
+// The request behind the user's handle `h`, or null (detail recorded, class REQUEST).
+inline ApiRequest* CheckedRequest(MPIGPU_Request h) {
+  ApiRequest* r = LookupRequest(h);
+  if (r == nullptr) RequestError(h);
+  return r;
 }
 
 // Error paths are [[gnu::cold]]: kept out of the inline checks (and out of their callers'
@@ -173,22 +222,22 @@ inline int CheckTag(int tag, bool recv) {
 }
 
 // Starts a send or receive of `buf` with comm rank `peer` (or PROC_NULL / ANY_SOURCE) on
-// context `ctx`. Arguments must already be valid. *out is a started request, not yet a live
-// handle (see State::made); it holds a reference to `comm`.
+// context `ctx`. Arguments must already be valid. *out is a started request without a user
+// handle (see ApiRequest::handle); it holds a reference to `comm`.
 int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
-             mpigpu_request** out);
+             ApiRequest** out);
 // Frees a request whose operation must still complete (the progress loop finishes it).
-void Detach(mpigpu_request* r);
+void Detach(ApiRequest* r);
 // Tells the engine which ranks take part in c's contexts (failures of others leave them alone).
 void DeclareContexts(const CommData& c);
 // True once `r` can be completed without blocking.
-bool P2PDone(const mpigpu_request* r);
+bool P2PDone(const ApiRequest* r);
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).
-int CompleteP2P(mpigpu_request* r, MPIGPU_Status* status);
+int CompleteP2P(ApiRequest* r, MPIGPU_Status* status);
 // Progress until r is done, then CompleteP2P. If progress fails, r is detached (the progress
 // loop completes it later) and the error returned.
-int WaitP2P(Lock& lk, mpigpu_request* r, MPIGPU_Status* status);
+int WaitP2P(Lock& lk, ApiRequest* r, MPIGPU_Status* status);
 
 // Completes detached requests that are done (their errors have nobody to go to).
 void ReapDetached();

@@ -22,13 +22,13 @@ constexpr int kTagGather = 3;
 constexpr int kTagBarrier = 0x100;  // + round
 
 int CollSend(Lock& lk, const CommPtr& c, const TypedBuf& b, int dst, int tag) {
-  mpigpu_request* r = nullptr;
+  ApiRequest* r = nullptr;
   if (int rc = StartP2P(false, b, c, dst, tag, c->ctx_coll, &r); rc != MPIGPU_SUCCESS) return rc;
   return WaitP2P(lk, r, MPIGPU_STATUS_IGNORE);
 }
 
 int CollRecv(Lock& lk, const CommPtr& c, const TypedBuf& b, int src, int tag) {
-  mpigpu_request* r = nullptr;
+  ApiRequest* r = nullptr;
   if (int rc = StartP2P(true, b, c, src, tag, c->ctx_coll, &r); rc != MPIGPU_SUCCESS) return rc;
   return WaitP2P(lk, r, MPIGPU_STATUS_IGNORE);
 }
@@ -55,7 +55,7 @@ int Barrier(Lock& lk, const CommPtr& c) {
   const int n = c->size();
   const TypedBuf empty = HostBuf(nullptr, 0, MPIGPU_BYTE);
   for (int dist = 1, round = 0; dist < n; dist <<= 1, ++round) {
-    mpigpu_request *rr = nullptr, *sr = nullptr;
+    ApiRequest *rr = nullptr, *sr = nullptr;
     const int tag = kTagBarrier + round;
     if (int rc = StartP2P(true, empty, c, (c->rank - dist + n) % n, tag, c->ctx_coll, &rr);
         rc != MPIGPU_SUCCESS)

@@ -25,6 +25,13 @@ extern "C" {
 typedef int MPIGPU_Comm;
 typedef int MPIGPU_Datatype;
 typedef int MPIGPU_Op;
+/* A request handle is an opaque value, not a pointer to memory: copy it, compare it with
+ * MPIGPU_REQUEST_NULL, never dereference it. It names its request from the call that starts it
+ * (Isend, Irecv) until the call that completes or frees it (Wait, Test, Waitall, Waitany,
+ * Testall, Request_free); from then on that handle, and every copy of it, is stale. Every call
+ * given a stale or forged handle returns MPIGPU_ERR_REQUEST and touches no request, even when
+ * mpigpu has reused the request's internal object for a newer request. (Threads that wait on
+ * copies of one handle at once: one completes the request, the others get ERR_REQUEST.) */
 typedef struct mpigpu_request* MPIGPU_Request;
 typedef int MPIGPU_Errhandler;
 typedef int MPIGPU_Buftype;
@@ -198,10 +205,15 @@ int MPIGPU_Sendrecv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcou
 /* ---- completion ---- */
 
 /* Waits for *request, frees it and sets it to MPIGPU_REQUEST_NULL; a null request returns at
- * once with an empty status. Errors: REQUEST, the operation's own error, PROC_FAILED. */
+ * once with an empty status. Errors: REQUEST (stale or invalid handle), the operation's own
+ * error, PROC_FAILED. */
 int MPIGPU_Wait(MPIGPU_Request* request, MPIGPU_Status* status);
 /* Waits for all count requests; statuses may be MPIGPU_STATUSES_IGNORE. Errors: as Wait, COUNT;
- * each status's MPIGPU_ERROR tells which request failed. */
+ * each status's MPIGPU_ERROR tells which request failed. The array is checked first: a stale or
+ * invalid handle in it (or one handle twice) fails the call with REQUEST, naming its index in
+ * the error string, before anything is waited for or completed; every request of the array
+ * stays active, and the array and statuses are left as they were. Waitany and Testall check
+ * alike. */
 int MPIGPU_Waitall(int count, MPIGPU_Request requests[], MPIGPU_Status statuses[]);
 /* Waits for one of count requests; *index = its position, or MPIGPU_UNDEFINED if all are null.
  * Errors: as Wait, COUNT. */
@@ -222,7 +234,7 @@ int MPIGPU_Iprobe(int source, int tag, MPIGPU_Comm comm, int* flag, MPIGPU_Statu
  * Errors: TYPE, ARG. */
 int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype datatype, int* count);
 /* Frees *request (the operation still completes) and sets it to MPIGPU_REQUEST_NULL.
- * Errors: REQUEST. */
+ * Errors: REQUEST (null, stale or invalid handle: freeing a copy of a freed handle is one). */
 int MPIGPU_Request_free(MPIGPU_Request* request);
 
 /* ---- collectives (every rank of comm calls them, in the same order) ---- */
