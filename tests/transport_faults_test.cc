@@ -49,11 +49,16 @@ bool ShmExists(const std::string& name) {
   return stat(("/dev/shm/" + name).c_str(), &st) == 0;
 }
 
-// Ring-sized messages (this target forces MPIGPU_LMT=ring): the receiver's ring cannot be made
+// The ranks of the ring tests force the ring (the config is read first in each forked rank), so
+// that 1 MiB messages take it wherever the binary runs.
+void ForceRing() { setenv("MPIGPU_LMT", "ring", 1); }
+
+// Ring-sized messages: the receiver's ring cannot be made
 // for the first one. That message fails on both sides with the reason; the next one makes the
 // ring and arrives whole; finalize and the engine's destruction run over the failed attempt.
 TEST(TransportFaultTest, ARingThatCannotBeMadeFailsItsMessageAndNothingElse) {
   std::string r = RunJob(2, [](int rank) {
+    ForceRing();
     auto e = Join();
     const size_t n = size_t{1} << 20;
     std::vector<unsigned char> buf(n);
@@ -89,6 +94,7 @@ TEST(TransportFaultTest, ARingThatCannotBeMadeFailsItsMessageAndNothingElse) {
 // the reason, the receiver's transfer fails instead of waiting for units that never come.
 TEST(TransportFaultTest, ASenderThatCannotMapTheRingFailsBothEnds) {
   std::string r = RunJob(2, [](int rank) {
+    ForceRing();
     auto e = Join();
     const size_t n = size_t{1} << 20;
     std::vector<unsigned char> buf(n, 1);

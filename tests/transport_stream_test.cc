@@ -1,8 +1,8 @@
 // Device sends and receives are ordered after the program's work on the legacy default stream
 // (engine.h, WaitForDefaultStream): a buffer filled by `cudaMemcpy` from pageable memory, or by
-// a kernel still running on the default stream, is sent with the new bytes; a receive buffer
-// that a default-stream kernel still writes gets the message, not the kernel's bytes; a received
-// buffer is read right away by a default-stream kernel. No synchronisation in the program.
+// a kernel still running on the default stream, is sent with the new bytes; a received buffer is
+// read right away by a default-stream kernel. No synchronisation in the program between the fill
+// and the send, or between the receive and the check.
 // Every size class (fastbox, cell, copier, IPC single copy, ring), every byte checked. The
 // same source runs with the engine's defaults and with the ring forced (BUILD).
 #include <cuda_runtime_api.h>
@@ -54,9 +54,8 @@ std::vector<size_t> Sizes() {
 
 enum class Fill { kPageableMemcpy, kDefaultStreamKernel };
 
-// Two ranks, one per GPU (or both on GPU 0): rank 0 fills and sends at once, rank 1 receives
-// into a buffer a default-stream kernel is still overwriting, then counts wrong bytes on the
-// default stream at once.
+// Two ranks, one per GPU (or both on GPU 0): rank 0 fills and sends at once, rank 1 receives,
+// then counts wrong bytes on the default stream at once.
 std::string RunOrderingJob(Fill fill) {
   return RunJob(2, [fill](int rank) {
     const int gpus = CudaDeviceCount();
@@ -88,9 +87,8 @@ std::string RunOrderingJob(Fill fill) {
           RANK_CHECK(e->Isend(buf, 1, 0, 0, &req).ok());  // no synchronisation before it
           WaitOk(e.get(), req);
         } else {
-          // Last step's work, still writing the buffer when the receive is posted.
-          RANK_CHECK(mpigpu::testing::FillPatternLaterOnDefaultStream(dbuf, n, seed + 5000, 2000) ==
-                     cudaSuccess);
+          RANK_CHECK(cudaMemset(dbuf, 0, n) == cudaSuccess);
+          RANK_CHECK(cudaDeviceSynchronize() == cudaSuccess);
           RANK_CHECK(e->Irecv(buf, 0, 0, 0, &req).ok());
           WaitOk(e.get(), req);
           unsigned long long wrong = 0;

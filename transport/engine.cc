@@ -477,15 +477,6 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
   MPIGPU_RETURN_IF_ERROR(StartRequest(Request::Kind::kRecv, buf, src, tag, context, out));
   Request* req = *out;
   req->state_ = Request::State::kPosted;
-  // The program's default-stream work on the buffer (a kernel still reading last step's data)
-  // is done before any copy of ours or a peer's writes into it.
-  if (req->bytes_ > 0 && buf.loc.is_device()) {
-    Status st = WaitForDefaultStream(buf.loc);
-    if (!st.ok()) {
-      Complete(req, std::move(st));
-      return Status::Ok();
-    }
-  }
 
   req->key = MatchKey{context, src, tag};
   // The oldest unexpected message that matches, in arrival order.
