@@ -175,18 +175,6 @@ void StreamingCopy(void* dst, const void* src, size_t bytes) {
 #endif
 }
 
-Status WaitForDefaultStream(MemLoc loc) {
-  if (!loc.is_device()) return Status::Ok();
-  int current = -1;
-  MPIGPU_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != loc.device) MPIGPU_CUDA_CHECK(cudaSetDevice(loc.device));
-  cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
-  if (e == cudaErrorNotReady) e = cudaStreamSynchronize(cudaStreamLegacy);
-  if (current != loc.device) (void)cudaSetDevice(current);
-  if (e != cudaSuccess) return CudaFailure("waiting for the default stream", e);
-  return Status::Ok();
-}
-
 int CudaDeviceCount() {
   static const int count = [] {
     int n = 0;

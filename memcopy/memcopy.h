@@ -55,15 +55,6 @@ void HostCopy(void* dst, const void* src, size_t bytes, size_t nt_threshold);
 // Streaming (non-temporal) store copy, any alignment; falls back to memcpy off x86-64.
 void StreamingCopy(void* dst, const void* src, size_t bytes);
 
-// Returns once the work issued before now on the legacy default stream of `loc`'s device is
-// done (nothing to do for host memory). A device send calls it first: mpigpu copies on its own
-// non-blocking streams, and its resident kernel and its peers read device memory directly, so
-// none of them is ordered after the program's default-stream work on its own (`cudaMemcpy` from
-// pageable memory may return before its DMA lands; a kernel launched with <<<...>>> runs later).
-// One cudaStreamQuery when that stream is idle (0.44 us on an H200); a synchronisation only when
-// work is pending. Work the program put on streams of its own is not covered.
-Status WaitForDefaultStream(MemLoc loc);
-
 // Number of usable CUDA devices; 0 where there is no GPU or no driver (never an error).
 int CudaDeviceCount();
 

@@ -1,6 +1,7 @@
 // Parameterized memcpy: every location pair and strategy, strided copies, byte-verified.
 // GPU cases skip with a reason where no CUDA device exists.
 #include "memcopy/memcopy.h"
+#include "memcopy/stream_order.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -84,6 +85,46 @@ TEST(CopyTest, DeviceCopyWithoutGpuFailsCleanly) {
   Status st = Copy(host, MemLoc::Host(), host, MemLoc::Device(0), sizeof host, nullptr);
   EXPECT_EQ(st.code(), Err::kCuda) << st.ToString();
   EXPECT_FALSE(st.message().empty());
+}
+
+TEST(DefaultStreamOrderTest, HostMemoryNeedsNothing) {
+  DefaultStreamOrder order;
+  EXPECT_TRUE(order.Wait(MemLoc::Host()).ok());
+  EXPECT_EQ(order.way(), DefaultStreamOrder::Way::kUnchosen);  // nothing was timed
+}
+
+TEST(DefaultStreamOrderTest, WithoutGpuADeviceWaitFailsCleanly) {
+  if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device exists; this checks the no-GPU error";
+  DefaultStreamOrder order;
+  EXPECT_EQ(order.Wait(MemLoc::Device(0)).code(), Err::kCuda);
+}
+
+// The first wait chooses a way; each way returns only once default-stream work issued before it
+// (a kernel that spins 20 ms, then writes) is done, whichever was chosen.
+TEST(DefaultStreamOrderTest, WaitsForPendingDefaultStreamWork) {
+  REQUIRE_GPUS(1);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  const size_t n = 1 << 20;
+  void* buf = nullptr;
+  ASSERT_EQ(cudaMalloc(&buf, n), cudaSuccess);
+  DefaultStreamOrder order;
+  ASSERT_TRUE(order.Wait(MemLoc::Device(0)).ok());
+  EXPECT_NE(order.way(), DefaultStreamOrder::Way::kUnchosen);
+  EXPECT_GT(order.query_us(), 0);
+  EXPECT_GT(order.event_us(), 0);
+  for (int seed = 1; seed <= 3; ++seed) {
+    ASSERT_EQ(testing::FillPatternLaterOnDefaultStream(buf, n, seed, 20000), cudaSuccess);
+    ASSERT_TRUE(order.Wait(MemLoc::Device(0)).ok());
+    EXPECT_EQ(cudaStreamQuery(cudaStreamLegacy), cudaSuccess) << "work still pending";
+    std::vector<unsigned char> host(n);
+    cudaStream_t mine;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(host.data(), buf, n, cudaMemcpyDeviceToHost, mine), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(mine), cudaSuccess);
+    ASSERT_EQ(cudaStreamDestroy(mine), cudaSuccess);
+    EXPECT_EQ(FirstMismatch(host.data(), n, seed), -1);
+  }
+  ASSERT_EQ(cudaFree(buf), cudaSuccess);
 }
 
 TEST(Copy2DTest, HostStridedRowsOnly) {

@@ -1,5 +1,5 @@
 // Device sends and receives are ordered after the program's work on the legacy default stream
-// (engine.h, WaitForDefaultStream): a buffer filled by `cudaMemcpy` from pageable memory, or by
+// (memcopy/stream_order.h): a buffer filled by `cudaMemcpy` from pageable memory, or by
 // a kernel still running on the default stream, is sent with the new bytes; a received buffer is
 // read right away by a default-stream kernel. No synchronisation in the program between the fill
 // and the send, or between the receive and the check.

@@ -810,7 +810,9 @@ TEST(TransportGpuTest, SmallDeviceSendsToARankOnTheSameGpuSkipTheIpcCopy) {
 // no end waits: the receive ends with the error; a single-copy (CUDA IPC) send ends with it too,
 // by the receiver's FIN, since the kernel never stored its token (an eager send, as with
 // MPIGPU_LMT=ring, is done once packed). The job goes on: a host message passes, and a later
-// device message arrives whole if the receiver's context lived, else fails on both ends.
+// device message arrives whole if the receiver's context lived, else fails on both ends. Under
+// MPS the fault also takes the sender's context (one server for both): then no later device
+// message is tried.
 TEST(TransportGpuTest, AFaultingReceiveCopyEndsBothEndsInsteadOfHanging) {
   std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
     constexpr size_t kBytes = 4096;  // a copier size
@@ -831,14 +833,20 @@ TEST(TransportGpuTest, AFaultingReceiveCopyEndsBothEndsInsteadOfHanging) {
       e->Release(q);
     };
     unsigned char alive = 0;  // the receiver's CUDA context after the fault
+    // The sender's: under MPS the ranks' contexts share one server, and a fault reaches both.
+    unsigned char sender_alive = 0;
     Request* q = nullptr;
     if (rank == 0) {
       // A single-copy send ends as its receive does; an eager one succeeds once packed.
       RANK_CHECK(e->Isend(dev_buf, 1, 1, 0, &q).ok());
       must_end(q, !ipc, "device send into the faulting receive");
       RecvOk(e, Host(&alive, 1), 1, 2);
-      RANK_CHECK(e->Isend(dev_buf, 1, 3, 0, &q).ok());
-      must_end(q, !ipc || alive, "device send after the fault");
+      sender_alive = cudaDeviceSynchronize() == cudaSuccess;
+      SendOk(e, Host(&sender_alive, 1), 1, 4);
+      if (sender_alive) {  // a lost context fails the send at once, with nothing sent
+        RANK_CHECK(e->Isend(dev_buf, 1, 3, 0, &q).ok());
+        must_end(q, !ipc || alive, "device send after the fault");
+      }
     } else {
       void* unmapped = reinterpret_cast<void*>(uintptr_t{0x1000});
       RANK_CHECK(e->Irecv({unmapped, MemLoc::Device(dev), Layout::Contiguous(kBytes)}, 0, 1, 0,
@@ -849,9 +857,14 @@ TEST(TransportGpuTest, AFaultingReceiveCopyEndsBothEndsInsteadOfHanging) {
       // mpigpu reported the refused copy in its status and left no error for our next check.
       if (alive) RANK_CHECK(cudaGetLastError() == cudaSuccess);
       SendOk(e, Host(&alive, 1), 0, 2);
-      RANK_CHECK(e->Irecv(dev_buf, 0, 3, 0, &q).ok());
-      must_end(q, alive, "device receive after the fault");
-      if (alive) {
+      RecvOk(e, Host(&sender_alive, 1), 0, 4);
+      std::fprintf(stderr, "rank 0: CUDA context %s after the fault\n",
+                   sender_alive ? "alive" : "lost");
+      if (sender_alive) {
+        RANK_CHECK(e->Irecv(dev_buf, 0, 3, 0, &q).ok());
+        must_end(q, alive, "device receive after the fault");
+      }
+      if (alive && sender_alive) {
         unsigned long long bad = 1;
         RANK_CHECK(testing::CountMismatchesOnDevice(dbuf, kBytes, 77, &bad) == cudaSuccess);
         RANK_CHECK(bad == 0);
@@ -860,9 +873,7 @@ TEST(TransportGpuTest, AFaultingReceiveCopyEndsBothEndsInsteadOfHanging) {
       Status fin = e->Finalize();
       std::fprintf(stderr, "rank 1 finalize after the fault: %s\n", fin.ToString().c_str());
     }
-    // Under MPS the ranks' contexts share one server: a fault there reaches the sender too.
-    if (rank == 1 && alive) RANK_CHECK(cudaFree(dbuf) == cudaSuccess);
-    if (rank == 0) RANK_CHECK(cudaFree(dbuf) == cudaSuccess || !alive);
+    if (rank == 1 ? alive : sender_alive) RANK_CHECK(cudaFree(dbuf) == cudaSuccess);
   }, 180);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");

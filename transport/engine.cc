@@ -354,9 +354,9 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(dst) + " has failed"));
     return Status::Ok();
   }
-  // Every path below reads the buffer off the default stream (see WaitForDefaultStream).
+  // Every path below reads the buffer off the default stream (see memcopy/stream_order.h).
   if (bytes > 0 && buf.loc.is_device()) {
-    Status st = WaitForDefaultStream(buf.loc);
+    Status st = default_stream_.Wait(buf.loc);
     if (!st.ok()) {
       Complete(req, std::move(st));
       return Status::Ok();

@@ -51,6 +51,7 @@
 #include "memcopy/config.h"
 #include "memcopy/memloc.h"
 #include "memcopy/status.h"
+#include "memcopy/stream_order.h"
 #include "pipeline/copy_engine.h"
 #include "pipeline/layout.h"
 #include "pipeline/pipeline.h"
@@ -386,6 +387,7 @@ class Engine {
   std::vector<Request*> free_requests_;  // recycled
   std::unordered_set<Request*> waiting_sends_;  // RTS sent: the ids a CTS or FIN may name
   HostCopyEngine host_copier_;
+  DefaultStreamOrder default_stream_;  // device sends wait for the program's default stream
   std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use
   std::vector<std::deque<Request*>> lmt_wait_;  // receiver: matched RTS per source, FIFO
   std::vector<Request*> lmt_recv_active_;        // receiver: the ring transfer per source
