@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <thread>
 
 #include "memcopy/memcopy.h"
@@ -47,13 +48,14 @@ int main() {
               MicrosPerCall(n, [] { (void)cudaStreamQuery(cudaStreamLegacy); }));
   mpigpu::DefaultStreamOrder order;
   const double used = MicrosPerCall(n, [&] { (void)order.Wait(dev); });
+  using Way = mpigpu::DefaultStreamOrder::Way;
   std::printf("%-58s %10.3f\n",
-              order.way() == mpigpu::DefaultStreamOrder::Way::kQuery
-                  ? "DefaultStreamOrder, chose the query (sync only if busy)"
-                  : "DefaultStreamOrder, chose the event",
+              ("DefaultStreamOrder [used], chose: " +
+               std::string(mpigpu::DefaultStreamOrder::Name(order.way())))
+                  .c_str(),
               used);
-  std::printf("%-58s %10.3f / %.3f\n", "  its timing at the choice: query / event",
-              order.query_us(), order.event_us());
+  std::printf("%-58s %.3f / %.3f / %.3f\n", "  its timing at the choice: query / sync / event",
+              order.cost_us(Way::kQuery), order.cost_us(Way::kSync), order.cost_us(Way::kEvent));
   std::printf("%-58s %10.3f\n", "cudaStreamSynchronize(cudaStreamLegacy)",
               MicrosPerCall(n, [] { (void)cudaStreamSynchronize(cudaStreamLegacy); }));
   std::printf("%-58s %10.3f\n", "cudaEventRecord(legacy) + cudaEventSynchronize",

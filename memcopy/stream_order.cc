@@ -1,6 +1,5 @@
 #include "memcopy/stream_order.h"
 
-#include <algorithm>
 #include <chrono>
 
 #include "memcopy/log.h"
@@ -24,8 +23,8 @@ Status DefaultStreamOrder::Wait(MemLoc loc) {
 
 // On the current device, which is `device`.
 Status DefaultStreamOrder::WaitOn(int device, Way way) {
-  if (way == Way::kQuery) {
-    cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
+  if (way != Way::kEvent) {
+    cudaError_t e = way == Way::kQuery ? cudaStreamQuery(cudaStreamLegacy) : cudaErrorNotReady;
     if (e == cudaErrorNotReady) e = cudaStreamSynchronize(cudaStreamLegacy);
     if (e != cudaSuccess) return CudaFailure("waiting for the default stream", e);
     return Status::Ok();
@@ -43,23 +42,34 @@ Status DefaultStreamOrder::WaitOn(int device, Way way) {
   return Status::Ok();
 }
 
-// Times both ways (each also does the job, so the first Wait is served whatever comes out).
+const char* DefaultStreamOrder::Name(Way way) {
+  switch (way) {
+    case Way::kQuery: return "stream query";
+    case Way::kSync: return "stream synchronize";
+    case Way::kEvent: return "event";
+    case Way::kUnchosen: break;
+  }
+  return "unchosen";
+}
+
+// Times each way (each also does the job, so the first Wait is served whatever comes out).
 Status DefaultStreamOrder::Choose(int device) {
   using Clock = std::chrono::steady_clock;
   constexpr int kCalls = 16;
-  auto per_call = [&](Way way, double* us) {
+  Way best = Way::kQuery;
+  for (Way way : {Way::kQuery, Way::kSync, Way::kEvent}) {
     MPIGPU_RETURN_IF_ERROR(WaitOn(device, way));  // first call: set-up, not timed
     const auto t0 = Clock::now();
     for (int i = 0; i < kCalls; ++i) MPIGPU_RETURN_IF_ERROR(WaitOn(device, way));
-    *us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kCalls;
-    return Status::Ok();
-  };
-  MPIGPU_RETURN_IF_ERROR(per_call(Way::kQuery, &query_us_));
-  MPIGPU_RETURN_IF_ERROR(per_call(Way::kEvent, &event_us_));
-  way_ = query_us_ <= event_us_ ? Way::kQuery : Way::kEvent;
-  MPIGPU_INFO("device sends wait for the default stream by %s (%.2f us; the other way %.2f us)",
-              way_ == Way::kQuery ? "stream query" : "event", std::min(query_us_, event_us_),
-              std::max(query_us_, event_us_));
+    double& us = cost_us_[static_cast<int>(way)];
+    us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kCalls;
+    if (us < cost_us(best)) best = way;
+  }
+  way_ = best;
+  MPIGPU_INFO("device sends wait for the default stream by %s: %.2f us (query %.2f, synchronize "
+              "%.2f, event %.2f)",
+              Name(way_), cost_us(way_), cost_us(Way::kQuery), cost_us(Way::kSync),
+              cost_us(Way::kEvent));
   return Status::Ok();
 }
 

@@ -4,11 +4,11 @@
 // so none of them is ordered after that work by itself (`cudaMemcpy` from pageable memory may
 // return before its DMA lands; a kernel launched with <<<...>>> runs later).
 //
-// Two equivalent checks, and which is cheaper depends on the node (run 40, one H200, stream
-// idle): cudaStreamQuery on the legacy stream (a synchronisation only when work is pending)
-// costs 0.24 us alone and 1.66 us under MPS, where it asks the server; an event recorded on it
-// and waited for costs 0.49 us and 0.90 us under MPS. The first Wait times both (16 calls each,
-// ~50 us once) and keeps the cheaper for the process.
+// Three equivalent checks, and which is cheapest depends on the node (run 41, one H200, stream
+// idle, us per call): cudaStreamQuery on the legacy stream, then a synchronisation only when work
+// is pending, 0.37 alone but 1.52 under MPS (where it asks the server); cudaStreamSynchronize,
+// 0.48 alone, 0.29 under MPS; an event recorded on it and waited for, 0.85 and 0.54. The first
+// Wait times each (16 calls, well under 100 us once) and keeps the cheapest for the process.
 //
 // One thread at a time (the engine's). Work the program put on streams of its own is not covered:
 // that stays the program's to synchronise, as with any CUDA-aware MPI.
@@ -25,7 +25,7 @@ namespace mpigpu {
 
 class DefaultStreamOrder {
  public:
-  enum class Way { kUnchosen, kQuery, kEvent };
+  enum class Way { kUnchosen, kQuery, kSync, kEvent };
 
   DefaultStreamOrder() = default;
   ~DefaultStreamOrder();
@@ -37,16 +37,16 @@ class DefaultStreamOrder {
   Status Wait(MemLoc loc);
 
   Way way() const { return way_; }
-  // What each way cost per call when they were timed (us; 0 before).
-  double query_us() const { return query_us_; }
-  double event_us() const { return event_us_; }
+  // What `way` cost per call when the ways were timed (us; 0 before).
+  double cost_us(Way way) const { return cost_us_[static_cast<int>(way)]; }
+  static const char* Name(Way way);
 
  private:
   Status WaitOn(int device, Way way);
   Status Choose(int device);
 
   Way way_ = Way::kUnchosen;
-  double query_us_ = 0, event_us_ = 0;
+  double cost_us_[4] = {};
   std::map<int, cudaEvent_t> events_;  // per device, made on first use
 };
 

@@ -1613,9 +1613,14 @@ void Engine::CheckPeers() {
     if (!waited_on && !any_source_waiting) continue;
     if (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kFinalized && !waited_on)
       continue;
-    if (!PeerAlive(r))
-      FailPeer(r, "rank " + std::to_string(r) + " (pid " +
-                      std::to_string(ranks_[r].pid.load(std::memory_order_relaxed)) + ") died");
+    if (PeerAlive(r)) continue;
+    // What it sent before it died may have arrived after this progress call last looked: take
+    // it in first, so that no receive or probe fails while its message is waiting.
+    for (int budget = 1 << 14; budget > 0; --budget) {
+      if (!PollArrivals().ok() || !queues_.Pending(rank_)) break;
+    }
+    FailPeer(r, "rank " + std::to_string(r) + " (pid " +
+                    std::to_string(ranks_[r].pid.load(std::memory_order_relaxed)) + ") died");
   }
 }
 
