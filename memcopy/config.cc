@@ -180,9 +180,15 @@ constexpr Var kVars[] = {
           &Config::shared_gpu_ipc_min, 0, kT),
     Count("MPIGPU_BOOTSTRAP_TIMEOUT", "60", "seconds ranks wait for each other at start and in finalize",
           &Config::bootstrap_timeout_s, 1, kMaxBootstrapTimeoutS, "s"),
+    Choice("MPIGPU_DEFAULT_STREAM_ORDER", "1",
+           "a device send first waits for the work issued on the legacy default stream (a "
+           "cudaMemcpy from pageable memory, a <<<>>> kernel); 0 = the program synchronises "
+           "itself (saves 0.25-0.5 us per device send, ~1.6 under MPS with the resident copier)",
+           kBoolChoices, BOOL_VAR(default_stream_order)),
     Choice("MPIGPU_YIELD", "auto",
-           "waiting ranks yield the CPU (sched_yield) when idle: auto = when the node is "
-           "oversubscribed (more local ranks than CPUs available to the job)",
+           "waiting ranks yield the CPU (sched_yield) when idle: auto = from the 64th polling round "
+           "when the node is oversubscribed (more local ranks than CPUs available to the job), "
+           "else from the 2048th",
            "auto | on | off", ENUM_VAR(yield, YieldMode, "auto", "on", "off")),
 };
 

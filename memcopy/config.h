@@ -63,6 +63,7 @@ struct Config {
   size_t gpu_copier_strided_max = 0;  // strided ones (narrow rows) up to this size; 0 = never
   size_t gpu_copier_idle_us = 0;   // the resident kernel leaves after this long without work
   bool gpu_copier_shared = false;  // keep the resident kernel when ranks share a GPU (MPS)
+  bool default_stream_order = true;  // device sends wait for the legacy default stream first
   size_t shared_gpu_ipc_min = 0;   // smallest IPC single copy to a rank on the same GPU
   size_t bootstrap_timeout_s = 0;  // how long ranks wait for each other at start and finalize
                                    // (at most kMaxBootstrapTimeoutS: see BootstrapTimeoutMs)

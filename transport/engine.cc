@@ -355,7 +355,7 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
     return Status::Ok();
   }
   // Every path below reads the buffer off the default stream (see memcopy/stream_order.h).
-  if (bytes > 0 && buf.loc.is_device()) {
+  if (bytes > 0 && buf.loc.is_device() && config_->default_stream_order) {
     Status st = default_stream_.Wait(buf.loc);
     if (!st.ok()) {
       Complete(req, std::move(st));
