@@ -57,9 +57,12 @@ void Fail(const char* what) {
   std::exit(1);
 }
 
-void QueueUnexpected(int n) {
+// n entries with tags 0..n-1 in queue Q, then taken in reverse tag order (each search walks the
+// whole queue in a plain list: the quadratic case).
+template <class Q>
+void ReverseOrder(int n, const char* name) {
   std::vector<Entry> entries(n);
-  UnexpectedQueue<Entry> q;
+  Q q;
   for (int i = 0; i < n; ++i) {
     entries[i].key = MatchKey{0, 1, i};
     entries[i].id = i;
@@ -68,26 +71,13 @@ void QueueUnexpected(int n) {
   const Timer t;
   for (int i = n - 1; i >= 0; --i) {
     Entry* e = q.FindAndRemove(MatchKey{0, 1, i});
-    if (e == nullptr || e->id != i) Fail("queue unexpected: wrong entry");
+    if (e == nullptr || e->id != i) Fail((std::string(name) + ": wrong entry").c_str());
   }
-  std::printf("queue unexpected N=%d: %s\n", n, t.Text().c_str());
+  std::printf("%s N=%d: %s\n", name, n, t.Text().c_str());
 }
 
-void QueuePosted(int n) {
-  std::vector<Entry> entries(n);
-  PostedQueue<Entry> q;
-  for (int i = 0; i < n; ++i) {
-    entries[i].key = MatchKey{0, 1, i};
-    entries[i].id = i;
-    q.PushBack(&entries[i]);
-  }
-  const Timer t;
-  for (int i = n - 1; i >= 0; --i) {
-    Entry* e = q.FindAndRemove(MatchKey{0, 1, i});
-    if (e == nullptr || e->id != i) Fail("queue posted: wrong entry");
-  }
-  std::printf("queue posted N=%d: %s\n", n, t.Text().c_str());
-}
+void QueueUnexpected(int n) { ReverseOrder<UnexpectedQueue<Entry>>(n, "queue unexpected"); }
+void QueuePosted(int n) { ReverseOrder<PostedQueue<Entry>>(n, "queue posted"); }
 
 void Api(int rc, const char* what) {
   if (rc != MPIGPU_SUCCESS) Fail(what);

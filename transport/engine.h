@@ -28,9 +28,11 @@
 //
 // Threading: one thread per process calls the engine (MPI_THREAD_FUNNELED-like).
 //
-// Device buffers: copies run on mpigpu's own non-blocking CUDA streams, so, as with any CUDA-aware
-// MPI, the work that fills a send buffer must be complete (its stream synchronised) before the
-// send starts, and a receive buffer is ready for kernels once its request is done.
+// Device buffers: copies run on mpigpu's own non-blocking CUDA streams, and the resident kernel
+// and peers read device memory directly, so a device send first waits for the work the program
+// put on the legacy default stream (default_stream_, MPIGPU_DEFAULT_STREAM_ORDER); work on the
+// program's own streams must be complete before the send, as with any CUDA-aware MPI. A receive
+// buffer is ready for any work once its request is done.
 #pragma once
 
 #include <sys/types.h>
