@@ -183,7 +183,7 @@ constexpr Var kVars[] = {
     Choice("MPIGPU_DEFAULT_STREAM_ORDER", "1",
            "a device send first waits for the work issued on the legacy default stream (a "
            "cudaMemcpy from pageable memory, a <<<>>> kernel); 0 = the program synchronises "
-           "itself (saves 0.25-0.5 us per device send, ~2 under MPS with the resident copier)",
+           "itself (saves 0.25-0.5 us per device send, 1.4-2 while the resident copier runs)",
            kBoolChoices, BOOL_VAR(default_stream_order)),
     Choice("MPIGPU_YIELD", "auto",
            "waiting ranks yield the CPU (sched_yield) when idle: auto = from the 64th polling round "

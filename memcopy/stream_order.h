@@ -9,6 +9,8 @@
 // is pending, 0.37 alone but 1.52 under MPS (where it asks the server); cudaStreamSynchronize,
 // 0.48 alone, 0.29 under MPS; an event recorded on it and waited for, 0.85 and 0.54. The first
 // Wait times each (16 calls, well under 100 us once) and keeps the cheapest for the process.
+// While a kernel of ours polls host memory (the resident copier), every one of them costs 1.4-2 us,
+// with or without MPS (run 44); only GPU-side ordering would avoid that (see session 7's results).
 //
 // One thread at a time (the engine's). Work the program put on streams of its own is not covered:
 // that stays the program's to synchronise, as with any CUDA-aware MPI.
