@@ -35,7 +35,7 @@ Status CopyKnown(void* dst, MemLoc dst_loc, const void* src, MemLoc src_loc, siz
                  cudaStream_t stream) {
   if (bytes == 0) return Status::Ok();
   if (dst_loc.is_host() && src_loc.is_host()) {
-    HostCopy(dst, src, bytes, GetConfig().memcpy_nt_threshold);
+    HostCopy(dst, src, bytes, GetMemcopyConfig().memcpy_nt_threshold);
     return Status::Ok();
   }
   if (dst_loc.is_device() && src_loc.is_device() && dst_loc.device != src_loc.device) {
@@ -92,7 +92,7 @@ Status Copy2D(void* dst, MemLoc dst_loc, size_t dpitch, const void* src, MemLoc 
                                         " exceeds a pitch (" + std::to_string(dpitch) + ", " +
                                         std::to_string(spitch) + ")");
   if (dst_loc.is_host() && src_loc.is_host()) {
-    size_t nt = GetConfig().memcpy_nt_threshold;
+    size_t nt = GetMemcopyConfig().memcpy_nt_threshold;
     for (size_t r = 0; r < height; ++r)
       HostCopy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch,
                width, nt);

@@ -475,7 +475,7 @@ int DoInit() {
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   const char* local_size = std::getenv("MPIGPU_LOCAL_SIZE");
   s.yield_after = mpigpu::api::YieldAfterRounds(
-      mpigpu::GetConfig().yield, local_size ? std::atol(local_size) : s.engine->size(),
+      mpigpu::GetApiConfig().yield, local_size ? std::atol(local_size) : s.engine->size(),
       mpigpu::api::JobCpus());
 
   const int n = s.engine->size(), me = s.engine->rank();

@@ -16,7 +16,7 @@
 #include <mutex>  // std::unique_lock
 #include <vector>
 
-#include "memcopy/config.h"
+#include "mpigpu_api/api_config.h"
 #include "memcopy/memloc.h"
 #include "mpigpu_api/api_mutex.h"
 #include "mpigpu_api/buftype.h"

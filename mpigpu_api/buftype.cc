@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "memcopy/config.h"
+#include "mpigpu_api/api_config.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/errors.h"
 
@@ -41,7 +41,7 @@ int ResolveGpuBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
   return MPIGPU_SUCCESS;
 }
 
-bool CheckBuffersEnabled() { return GetConfig().check_buffers; }
+bool CheckBuffersEnabled() { return GetApiConfig().check_buffers; }
 
 int CheckBufferLocationNow(const void* ptr, MemLoc loc) {
   if (ptr == nullptr || CudaDeviceCount() == 0) return MPIGPU_SUCCESS;  // nothing to ask

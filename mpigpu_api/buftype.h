@@ -23,7 +23,7 @@ inline int ResolveBuftype(MPIGPU_Buftype buftype, MemLoc* loc) {
 
 // The check itself, whatever the configuration says.
 int CheckBufferLocationNow(const void* ptr, MemLoc loc);
-// GetConfig().check_buffers.
+// GetApiConfig().check_buffers.
 bool CheckBuffersEnabled();
 // With MPIGPU_CHECK_BUFFERS (default on in debug builds): asks the driver where `ptr` lives and
 // returns MPIGPU_ERR_BUFFER (with a detail naming both) for a host pointer tagged GPU, a device

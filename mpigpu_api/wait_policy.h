@@ -9,7 +9,7 @@
 //   - MPIGPU_YIELD=off: never.
 #pragma once
 
-#include "memcopy/config.h"
+#include "mpigpu_api/api_config.h"
 
 namespace mpigpu::api {
 

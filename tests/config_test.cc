@@ -1,6 +1,7 @@
-// Config: every MPIGPU_* variable parses its default, which lies in its range; malformed and
-// out-of-range values and broken combinations are refused with a message naming the variable,
-// the value and the allowed range (MPIGPU_Init returns it); unknown names are reported.
+// The settings registry (memcopy/params.h) and the components' tables in it (memcopy,
+// transport, API): every MPIGPU_* variable parses its default, which lies in its range; malformed
+// and out-of-range values and broken combinations are refused with a message naming the
+// variable, the value and the allowed range (MPIGPU_Init returns it); unknown names are reported.
 #include "memcopy/config.h"
 
 #include <gtest/gtest.h>
@@ -8,19 +9,37 @@
 #include <map>
 #include <string>
 
+#include "mpigpu_api/api_config.h"
 #include "ringbuf/lmt_ring.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu {
 namespace {
 
-Status ParseFrom(const std::map<std::string, std::string>& env, Config* c,
+// Every component's settings at once, as the registry holds them.
+struct AllConfig : MemcopyConfig, TransportConfig, ApiConfig {};
+
+// Parses every component's table from `env`; the problems of all, joined as ConfigStatus does.
+Status ParseFrom(const std::map<std::string, std::string>& env, AllConfig* c,
                  std::vector<ConfigEntry>* entries = nullptr) {
-  return ParseConfig(
-      [&](const char* n) {
-        auto it = env.find(n);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      c, entries);
+  const EnvLookup lookup = [&](const char* n) {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  Status all;
+  for (Status st : {MemcopyParams().Parse(lookup, c, entries),
+                    TransportParams().Parse(lookup, c, entries), ApiParams().Parse(lookup, c, entries)})
+    if (!st.ok()) params::AddProblem(&all, st.message());
+  return all;
+}
+
+TEST(ConfigTest, EveryComponentIsRegisteredOnceInLayerOrder) {
+  std::vector<std::string> names;
+  for (const ParamSection* s : ParamSections()) names.push_back(s->component());
+  EXPECT_EQ(names, (std::vector<std::string>{"memcopy", "transport", "api"}));
+  size_t vars = 0;
+  for (const ParamSection* s : ParamSections()) vars += s->Infos().size();
+  EXPECT_EQ(DescribeConfig().size(), vars);
 }
 
 TEST(ConfigTest, ParseSizeAcceptsSuffixes) {
@@ -50,7 +69,7 @@ TEST(ConfigTest, ParseSizeRejectsGarbage) {
 }
 
 TEST(ConfigTest, DefaultsAreValidAndDocumented) {
-  Config c;
+  AllConfig c;
   std::vector<ConfigEntry> entries;
   ASSERT_TRUE(ParseFrom({}, &c, &entries).ok());
   EXPECT_EQ(c.eager_limit, 64u << 10);
@@ -71,7 +90,7 @@ TEST(ConfigTest, DefaultsAreValidAndDocumented) {
 }
 
 TEST(ConfigTest, EnvironmentOverrides) {
-  Config c;
+  AllConfig c;
   std::vector<ConfigEntry> entries;
   ASSERT_TRUE(ParseFrom({{"MPIGPU_EAGER_LIMIT", "8K"},
                          {"MPIGPU_DEBUG", "trace"},
@@ -89,7 +108,7 @@ TEST(ConfigTest, EnvironmentOverrides) {
 }
 
 TEST(ConfigTest, BadValueKeepsDefaultAndNamesTheVariable) {
-  Config c;
+  AllConfig c;
   std::vector<ConfigEntry> entries;
   Status st = ParseFrom({{"MPIGPU_CELL_SIZE", "0"}}, &c, &entries);
   EXPECT_EQ(st.code(), Err::kInvalidArg);
@@ -155,8 +174,8 @@ TEST(ConfigTest, IssueExamplesAreRefusedWithNameValueAndRange) {
       {"MPIGPU_YIELD", "yes", "auto | on | off", "not valid"},
   };
   for (const Case& k : cases) {
-    Config c;
-    Config defaults;
+    AllConfig c;
+    AllConfig defaults;
     ASSERT_TRUE(ParseFrom({}, &defaults).ok());
     std::vector<ConfigEntry> entries;
     Status st = ParseFrom({{k.name, k.value}}, &c, &entries);
@@ -181,7 +200,7 @@ TEST(ConfigTest, IssueExamplesAreRefusedWithNameValueAndRange) {
 }
 
 TEST(ConfigTest, EveryProblemIsListed) {
-  Config c;
+  AllConfig c;
   Status st = ParseFrom({{"MPIGPU_LMT_UNITS", "1000000"},
                          {"MPIGPU_CMA_CHUNK", "1"},
                          {"MPIGPU_BOOTSTRAP_TIMEOUT", "2147484"}},
@@ -193,7 +212,7 @@ TEST(ConfigTest, EveryProblemIsListed) {
 }
 
 // A field's value for a limits row (what the boundary test reads back).
-size_t FieldOf(const Config& c, const std::string& name) {
+size_t FieldOf(const AllConfig& c, const std::string& name) {
   const std::map<std::string, size_t> v = {
       {"MPIGPU_MEMCPY_NT_THRESHOLD", c.memcpy_nt_threshold},
       {"MPIGPU_EAGER_LIMIT", c.eager_limit},
@@ -218,7 +237,7 @@ size_t FieldOf(const Config& c, const std::string& name) {
 }
 
 TEST(ConfigTest, EveryDefaultIsInsideItsRange) {
-  Config c;
+  AllConfig c;
   std::vector<ConfigEntry> entries;
   ASSERT_TRUE(ParseFrom({}, &c, &entries).ok());
   const std::vector<ConfigLimits> limits = NumericConfigLimits();
@@ -230,8 +249,8 @@ TEST(ConfigTest, EveryDefaultIsInsideItsRange) {
     EXPECT_TRUE((v >= l.min && v <= l.max) || (v == 0 && l.zero_allowed)) << l.name << " = " << v;
   }
   // The defaults pass the combination and node checks (on a /dev/shm of 64 MiB, Docker's).
-  EXPECT_TRUE(CheckConfig(c).ok());
-  EXPECT_TRUE(CheckConfigForNode(c, uint64_t{64} << 20).ok());
+  EXPECT_TRUE(CheckTransportConfig(c).ok());
+  EXPECT_TRUE(CheckTransportConfigForNode(c, uint64_t{64} << 20).ok());
 }
 
 TEST(ConfigTest, BoundariesAreAcceptedAndOneBeyondRefused) {
@@ -250,7 +269,7 @@ TEST(ConfigTest, BoundariesAreAcceptedAndOneBeyondRefused) {
     std::vector<size_t> good = {l.min, l.max};
     if (l.zero_allowed) good.push_back(0);
     for (size_t v : good) {
-      Config c;
+      AllConfig c;
       Status st = ParseFrom(env(v), &c);
       EXPECT_TRUE(st.ok()) << l.name << "=" << v << ": " << st.message();
       EXPECT_EQ(FieldOf(c, l.name), v) << l.name;
@@ -258,7 +277,7 @@ TEST(ConfigTest, BoundariesAreAcceptedAndOneBeyondRefused) {
     std::vector<size_t> bad = {l.max + 1};
     if (l.min > 0 && !(l.min == 1 && l.zero_allowed)) bad.push_back(l.min - 1);
     for (size_t v : bad) {
-      Config c;
+      AllConfig c;
       Status st = ParseFrom(env(v), &c);
       EXPECT_EQ(st.code(), Err::kInvalidArg) << l.name << "=" << v;
       EXPECT_NE(st.message().find(l.name + "='" + std::to_string(v) + "' is out of range"),
@@ -268,14 +287,14 @@ TEST(ConfigTest, BoundariesAreAcceptedAndOneBeyondRefused) {
   }
   // Sizes take suffixes in both cases, with "i" and "B" spellings; the value is the same.
   for (const char* text : {"64K", "64k", "64KiB", "64KB", "64Ki", "65536"}) {
-    Config c;
+    AllConfig c;
     ASSERT_TRUE(ParseFrom({{"MPIGPU_CMA_CHUNK", text}}, &c).ok()) << text;
     EXPECT_EQ(c.cma_chunk, 64u << 10) << text;
   }
 }
 
 TEST(ConfigTest, CombinationsAreChecked) {
-  Config c;
+  AllConfig c;
   // The smallest GPU unit above the largest.
   Status st = ParseFrom({{"MPIGPU_LMT_UNIT_GPU_MIN", "8M"}}, &c);
   EXPECT_EQ(st.code(), Err::kInvalidArg);
@@ -310,14 +329,14 @@ TEST(ConfigTest, CombinationsAreChecked) {
 }
 
 TEST(ConfigTest, RingMustFitInDevShm) {
-  Config c;
+  AllConfig c;
   ASSERT_TRUE(ParseFrom({}, &c).ok());
   // The engine's own count: ShmSegment's header page + LmtRing::BytesFor(capacity, flags), with
   // MPIGPU_LMT_UNITS (8) x MPIGPU_LMT_UNIT_GPU (4M) and one flag per 512K.
   EXPECT_EQ(LmtRingBytes(c), 4096 + LmtRing::BytesFor(size_t{32} << 20, 64));
-  EXPECT_TRUE(CheckConfigForNode(c, 0).ok());  // size unknown: not checked
-  EXPECT_TRUE(CheckConfigForNode(c, LmtRingBytes(c)).ok());
-  Status st = CheckConfigForNode(c, LmtRingBytes(c) - 1);
+  EXPECT_TRUE(CheckTransportConfigForNode(c, 0).ok());  // size unknown: not checked
+  EXPECT_TRUE(CheckTransportConfigForNode(c, LmtRingBytes(c)).ok());
+  Status st = CheckTransportConfigForNode(c, LmtRingBytes(c) - 1);
   EXPECT_EQ(st.code(), Err::kInvalidArg);
   EXPECT_NE(st.message().find("/dev/shm"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("MPIGPU_LMT_UNITS 8"), std::string::npos) << st.message();
@@ -328,7 +347,7 @@ TEST(ConfigTest, RingMustFitInDevShm) {
 }
 
 TEST(ConfigTest, BootstrapTimeoutMsFitsAnInt) {
-  Config c;
+  AllConfig c;
   ASSERT_TRUE(ParseFrom({{"MPIGPU_BOOTSTRAP_TIMEOUT", "86400"}}, &c).ok());
   EXPECT_EQ(BootstrapTimeoutMs(c), 86400000);
   ASSERT_TRUE(ParseFrom({{"MPIGPU_BOOTSTRAP_TIMEOUT", "3"}}, &c).ok());
@@ -338,7 +357,7 @@ TEST(ConfigTest, BootstrapTimeoutMsFitsAnInt) {
 }
 
 TEST(ConfigTest, YieldModes) {
-  Config c;
+  AllConfig c;
   const std::pair<const char*, YieldMode> modes[] = {
       {"auto", YieldMode::kAuto}, {"on", YieldMode::kOn}, {"off", YieldMode::kOff}};
   for (const auto& [text, mode] : modes) {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "memcopy/config.h"
+#include "transport/transport_config.h"
 #include "memcopy/memcopy.h"
 #include "memcopy/pattern.h"
 #include "tests/gpu_util.h"
@@ -38,7 +38,7 @@ void WaitOk(Engine* e, Request* r) {
 
 // Sizes on each side of every threshold that picks a path for a device message.
 std::vector<size_t> Sizes() {
-  const Config& c = GetConfig();
+  const TransportConfig& c = GetTransportConfig();
   const size_t eager = std::min(c.eager_limit, c.cell_size);
   return {1,
           c.fastbox_size,

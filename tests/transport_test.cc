@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "memcopy/config.h"
+#include "transport/transport_config.h"
 #include "memcopy/memcopy.h"
 #include "memcopy/pattern.h"
 #include "tests/gpu_util.h"
@@ -125,7 +125,7 @@ void CheckVectorReceived(const unsigned char* dst, const Shape& send, const Shap
 }
 
 std::vector<size_t> ThresholdSizes() {
-  const Config& c = GetConfig();
+  const TransportConfig& c = GetTransportConfig();
   const size_t eager = std::min(c.eager_limit, c.cell_size);
   const size_t unit = c.lmt_unit_host;
   const size_t ring = c.lmt_unit_host * c.lmt_units;
@@ -159,9 +159,9 @@ TEST(TransportTest, PingPongEverySizeAroundThresholds) {
 
 TEST(TransportTest, VectorLayoutsOnEitherSide) {
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
-    const size_t eager = std::min(GetConfig().eager_limit, GetConfig().cell_size);
+    const size_t eager = std::min(GetTransportConfig().eager_limit, GetTransportConfig().cell_size);
     // The sender's and the receiver's shapes, same packed size.
-    for (size_t total_blocks : {size_t{3}, eager / 48 + 7, 3 * GetConfig().lmt_unit_host / 48 + 11,
+    for (size_t total_blocks : {size_t{3}, eager / 48 + 7, 3 * GetTransportConfig().lmt_unit_host / 48 + 11,
                                 size_t{40000}}) {
       const Shape send{total_blocks, 48, 80}, recv{total_blocks * 2, 24, 40};
       if (rank == 0) {
@@ -270,7 +270,7 @@ void SendWindow(int rank, int dev, Engine* e, bool on_device, const std::vector<
 
 TEST(TransportTest, WindowsOfLargeMessagesArriveWholeAndInOrder) {
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
-    const size_t ring = GetConfig().lmt_unit_host * GetConfig().lmt_units;
+    const size_t ring = GetTransportConfig().lmt_unit_host * GetTransportConfig().lmt_units;
     const std::vector<size_t> sizes = {3 * ring + 5, 3 * ring + 5, ring + 1, 100000,
                                        3 * ring + 5, ring - 1,     ring,     5 * ring + 3};
     for (int round = 0; round < 3; ++round) SendWindow(rank, 0, e, false, sizes, 300 + 20 * round);
@@ -283,10 +283,10 @@ TEST(TransportTest, WindowsOfLargeMessagesArriveWholeAndInOrder) {
 // that pair fail on both sides with a clear error, nothing hangs, and other messages still
 // arrive whole.
 TEST(TransportTest, AFailedRingTransferFailsItsChainInsteadOfCorruptingIt) {
-  if (GetConfig().lmt != LmtMode::kRing)
+  if (GetTransportConfig().lmt != LmtMode::kRing)
     GTEST_SKIP() << "needs MPIGPU_LMT=ring (transport_ring_test runs it)";
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
-    const size_t ring = GetConfig().lmt_unit_host * GetConfig().lmt_units;
+    const size_t ring = GetTransportConfig().lmt_unit_host * GetTransportConfig().lmt_units;
     const size_t big = 3 * ring + 5;
     std::vector<std::vector<unsigned char>> bufs(3, std::vector<unsigned char>(big));
     if (rank == 1) e->InjectRingFailureForTest();
@@ -332,7 +332,7 @@ TEST(TransportTest, AFailedRingTransferFailsItsChainInsteadOfCorruptingIt) {
 TEST(TransportTest, SendNowKeepsOrderBehindQueuedSends) {
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
     const int kN = 400;
-    const size_t eager = std::min(GetConfig().eager_limit, GetConfig().cell_size);
+    const size_t eager = std::min(GetTransportConfig().eager_limit, GetTransportConfig().cell_size);
     std::vector<std::vector<unsigned char>> bufs(kN);
     std::vector<Request*> reqs;
     int now = 0;
@@ -371,8 +371,8 @@ TEST(TransportTest, SendNowKeepsOrderBehindQueuedSends) {
 // path a receive takes, it gets the same bytes and status.
 TEST(TransportTest, RecvNowTakesOnlyTheNextMatchingMessage) {
   std::string r = RunEngineJob(2, [](int rank, Engine* e) {
-    const size_t eager = std::min(GetConfig().eager_limit, GetConfig().cell_size);
-    const size_t box = GetConfig().fastbox_size;
+    const size_t eager = std::min(GetTransportConfig().eager_limit, GetTransportConfig().cell_size);
+    const size_t box = GetTransportConfig().fastbox_size;
     std::vector<unsigned char> big(eager), small(8), go(1);
     MsgInfo info;
     Status st;
@@ -580,8 +580,8 @@ TEST(TransportTest, ADeadPeerFailsTheBlockedReceiveWithinSeconds) {
 std::string RunGpuPairs(bool same_gpu) {
   return RunGpuEngineJob(same_gpu, [](int rank, int dev, Engine* e) {
     uint32_t seed = 50;
-    const size_t unit = GetConfig().lmt_unit_gpu, small = GetConfig().lmt_unit_gpu_min;
-    const size_t copier = GetConfig().gpu_copier_max;  // resident kernel up to it, then copy engine
+    const size_t unit = GetTransportConfig().lmt_unit_gpu, small = GetTransportConfig().lmt_unit_gpu_min;
+    const size_t copier = GetTransportConfig().gpu_copier_max;  // resident kernel up to it, then copy engine
     std::vector<size_t> sizes = ThresholdSizes();
     // Around both unit bounds and where the adaptive unit doubles (16 units of the smallest).
     for (size_t extra : {unit - 1, unit, unit + 1, 9 * unit + 3, small - 1, small + 1,
@@ -713,8 +713,8 @@ TEST(TransportGpuTest, ReallocatedSendBufferCarriesNewBytes) {
 TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
   std::string r = RunGpuEngineJob(false, [](int rank, int dev, Engine* e) {
     constexpr size_t kWindow = 100, kRounds = 3, kSpan = 64 << 10, kSlots = 64;
-    const size_t copier_max = GetConfig().gpu_copier_max;
-    const size_t strided_max = GetConfig().gpu_copier_strided_max;
+    const size_t copier_max = GetTransportConfig().gpu_copier_max;
+    const size_t strided_max = GetTransportConfig().gpu_copier_strided_max;
     if (copier_max < 4096 || copier_max + 8 > kSpan || strided_max < 4096)
       std::fprintf(stderr, "this test assumes MPIGPU_GPU_COPIER_MAX in [4K, 64K - 8] and "
                            "MPIGPU_GPU_COPIER_STRIDED_MAX >= 4K\n");
@@ -781,7 +781,7 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
       RANK_CHECK(notified == (ipc ? expected : 0));
     }
     RANK_CHECK(cudaFree(base) == cudaSuccess);
-  }, 180, /*min_gpus=*/GetConfig().gpu_copier_shared ? 1 : 2);
+  }, 180, /*min_gpus=*/GetTransportConfig().gpu_copier_shared ? 1 : 2);
   if (r == mpigpu::testing::kSkipped)
     GTEST_SKIP() << "needs two GPUs (the resident copy kernel is off when ranks share one, "
                     "unless MPIGPU_GPU_COPIER_SHARED=1)";
@@ -792,7 +792,7 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
 // not offered as an IPC single copy; to a rank on another GPU, or from that size, they are.
 TEST(TransportGpuTest, SmallDeviceSendsToARankOnTheSameGpuSkipTheIpcCopy) {
   std::string r = RunGpuEngineJob(false, [](int rank, int, Engine* e) {
-    const Config& c = GetConfig();
+    const TransportConfig& c = GetTransportConfig();
     if (c.lmt != LmtMode::kAuto) return;  // forced back-ends decide alone
     const bool shared = CudaDeviceCount() == 1 && !c.gpu_copier_shared;
     const int peer = 1 - rank;

@@ -12,9 +12,10 @@
 #include <cstring>
 #include <string>
 
-#include "memcopy/config.h"
+#include "memcopy/params.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
+#include "transport/transport_config.h"
 
 extern char** environ;
 
@@ -32,8 +33,8 @@ bool PrintConfig() {
   }
   for (const std::string& name : mpigpu::UnknownConfigNames(environ))
     std::printf("  ! %s is set but no part of mpigpu reads it (a typo?)\n", name.c_str());
-  mpigpu::Config c;
-  (void)mpigpu::ParseConfig([](const char* n) { return std::getenv(n); }, &c);
+  mpigpu::TransportConfig c;
+  (void)mpigpu::TransportParams().Parse([](const char* n) { return std::getenv(n); }, &c);
   std::printf("\nOne LMT ring (per pair, made at its first large message): %.1f MiB\n",
               static_cast<double>(mpigpu::LmtRingBytes(c)) / (1u << 20));
   if (!verdict.ok())

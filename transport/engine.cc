@@ -178,8 +178,8 @@ Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
 }
 
 Status Engine::Bootstrap(const JobInfo& job) {
-  config_ = &GetConfig();
-  MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (config.h)
+  config_ = &GetTransportConfig();
+  MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (memcopy/params.h)
   rank_ = job.rank;
   size_ = job.size;
   jobid_ = job.jobid;

@@ -50,7 +50,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "memcopy/config.h"
+#include "transport/transport_config.h"
 #include "memcopy/memloc.h"
 #include "memcopy/status.h"
 #include "memcopy/stream_order.h"
@@ -325,7 +325,7 @@ class Engine {
   int rank_ = 0;
   int size_ = 1;
   std::string jobid_;
-  const Config* config_ = nullptr;
+  const TransportConfig* config_ = nullptr;
   size_t eager_max_ = 0;
   bool cma_ok_ = true;  // cleared for good the first time process_vm_readv is refused
   bool cma_verified_ = false;  // one receiver-only copy worked: cooperative copies may start

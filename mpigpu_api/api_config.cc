@@ -1,0 +1,31 @@
+#include "mpigpu_api/api_config.h"
+
+namespace mpigpu {
+namespace {
+
+#ifdef NDEBUG
+constexpr char kCheckBuffersDefault[] = "0";
+#else
+constexpr char kCheckBuffersDefault[] = "1";
+#endif
+
+constexpr ParamVar<ApiConfig> kVars[] = {
+    ChoiceParam<ApiConfig>("MPIGPU_CHECK_BUFFERS", kCheckBuffersDefault,
+           "check every buffer's tag against where the driver says it lives (a query per call; "
+           "default on in debug builds, off in -c opt builds)",
+           kBoolChoices, MPIGPU_PARAM_BOOL(ApiConfig, check_buffers)),
+    ChoiceParam<ApiConfig>("MPIGPU_YIELD", "auto",
+           "waiting ranks yield the CPU (sched_yield) when idle: auto = from the 64th polling round "
+           "when the node is oversubscribed (more local ranks than CPUs available to the job), "
+           "else from the 2048th",
+           "auto | on | off", MPIGPU_PARAM_ENUM(ApiConfig, yield, YieldMode, "auto", "on", "off")),
+};
+
+const Params<ApiConfig> kParams("api", 40, kVars, sizeof kVars / sizeof kVars[0], nullptr);
+
+}  // namespace
+
+const ApiConfig& GetApiConfig() { return kParams.Get(); }
+const Params<ApiConfig>& ApiParams() { return kParams; }
+
+}  // namespace mpigpu
