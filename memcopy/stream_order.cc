@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "memcopy/device_scope.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 
@@ -13,12 +14,9 @@ DefaultStreamOrder::~DefaultStreamOrder() {
 
 Status DefaultStreamOrder::Wait(MemLoc loc) {
   if (!loc.is_device()) return Status::Ok();
-  int current = -1;
-  MPIGPU_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != loc.device) MPIGPU_CUDA_CHECK(cudaSetDevice(loc.device));
-  Status st = way_ == Way::kUnchosen ? Choose(loc.device) : WaitOn(loc.device, way_);
-  if (current != loc.device) (void)cudaSetDevice(current);
-  return st;
+  DeviceScope scope(loc);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
+  return way_ == Way::kUnchosen ? Choose(loc.device) : WaitOn(loc.device, way_);
 }
 
 // On the current device, which is `device`.

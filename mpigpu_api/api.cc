@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "memcopy/config.h"
+#include "memcopy/device_scope.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/api_internal.h"
@@ -22,15 +23,6 @@
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-
-DeviceScope::DeviceScope(MemLoc loc) {
-  if (loc.is_device() && cudaGetDevice(&saved_) == cudaSuccess && saved_ != loc.device)
-    active_ = cudaSetDevice(loc.device) == cudaSuccess;
-}
-
-DeviceScope::~DeviceScope() {
-  if (active_) (void)cudaSetDevice(saved_);
-}
 
 int SyncDefaultStream() {
   cudaError_t e = cudaStreamSynchronize(nullptr);
@@ -91,7 +83,7 @@ int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack
   if (bytes == 0) return MPIGPU_SUCCESS;
   if (b.loc.is_host())
     return pack ? Pack(b.desc, b.ptr, 0, bytes, packed) : Unpack(b.desc, packed, 0, bytes, b.ptr);
-  DeviceScope scope(b.loc);
+  DeviceScope scope(b.loc);  // default-stream copies run on the current device
   Status st;
   char* user = static_cast<char*>(b.ptr);
   (void)ForEachPiece(b.desc, 0, bytes, [&](const TypePiece& p, size_t pos) {

@@ -278,19 +278,6 @@ int ProgressUntil(Lock& lk, Pred done) {
 int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
                   std::vector<int>* all);
 
-// Makes `loc`'s device current for the scope (CUDA copies on the default stream run on the
-// current device); nothing for host memory.
-class DeviceScope {
- public:
-  explicit DeviceScope(MemLoc loc);
-  ~DeviceScope();
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int saved_ = 0;
-  bool active_ = false;
-};
 // cudaStreamSynchronize of the current device's default stream; OTHER on failure.
 int SyncDefaultStream();
 

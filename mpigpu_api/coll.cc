@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/errors.h"
@@ -45,7 +46,7 @@ TypedBuf HostBuf(void* p, int count, MPIGPU_Datatype type) {
 int CopySync(void* dst, MemLoc dst_loc, const void* src, MemLoc src_loc, size_t bytes) {
   if (bytes == 0) return MPIGPU_SUCCESS;
   const MemLoc dev = dst_loc.is_device() ? dst_loc : src_loc;
-  DeviceScope scope(dev);
+  DeviceScope scope(dev);  // default-stream copies run on the current device
   Status st = Copy(dst, dst_loc, src, src_loc, bytes, nullptr);
   if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_BUFFER);
   return dev.is_device() ? SyncDefaultStream() : MPIGPU_SUCCESS;

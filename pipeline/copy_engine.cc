@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
 
 namespace mpigpu {
@@ -21,33 +22,6 @@ Status CheckTicket(Ticket t, Ticket last) {
                                         " was never handed out (last " + std::to_string(last) + ")");
   return Status::Ok();
 }
-
-// Makes `device` current for the scope and restores the caller's device after (the engine must
-// not change which device the application's own CUDA calls go to).
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    if (cudaGetDevice(&prev_) != cudaSuccess) {
-      (void)cudaGetLastError();
-      prev_ = -1;
-    }
-    if (prev_ != device) status_ = Set(device);
-  }
-  ~DeviceGuard() {
-    if (prev_ >= 0 && switched_) (void)cudaSetDevice(prev_);
-  }
-  const Status& status() const { return status_; }
-
- private:
-  Status Set(int device) {
-    MPIGPU_CUDA_CHECK(cudaSetDevice(device));
-    switched_ = true;
-    return Status::Ok();
-  }
-  int prev_ = -1;
-  bool switched_ = false;
-  Status status_;
-};
 
 }  // namespace
 
@@ -89,8 +63,8 @@ Status CudaCopyEngine::Create(int device, CudaCopyEngine* out) {
   if (device < 0 || device >= count)
     return Status(Err::kInvalidArg, "CudaCopyEngine: device " + std::to_string(device) +
                                         " out of range (" + std::to_string(count) + " devices)");
-  DeviceGuard guard(device);
-  MPIGPU_RETURN_IF_ERROR(guard.status());
+  DeviceScope scope(device);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
   CudaCopyEngine e;
   MPIGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&e.stream_, cudaStreamNonBlocking));
   e.device_ = device;
@@ -118,7 +92,7 @@ CudaCopyEngine& CudaCopyEngine::operator=(CudaCopyEngine&& other) noexcept {
 
 void CudaCopyEngine::Destroy() {
   if (stream_ == nullptr) return;
-  DeviceGuard guard(device_);
+  DeviceScope scope(device_);
   // Copies still in flight read or write buffers the caller is about to free: finish them.
   (void)cudaStreamSynchronize(stream_);
   for (const Piece& p : in_flight_) (void)cudaEventDestroy(p.event);
@@ -137,24 +111,24 @@ Status CudaCopyEngine::CheckReady() const {
 Status CudaCopyEngine::Issue(void* dst, MemLoc dst_loc, const void* src, MemLoc src_loc,
                              size_t bytes) {
   MPIGPU_RETURN_IF_ERROR(CheckReady());
-  DeviceGuard guard(device_);
-  MPIGPU_RETURN_IF_ERROR(guard.status());
+  DeviceScope scope(device_);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
   return Copy(dst, dst_loc, src, src_loc, bytes, stream_);
 }
 
 Status CudaCopyEngine::Issue2D(void* dst, MemLoc dst_loc, size_t dpitch, const void* src,
                                MemLoc src_loc, size_t spitch, size_t width, size_t height) {
   MPIGPU_RETURN_IF_ERROR(CheckReady());
-  DeviceGuard guard(device_);
-  MPIGPU_RETURN_IF_ERROR(guard.status());
+  DeviceScope scope(device_);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
   return Copy2D(dst, dst_loc, dpitch, src, src_loc, spitch, width, height, stream_);
 }
 
 Status CudaCopyEngine::Mark(Ticket* out) {
   MPIGPU_RETURN_IF_ERROR(CheckReady());
   if (out == nullptr) return Status(Err::kInvalidArg, "copy engine: null ticket");
-  DeviceGuard guard(device_);
-  MPIGPU_RETURN_IF_ERROR(guard.status());
+  DeviceScope scope(device_);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
   cudaEvent_t ev;
   if (!free_.empty()) {
     ev = free_.back();

@@ -1,6 +1,7 @@
 // Parameterized memcpy: every location pair and strategy, strided copies, byte-verified.
 // GPU cases skip with a reason where no CUDA device exists.
 #include "memcopy/memcopy.h"
+#include "memcopy/device_scope.h"
 #include "memcopy/stream_order.h"
 
 #include <cuda_runtime_api.h>
@@ -126,6 +127,48 @@ TEST(DefaultStreamOrderTest, WaitsForPendingDefaultStreamWork) {
     EXPECT_EQ(FirstMismatch(host.data(), n, seed), -1);
   }
   ASSERT_EQ(cudaFree(buf), cudaSuccess);
+}
+
+TEST(DeviceScopeTest, HostMemoryAndNoDeviceDoNothing) {
+  DeviceScope host(MemLoc::Host());
+  EXPECT_TRUE(host.ok());
+  EXPECT_TRUE(host.status().ok());
+  DeviceScope none(-1);
+  EXPECT_TRUE(none.ok());
+}
+
+int CurrentDevice() {
+  int d = -1;
+  EXPECT_EQ(cudaGetDevice(&d), cudaSuccess);
+  return d;
+}
+
+TEST(DeviceScopeTest, MakesTheDeviceCurrentAndRestoresTheCallers) {
+  REQUIRE_GPUS(1);
+  const int last = CudaDeviceCount() - 1;
+  ASSERT_EQ(cudaSetDevice(last), cudaSuccess);
+  {
+    DeviceScope scope(MemLoc::Device(0));
+    ASSERT_TRUE(scope.ok()) << scope.status().ToString();
+    EXPECT_EQ(CurrentDevice(), 0);
+    {
+      DeviceScope inner(0);  // current already: nothing to switch or restore
+      EXPECT_TRUE(inner.ok());
+    }
+    EXPECT_EQ(CurrentDevice(), 0);
+  }
+  EXPECT_EQ(CurrentDevice(), last);
+  {
+    DeviceScope bad(CudaDeviceCount());  // no such device: nothing changes
+    EXPECT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), Err::kCuda);
+    const std::string call = "cudaSetDevice(" + std::to_string(CudaDeviceCount()) + ")";
+    EXPECT_NE(bad.status().message().find(call), std::string::npos) << bad.status().message();
+    EXPECT_EQ(CurrentDevice(), last);
+  }
+  EXPECT_EQ(CurrentDevice(), last);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "status() takes the error out";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
 }
 
 TEST(Copy2DTest, HostStridedRowsOnly) {

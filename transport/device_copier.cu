@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
 
 namespace mpigpu::transport {
@@ -216,18 +217,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   else Work(m, notify_words, s, threadIdx.x - 32, next);
 }
 
-// Runs `fn` with `device` current, restoring the caller's device.
-template <typename Fn>
-cudaError_t OnDevice(int device, Fn fn) {
-  int old = -1;
-  cudaError_t e = cudaGetDevice(&old);
-  if (e == cudaSuccess && old != device) e = cudaSetDevice(device);
-  if (e != cudaSuccess) return e;
-  e = fn();
-  if (old != device) cudaSetDevice(old);
-  return e;
-}
-
 }  // namespace
 
 DeviceCopier::~DeviceCopier() {
@@ -259,7 +248,9 @@ Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
   mailbox_->done = 0;
   mailbox_->exiting = 1;  // not running yet
   mailbox_->stop = 0;
-  e = OnDevice(device_, [&] { return cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); });
+  DeviceScope scope(device_);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
+  e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e != cudaSuccess) return CudaFailure("cudaStreamCreateWithFlags (copier)", e);
   return Status::Ok();
 }
@@ -277,10 +268,10 @@ Status DeviceCopier::Launch() {
   // return an older error of the application's and make a running kernel look failed).
   uint32_t* notify_words = notify_words_;
   void* args[] = {&dev_mailbox, &notify_words, &next, &idle_ns};
-  e = OnDevice(device_, [&] {
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1),
-                            dim3(kThreads), args, 0, stream_);
-  });
+  DeviceScope scope(device_);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
+  e = cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1), dim3(kThreads), args,
+                       0, stream_);
   if (e != cudaSuccess) return CudaFailure("copier kernel launch", e);
   running_ = true;
   ++stats_.launches;
