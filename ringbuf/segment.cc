@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <pwd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -19,6 +18,7 @@
 #include <thread>
 
 #include "memcopy/log.h"
+#include "memcopy/process.h"
 #include "ringbuf/numa.h"
 
 namespace mpigpu {
@@ -344,8 +344,7 @@ std::vector<std::string> FindStaleSegments() {
     }
     bool dead;
     if (magic == ShmSegment::kMagic) {
-      // EPERM means the pid exists (someone else's process): not stale.
-      dead = pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
+      dead = !ProcessAlive(pid);  // a zombie creator counts as dead; another user's pid does not
     } else {
       dead = now - st.st_mtime > kUnpublishedGraceSec;
     }

@@ -131,8 +131,9 @@ Status RandomToken(uint64_t* token);
 // A fresh job id for a job started without a launcher: 16 hex digits from /dev/urandom.
 Status RandomJobId(std::string* jobid);
 
-// Names of this user's segments (mpigpu-<uid>-*) in /dev/shm whose creator process is gone, or
-// that were never published and are older than a minute (the creator died inside Create).
+// Names of this user's segments (mpigpu-<uid>-*) in /dev/shm whose creator process is gone (or a
+// zombie: !ProcessAlive), or that were never published and are older than a minute (the creator
+// died inside Create).
 std::vector<std::string> FindStaleSegments();
 // Removes every FindStaleSegments() name; keeps the first error, removes the rest anyway.
 Status RemoveStaleSegments();

@@ -1,6 +1,5 @@
 #include "transport/engine.h"
 
-#include <signal.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,13 +9,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <new>
 #include <type_traits>
 #include <utility>
 
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
+#include "memcopy/process.h"
 #include "ringbuf/numa.h"
 #include "transport/launcher_link.h"
 #include "transport/wire.h"
@@ -95,17 +94,6 @@ int EnvInt(const char* name, int fallback) {
   char* end = nullptr;
   long x = std::strtol(v, &end, 10);
   return (*end == '\0' && x >= 0 && x <= (1 << 30)) ? static_cast<int>(x) : -1;
-}
-
-// A process that is gone or a zombie (kill(pid, 0) succeeds on zombies, which a launcher or a
-// test parent may not have reaped yet).
-bool ProcessAlive(pid_t pid) {
-  if (pid <= 0) return false;
-  if (kill(pid, 0) == -1 && errno == ESRCH) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string skip, state;
-  if (stat >> skip >> skip >> state) return state != "Z" && state != "X";
-  return true;
 }
 
 MatchKey EnvelopeOf(const MsgHeader& h) { return MatchKey{h.context, h.src, h.tag}; }
