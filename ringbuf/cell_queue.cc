@@ -65,7 +65,6 @@ Status CellQueues::Format(void* mem, size_t bytes, int nranks, size_t cells_per_
 
   auto* h = static_cast<CellQueuesHeader*>(mem);
   h->magic.store(0, std::memory_order_relaxed);  // not published while being laid out
-  h->version = kVersion;
   h->nranks = nranks;
   h->cells_per_rank = cells_per_rank;
   h->cell_payload = cell_payload;
@@ -95,7 +94,7 @@ Status CellQueues::Format(void* mem, size_t bytes, int nranks, size_t cells_per_
       q.Push(&q.queues_[r].free_q, c);
     }
   }
-  h->magic.store(kMagic, std::memory_order_release);  // pairs with Attach's acquire load
+  PublishHeader(h, kKind);  // pairs with Attach's acquire load (HeaderPublished)
   *out = q;
   return Status::Ok();
 }
@@ -113,28 +112,22 @@ Status CellQueues::Attach(void* mem, size_t bytes, CellQueues* out, int timeout_
   }
   auto* h = static_cast<CellQueuesHeader*>(mem);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (h->magic.load(std::memory_order_acquire) != kMagic) {  // pairs with Format's release
+  while (!HeaderPublished(h, kKind)) {  // pairs with Format's PublishHeader
     if (std::chrono::steady_clock::now() >= deadline) {
       return Status(Err::kTimeout, "CellQueues::Attach: the queues were not formatted within " +
                                        std::to_string(timeout_ms) + " ms");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (h->version != kVersion) {
-    return Status(Err::kInvalidArg, "CellQueues::Attach: layout version " +
-                                        std::to_string(h->version) + ", this build uses " +
-                                        std::to_string(kVersion));
-  }
+  MPIGPU_RETURN_IF_ERROR(CheckHeader(h, kKind));
   const size_t need = BytesFor(h->nranks, h->cells_per_rank, h->cell_payload);
-  if (need == 0 || need > bytes || h->total_bytes != need ||
-      h->cell_stride != StrideFor(h->cell_payload) || h->queues_offset != kQueuesOffset ||
-      h->cells_offset != CellsOffset(h->nranks)) {
-    return Status(Err::kInvalidArg,
-                  "CellQueues::Attach: inconsistent header (" +
-                      Describe(h->nranks, h->cells_per_rank, h->cell_payload) + ", total " +
-                      std::to_string(h->total_bytes) + " bytes, range " + std::to_string(bytes) +
-                      " bytes)");
-  }
+  MPIGPU_RETURN_IF_ERROR(CheckHeaderSizes(
+      kKind, "",
+      need != 0 && h->total_bytes == need && h->cell_stride == StrideFor(h->cell_payload) &&
+          h->queues_offset == kQueuesOffset && h->cells_offset == CellsOffset(h->nranks),
+      Describe(h->nranks, h->cells_per_rank, h->cell_payload) + ", total " +
+          std::to_string(h->total_bytes) + " bytes",
+      need, bytes));
   CellQueues q;
   q.base_ = static_cast<char*>(mem);
   q.queues_ = reinterpret_cast<CellQueuePair*>(q.base_ + kQueuesOffset);

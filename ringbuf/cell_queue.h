@@ -29,8 +29,9 @@
 //     consumer never waits on a producer.
 //
 // Who writes what, and the release/acquire pairs:
-//   - header: Format only, before its release store of magic; Attach's acquire load of magic
-//     pairs with it. Read-only afterwards.
+//   - header: Format only, which publishes it last (PublishHeader, ringbuf/shared_header.h: a
+//     release store of magic, after the header and every cell's place on its free queue);
+//     Attach's acquire load of magic (HeaderPublished) pairs with it. Read-only afterwards.
 //   - tail: producers (exchange, acq_rel) and the consumer (CAS to 0, acq_rel). A producer that
 //     reads 0 from the exchange synchronises with the consumer's CAS, so the consumer's head = 0
 //     store is ordered before that producer's head store.
@@ -57,6 +58,7 @@
 #include <type_traits>
 
 #include "memcopy/status.h"
+#include "ringbuf/shared_header.h"
 
 namespace mpigpu {
 
@@ -92,8 +94,8 @@ struct CellQueuePair {
 static_assert(sizeof(CellQueuePair) == 256, "shared layout");
 
 struct alignas(64) CellQueuesHeader {
-  std::atomic<uint64_t> magic;  // CellQueues::kMagic once the rest is written
-  uint32_t version;
+  std::atomic<uint64_t> magic;  // CellQueues::kMagic once the rest is written (PublishHeader)
+  uint32_t version;             // CellQueues::kVersion
   int32_t nranks;
   uint64_t cells_per_rank;
   uint64_t cell_payload;   // payload bytes per cell
@@ -104,12 +106,14 @@ struct alignas(64) CellQueuesHeader {
 };
 static_assert(std::is_standard_layout<CellQueuesHeader>::value, "shared layout");
 static_assert(sizeof(CellQueuesHeader) == 64, "CellQueuesHeader is one cache line");
+static_assert(HasSharedHeaderPrefix<CellQueuesHeader>(), "magic and version as in shared_header.h");
 
 // A process-local handle onto the queues (the handle itself is not shared).
 class CellQueues {
  public:
   static constexpr uint64_t kMagic = 0x534C4C4543424D4Eull;  // "NMBCELLS"
   static constexpr uint32_t kVersion = 1;
+  static constexpr SharedKind kKind{"cell queues", kMagic, kVersion};
   static constexpr int kMaxRanks = 1 << 16;
   static constexpr size_t kMaxCellsPerRank = size_t{1} << 20;
   static constexpr size_t kMaxCellPayload = size_t{1} << 30;

@@ -38,14 +38,13 @@ Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t data, int s
   if (mem == nullptr || reinterpret_cast<uintptr_t>(mem) % 64 != 0 || bytes < need)
     return Status(Err::kInvalidArg, "fastboxes: range must be 64-aligned and hold " +
                                         std::to_string(need) + " bytes");
-  auto* h = new (mem) FastboxesHeader();
-  h->magic = kMagic;
-  h->version = kVersion;
+  auto* h = new (mem) FastboxesHeader();  // magic 0: not published while being written
   h->nranks = nranks;
   h->data = data;
   h->stride = StrideFor(data);
   h->boxes_offset = kBoxesOffset;
   h->total_bytes = need;
+  PublishHeader(h, kKind);  // pairs with Attach's CheckHeader
   return Attach(mem, bytes, self, out);
 }
 
@@ -73,11 +72,14 @@ Status Fastboxes::Attach(void* mem, size_t bytes, int self, Fastboxes* out) {
   if (mem == nullptr || bytes < sizeof(FastboxesHeader))
     return Status(Err::kInvalidArg, "fastboxes: range too small for the header");
   const auto* h = static_cast<const FastboxesHeader*>(mem);
-  if (h->magic != kMagic || h->version != kVersion)
-    return Status(Err::kInvalidArg, "fastboxes: not formatted by this version of mpigpu");
-  if (BytesFor(h->nranks, h->data) != h->total_bytes || h->total_bytes > bytes ||
-      h->stride != StrideFor(h->data) || h->boxes_offset != kBoxesOffset)
-    return Status(Err::kInvalidArg, "fastboxes: header does not match its range");
+  MPIGPU_RETURN_IF_ERROR(CheckHeader(h, kKind));  // pairs with Format's PublishHeader
+  MPIGPU_RETURN_IF_ERROR(CheckHeaderSizes(
+      kKind, "",
+      h->total_bytes != 0 && BytesFor(h->nranks, h->data) == h->total_bytes &&
+          h->stride == StrideFor(h->data) && h->boxes_offset == kBoxesOffset,
+      std::to_string(h->nranks) + " ranks, " + std::to_string(h->data) + "-byte slots, total " +
+          std::to_string(h->total_bytes) + " bytes",
+      h->total_bytes, bytes));
   if (self < 0 || self >= h->nranks)
     return Status(Err::kInvalidArg, "fastboxes: process " + std::to_string(self) +
                                         " is not in [0, " + std::to_string(h->nranks) + ")");

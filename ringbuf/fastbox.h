@@ -25,8 +25,11 @@
 // Counters wrap at 2^32; kSlots divides 2^32, so n % kSlots stays consistent across the wrap.
 // Each process keeps its cursors (messages sent and acknowledged per destination, taken per
 // source) in its own Fastboxes object: one sender and one receiver per pair.
-// The header is written by Format before the range is shown to other processes (the job
-// segment's own publication covers it). Zero stamps and counters are every ring's empty state,
+// The header is written by Format, which publishes it last (PublishHeader, ringbuf/
+// shared_header.h: a release store of magic); Attach's acquire load of magic (CheckHeader) pairs
+// with it. Other processes attach only after the cell queues' publication, which follows the
+// fastboxes' Format (transport/engine.cc), so Attach finds the header published and does not
+// wait. Zero stamps and counters are every ring's empty state,
 // and fresh shared memory is zero, so the rings themselves are never written before use: in a
 // sparse segment a pair's pages get memory only when its sender calls PreparePair, before its
 // first message through the ring (and the receiver looks at a ring only after that message told
@@ -43,6 +46,7 @@
 #include <vector>
 
 #include "memcopy/status.h"
+#include "ringbuf/shared_header.h"
 
 namespace mpigpu {
 
@@ -67,8 +71,8 @@ static_assert(std::is_standard_layout<FastboxAck>::value && sizeof(FastboxAck) =
               "one line of its own: the receiver's writes do not disturb the slots");
 
 struct alignas(64) FastboxesHeader {
-  uint64_t magic;
-  uint32_t version;
+  std::atomic<uint64_t> magic;  // Fastboxes::kMagic once the rest is written (PublishHeader)
+  uint32_t version;             // Fastboxes::kVersion
   int32_t nranks;
   uint64_t data;      // data bytes per slot
   uint64_t stride;    // bytes from one slot to the next
@@ -77,11 +81,13 @@ struct alignas(64) FastboxesHeader {
 };
 static_assert(std::is_standard_layout<FastboxesHeader>::value, "shared layout");
 static_assert(sizeof(FastboxesHeader) == 64, "one cache line");
+static_assert(HasSharedHeaderPrefix<FastboxesHeader>(), "magic and version as in shared_header.h");
 
 class Fastboxes {
  public:
   static constexpr uint64_t kMagic = 0x5345584F42545346ull;  // "FSTBOXES"
   static constexpr uint32_t kVersion = 2;
+  static constexpr SharedKind kKind{"fastboxes", kMagic, kVersion};
   static constexpr uint32_t kSlots = 4;  // per pair; a power of two (see the wrap above)
   static constexpr int kMaxRanks = 4096;
   static constexpr size_t kMaxData = size_t{1} << 20;

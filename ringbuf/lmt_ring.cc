@@ -41,9 +41,7 @@ Status LmtRing::Format(void* mem, size_t bytes, size_t capacity, size_t max_unit
                                         " is zero or over the limits");
   MPIGPU_RETURN_IF_ERROR(CheckRange(mem, bytes, need));
   auto* base = static_cast<char*>(mem);
-  auto* h = new (base) LmtRingHeader{};
-  h->magic = kMagic;
-  h->version = kVersion;
+  auto* h = new (base) LmtRingHeader{};  // magic 0: not published while being written
   h->capacity = capacity;
   h->max_units = max_units;
   h->flags_offset = sizeof(LmtRingHeader);
@@ -52,8 +50,9 @@ Status LmtRing::Format(void* mem, size_t bytes, size_t capacity, size_t max_unit
   auto* flags = reinterpret_cast<LmtUnitFlag*>(base + h->flags_offset);
   for (size_t i = 0; i < max_units; ++i) {
     new (&flags[i]) LmtUnitFlag{};
-    flags[i].len.store(0, std::memory_order_relaxed);  // published by the segment's handshake
+    flags[i].len.store(0, std::memory_order_relaxed);  // published by the release below
   }
+  PublishHeader(h, kKind);  // pairs with Attach's CheckHeader
   return Attach(mem, bytes, out);
 }
 
@@ -62,16 +61,16 @@ Status LmtRing::Attach(void* mem, size_t bytes, LmtRing* out) {
   MPIGPU_RETURN_IF_ERROR(CheckRange(mem, bytes, sizeof(LmtRingHeader)));
   auto* base = static_cast<char*>(mem);
   const auto* h = reinterpret_cast<const LmtRingHeader*>(base);
-  if (h->magic != kMagic) return Status(Err::kInvalidArg, "LMT ring: bad magic");
-  if (h->version != kVersion)
-    return Status(Err::kInvalidArg, "LMT ring: layout version " + std::to_string(h->version) +
-                                        ", expected " + std::to_string(kVersion));
+  MPIGPU_RETURN_IF_ERROR(CheckHeader(h, kKind));  // pairs with Format's PublishHeader
   // Recompute the layout from the sizes: a damaged header cannot point outside the range.
-  size_t need = BytesFor(h->capacity, h->max_units);
-  if (need == 0 || h->total_bytes != need || h->flags_offset != sizeof(LmtRingHeader) ||
-      h->data_offset != DataOffset(h->max_units))
-    return Status(Err::kInvalidArg, "LMT ring: inconsistent header");
-  MPIGPU_RETURN_IF_ERROR(CheckRange(mem, bytes, need));
+  const size_t need = BytesFor(h->capacity, h->max_units);
+  MPIGPU_RETURN_IF_ERROR(CheckHeaderSizes(
+      kKind, "",
+      need != 0 && h->total_bytes == need && h->flags_offset == sizeof(LmtRingHeader) &&
+          h->data_offset == DataOffset(h->max_units),
+      "capacity " + std::to_string(h->capacity) + " bytes, " + std::to_string(h->max_units) +
+          " units, total " + std::to_string(h->total_bytes) + " bytes",
+      need, bytes));
   LmtRing r;
   r.base_ = base;
   r.flags_ = reinterpret_cast<LmtUnitFlag*>(base + h->flags_offset);

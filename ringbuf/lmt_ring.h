@@ -20,8 +20,11 @@
 //     the sender's acquire load in unit_empty(i), so the sender overwrites the unit only after
 //     the receiver's reads are done. Each store hands the unit to the other side, so the flag has
 //     exactly one writer at any time: the side that owns the unit.
-//   - header: written by Format before the ring is shown to the peer (the segment's own
-//     handshake publishes it), read-only afterwards.
+//   - header: written once by Format, which publishes it last (PublishHeader, ringbuf/
+//     shared_header.h: a release store of magic, after the header fields and the cleared flags);
+//     Attach's acquire load of magic (CheckHeader) pairs with it. Read-only afterwards. The peer
+//     attaches only after the message that names the ring (the receiver formats it before its
+//     CTS), so Attach finds the header published and does not wait.
 // Transfers follow each other in one order on both sides. Each walks the units in order from a
 // first unit, wrapping at n. A transfer with the unit size of the one before it continues at the
 // unit after that one's last (chained): the sender may fill the units the receiver frees while
@@ -36,12 +39,13 @@
 #include <type_traits>
 
 #include "memcopy/status.h"
+#include "ringbuf/shared_header.h"
 
 namespace mpigpu {
 
 struct alignas(64) LmtRingHeader {
-  uint64_t magic;
-  uint32_t version;
+  std::atomic<uint64_t> magic;  // LmtRing::kMagic once the rest is written (PublishHeader)
+  uint32_t version;             // LmtRing::kVersion
   uint32_t reserved;
   uint64_t capacity;      // bytes in the data area
   uint64_t max_units;     // flag words
@@ -51,6 +55,7 @@ struct alignas(64) LmtRingHeader {
 };
 static_assert(std::is_standard_layout<LmtRingHeader>::value, "shared layout");
 static_assert(sizeof(LmtRingHeader) == 64, "LmtRingHeader is one cache line");
+static_assert(HasSharedHeaderPrefix<LmtRingHeader>(), "magic and version as in shared_header.h");
 
 // A unit's length word; 0 = empty. Its own cache line so the two sides do not false-share.
 struct alignas(64) LmtUnitFlag {
@@ -65,6 +70,7 @@ class LmtRing {
  public:
   static constexpr uint64_t kMagic = 0x474E49522D544D4Cull;  // "LMT-RING"
   static constexpr uint32_t kVersion = 1;
+  static constexpr SharedKind kKind{"LMT ring", kMagic, kVersion};
   static constexpr size_t kDataAlign = 4096;
   // Limits that keep every offset computation far from overflow.
   static constexpr size_t kMaxCapacity = size_t{1} << 44;

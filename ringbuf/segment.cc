@@ -201,13 +201,12 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
   if (err != 0) return fail(SysError(("posix_fallocate(" + name + ")").c_str(), err));
 
   auto* h = static_cast<SegmentHeader*>(base);  // fresh pages are zero: magic is 0
-  h->version = kVersion;
   h->header_bytes = kHeaderBytes;
   h->payload_bytes = payload_bytes;
   h->nranks = nranks;
   h->creator_pid = static_cast<int32_t>(getpid());
   h->attached.store(1, std::memory_order_relaxed);  // published by the release below
-  h->magic.store(kMagic, std::memory_order_release);  // pairs with Attach's acquire load
+  PublishHeader(h, kKind);  // pairs with Attach's acquire load (HeaderPublished)
   seg.header_ = h;
   seg.name_ = name;
   *out = std::move(seg);
@@ -256,7 +255,7 @@ Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_
     }
     if (seg.region_.get_address()) {
       auto* h = static_cast<SegmentHeader*>(seg.region_.get_address());
-      if (h->magic.load(std::memory_order_acquire) == kMagic) break;  // pairs with Create
+      if (HeaderPublished(h, kKind)) break;  // pairs with Create's PublishHeader
       waiting_for = "to be published";
     }
     if (creator_alive && !creator_alive())
@@ -271,21 +270,16 @@ Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_
   }
 
   auto* h = static_cast<SegmentHeader*>(seg.region_.get_address());
-  const size_t mapped = seg.region_.get_size();
-  if (h->version != kVersion || h->header_bytes != kHeaderBytes) {
-    return Status(Err::kInvalidArg, "segment " + name + " has layout version " +
-                                        std::to_string(h->version) + " / header " +
-                                        std::to_string(h->header_bytes) + " bytes; this build uses " +
-                                        std::to_string(kVersion) + " / " +
-                                        std::to_string(kHeaderBytes));
-  }
-  if (h->payload_bytes == 0 || h->payload_bytes > mapped - kHeaderBytes || h->nranks < 1 ||
-      h->nranks > kMaxRanks) {
-    return Status(Err::kInvalidArg, "segment " + name + " header is inconsistent (payload " +
-                                        std::to_string(h->payload_bytes) + " bytes, object " +
-                                        std::to_string(mapped) + " bytes, nranks " +
-                                        std::to_string(h->nranks) + ")");
-  }
+  MPIGPU_RETURN_IF_ERROR(CheckHeader(h, kKind, name));
+  // The payload bound keeps header + payload from overflowing; the object (mapped) must hold both.
+  const bool consistent = h->header_bytes == kHeaderBytes && h->payload_bytes != 0 &&
+                          h->payload_bytes <= kMaxPayloadBytes && h->nranks >= 1 &&
+                          h->nranks <= kMaxRanks;
+  MPIGPU_RETURN_IF_ERROR(CheckHeaderSizes(
+      kKind, name, consistent,
+      "header " + std::to_string(h->header_bytes) + " bytes, payload " +
+          std::to_string(h->payload_bytes) + " bytes, nranks " + std::to_string(h->nranks),
+      consistent ? kHeaderBytes + h->payload_bytes : 0, seg.region_.get_size()));
   int before = h->attached.fetch_add(1, std::memory_order_acq_rel);
   if (before >= h->nranks) {
     h->attached.fetch_sub(1, std::memory_order_acq_rel);

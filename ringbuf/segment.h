@@ -19,12 +19,13 @@
 //     FindStaleSegments / RemoveStaleSegments clean up after crashed jobs.
 //
 // Header fields, one writer each:
-//   - magic: written last by the creator with a release store; an attacher's acquire load that
-//     reads kMagic pairs with it, so the other header fields are visible to the attacher. The
-//     payload is not covered: each structure in it publishes itself (CellQueues has its own
-//     magic, written after Create returned).
-//   - version, header_bytes, payload_bytes, nranks, creator_pid: creator, before magic;
-//     read-only afterwards.
+//   - magic, version: the creator publishes the header last (PublishHeader, ringbuf/
+//     shared_header.h: a release store of magic); an attacher's acquire load that reads kMagic
+//     (HeaderPublished) pairs with it, so the other header fields are visible to the attacher.
+//     The payload is not covered: each structure in it publishes its own header the same way
+//     (the cell queues, the fastboxes, an LMT ring; written after Create returned).
+//   - header_bytes, payload_bytes, nranks, creator_pid: creator, before magic; read-only
+//     afterwards.
 //   - attached: fetch_add by each attacher (acq_rel); starts at 1 (the creator).
 // Invariant once magic == kMagic: 1 <= attached <= nranks, and the object holds at least
 // header_bytes + payload_bytes bytes.
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "memcopy/status.h"
+#include "ringbuf/shared_header.h"
 
 namespace mpigpu {
 
@@ -57,6 +59,7 @@ struct alignas(64) SegmentHeader {
 };
 static_assert(std::is_standard_layout<SegmentHeader>::value, "shared layout");
 static_assert(sizeof(SegmentHeader) == 128 && alignof(SegmentHeader) == 64, "two cache lines");
+static_assert(HasSharedHeaderPrefix<SegmentHeader>(), "magic and version as in shared_header.h");
 static_assert(offsetof(SegmentHeader, magic) == 0 && offsetof(SegmentHeader, creator_pid) == 28,
               "stale detection reads magic and creator_pid at these offsets");
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
@@ -67,6 +70,7 @@ class ShmSegment {
  public:
   static constexpr uint64_t kMagic = 0x544E454D47455355ull;  // "USEGMENT"
   static constexpr uint32_t kVersion = 1;
+  static constexpr SharedKind kKind{"segment", kMagic, kVersion};
   static constexpr size_t kHeaderBytes = 4096;
   static constexpr size_t kMaxPayloadBytes = size_t{1} << 44;
   static constexpr int kMaxRanks = 1 << 16;
