@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "memcopy/log.h"
@@ -208,6 +209,14 @@ bool ParseSize(const char* text, size_t* out) {
   if (ParseNumber(text, /*suffix_allowed=*/true, &v) != NumberError::kOk) return false;
   *out = v;
   return true;
+}
+
+int LauncherInt(const char* name) {
+  size_t v = 0;
+  if (ParseNumber(std::getenv(name), /*suffix_allowed=*/false, &v) != NumberError::kOk ||
+      v > (size_t{1} << 30))
+    return -1;
+  return static_cast<int>(v);
 }
 
 }  // namespace mpigpu

@@ -279,6 +279,11 @@ std::vector<ConfigLimits> NumericConfigLimits();
 // MPIGPU_* names set in `envp` that no component reads.
 std::vector<std::string> UnknownConfigNames(char** envp);
 
+// A number the launcher sets (MPIGPU_RANK, MPIGPU_SIZE, MPIGPU_CREATOR_PID, ...): its value, or -1
+// when it is unset, empty, not plain decimal digits (the rule of every MPIGPU_* number) or above
+// 2^30.
+int LauncherInt(const char* name);
+
 // "64K" / "1M" / "123" -> bytes. False on garbage (spaces, signs, "0x", "1.5M"), or a value
 // over SIZE_MAX; `out` is untouched then.
 bool ParseSize(const char* text, size_t* out);

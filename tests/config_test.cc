@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -66,6 +67,20 @@ TEST(ConfigTest, ParseSizeRejectsGarbage) {
     EXPECT_FALSE(ParseSize(bad, &v)) << bad;
   EXPECT_FALSE(ParseSize(nullptr, &v));
   EXPECT_EQ(v, 7u);
+}
+
+TEST(ConfigTest, LauncherIntTakesPlainDigitsOnly) {
+  const char* name = "MPIGPU_TEST_LAUNCHER_INT";
+  unsetenv(name);
+  EXPECT_EQ(LauncherInt(name), -1);
+  for (const auto& [text, want] : std::map<std::string, int>{
+           {"0", 0}, {"7", 7}, {"1073741824", 1 << 30}, {"", -1}, {"1073741825", -1},
+           {"+7", -1}, {" 7", -1}, {"7 ", -1}, {"-1", -1}, {"7K", -1}, {"0x7", -1},
+           {"99999999999999999999999", -1}}) {
+    setenv(name, text.c_str(), 1);
+    EXPECT_EQ(LauncherInt(name), want) << "'" << text << "'";
+  }
+  unsetenv(name);
 }
 
 TEST(ConfigTest, DefaultsAreValidAndDocumented) {

@@ -88,14 +88,6 @@ double Now() {
 
 size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  long x = std::strtol(v, &end, 10);
-  return (*end == '\0' && x >= 0 && x <= (1 << 30)) ? static_cast<int>(x) : -1;
-}
-
 MatchKey EnvelopeOf(const MsgHeader& h) { return MatchKey{h.context, h.src, h.tag}; }
 
 // A process-independent name for a CUDA device (device ordinals differ between processes with
@@ -122,8 +114,8 @@ Status TruncationOf(const MsgInfo& m, size_t cap) {
 Status JobInfo::FromEnvironment(JobInfo* out) {
   *out = JobInfo();
   if (std::getenv("MPIGPU_RANK") == nullptr) return Status::Ok();  // one-rank job
-  out->rank = EnvInt("MPIGPU_RANK", -1);
-  out->size = EnvInt("MPIGPU_SIZE", -1);
+  out->rank = LauncherInt("MPIGPU_RANK");
+  out->size = LauncherInt("MPIGPU_SIZE");
   const char* jobid = std::getenv("MPIGPU_JOBID");
   out->jobid = jobid ? jobid : "";
   if (out->size < 1 || out->rank < 0 || out->rank >= out->size)
@@ -292,7 +284,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
 // While a rank waits for the job segment: whether the rank that creates it (local rank 0) still
 // lives. mpigpurun names its pid (MPIGPU_CREATOR_PID); without it, only the timeout ends the wait.
 std::function<bool()> Engine::CreatorAliveCheck() {
-  const int pid = EnvInt("MPIGPU_CREATOR_PID", -1);
+  const int pid = LauncherInt("MPIGPU_CREATOR_PID");
   if (pid <= 0) return nullptr;
   return [pid] { return ProcessAlive(pid); };
 }
