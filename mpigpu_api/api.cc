@@ -45,8 +45,8 @@ namespace {
 int RankForMessages() {
   State& s = GetState();
   if (s.engine) return s.engine->rank();
-  const char* r = std::getenv("MPIGPU_RANK");
-  return r ? std::atoi(r) : 0;
+  const int r = mpigpu::LauncherInt("MPIGPU_RANK");
+  return r < 0 ? 0 : r;
 }
 
 // EngineLayout (below) of a non-contiguous buffer.
@@ -461,13 +461,13 @@ int DoInit() {
   mpigpu::transport::JobInfo job;
   mpigpu::Status st = mpigpu::transport::JobInfo::FromEnvironment(&job);
   // The GPU first: the engine publishes each rank's device when it joins.
-  const char* local = std::getenv("MPIGPU_LOCAL_RANK");
-  if (st.ok()) mpigpu::api::SelectDevice(local ? std::atoi(local) : job.rank);
+  const int local = mpigpu::LauncherInt("MPIGPU_LOCAL_RANK");
+  if (st.ok()) mpigpu::api::SelectDevice(local >= 0 ? local : job.rank);
   if (st.ok()) st = mpigpu::transport::Engine::Create(job, &s.engine);
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
-  const char* local_size = std::getenv("MPIGPU_LOCAL_SIZE");
+  const int local_size = mpigpu::LauncherInt("MPIGPU_LOCAL_SIZE");
   s.yield_after = mpigpu::api::YieldAfterRounds(
-      mpigpu::GetApiConfig().yield, local_size ? std::atol(local_size) : s.engine->size(),
+      mpigpu::GetApiConfig().yield, local_size > 0 ? local_size : s.engine->size(),
       mpigpu::api::JobCpus());
 
   const int n = s.engine->size(), me = s.engine->rank();

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "memcopy/params.h"
+
 namespace mpigpu::api {
 
 int YieldAfterRounds(YieldMode mode, long local_ranks, long cpus) {
@@ -17,11 +19,7 @@ int YieldAfterRounds(YieldMode mode, long local_ranks, long cpus) {
 }
 
 long JobCpus() {
-  if (const char* v = std::getenv("MPIGPU_JOB_CPUS")) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (end != v && *end == '\0' && n > 0) return n;
-  }
+  if (const int n = LauncherInt("MPIGPU_JOB_CPUS"); n > 0) return n;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   return sysconf(_SC_NPROCESSORS_ONLN);

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "tools/binding.h"
+#include "memcopy/process.h"
 #include "ringbuf/segment.h"
 #include "tools/launcher.h"
 
@@ -95,24 +96,6 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return v;
 }
 
-// Gone, or a zombie nobody reaped yet (kill(pid, 0) succeeds on zombies).
-bool ProcessGone(pid_t pid) {
-  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "re");
-  if (f == nullptr) return true;
-  char state = '?';
-  // "pid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'.
-  char buf[512];
-  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[n] = '\0';
-  if (const char* paren = std::strrchr(buf, ')'); paren != nullptr && paren[1] == ' ')
-    state = paren[2];
-  return state == 'Z' || state == 'X';
-}
-
 // Removes the job's /dev/shm names; another user's names with the prefix get one line.
 void SweepJobShm(const std::string& prefix) {
   std::vector<std::string> failed;
@@ -159,10 +142,10 @@ static_assert(sizeof(JanitorRecord) == 8, "one record, one atomic write");
   // death signal); this covers the rest, then the names they left.
   int killed = 0;
   for (pid_t pid : ranks)
-    if (pid > 0 && !ProcessGone(pid) && kill(pid, SIGKILL) == 0) ++killed;
+    if (pid > 0 && ProcessAlive(pid) && kill(pid, SIGKILL) == 0) ++killed;
   const double give_up = Now() + 1.0;
   for (pid_t pid : ranks)
-    while (!ProcessGone(pid) && Now() < give_up) SleepSeconds(0.005);
+    while (ProcessAlive(pid) && Now() < give_up) SleepSeconds(0.005);
   std::vector<std::string> failed;
   std::vector<ForeignEntry> foreign;
   int removed = SweepShm(kShmDir, prefix, &failed, &foreign);
