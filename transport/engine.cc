@@ -15,29 +15,11 @@
 
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
-#include "memcopy/process.h"
 #include "ringbuf/numa.h"
 #include "transport/launcher_link.h"
 #include "transport/wire.h"
 
 namespace mpigpu::transport {
-
-// One per rank in the job segment, written only by its rank.
-//   pid:   stored once at bootstrap (relaxed; published by the state store).
-//   state: kJoined at bootstrap, kFinalized in Finalize; release stores that pair with the
-//          acquire loads of the peers waiting in bootstrap and finalize.
-struct alignas(64) Engine::RankSlot {
-  enum : int32_t { kEmpty = 0, kJoined = 1, kFinalized = 2 };
-  std::atomic<int32_t> pid;
-  std::atomic<int32_t> state;
-  std::atomic<int32_t> gpu;  // the rank's CUDA device at start-up, -1 without one (as pid)
-  std::atomic<uint64_t> gpu_id;  // a hash of that device's UUID, 0 without one (as pid)
-  static void CheckLayout() {
-    static_assert(std::is_standard_layout<RankSlot>::value, "shared layout");
-    static_assert(sizeof(RankSlot) == 64, "one rank slot per cache line");
-    static_assert(std::atomic<int32_t>::is_always_lock_free, "shared between processes");
-  }
-};
 
 // A message waiting for a free cell.
 struct Engine::OutMsg {
@@ -111,25 +93,6 @@ Status TruncationOf(const MsgInfo& m, size_t cap) {
 
 }  // namespace
 
-Status JobInfo::FromEnvironment(JobInfo* out) {
-  *out = JobInfo();
-  if (std::getenv("MPIGPU_RANK") == nullptr) return Status::Ok();  // one-rank job
-  out->rank = LauncherInt("MPIGPU_RANK");
-  out->size = LauncherInt("MPIGPU_SIZE");
-  const char* jobid = std::getenv("MPIGPU_JOBID");
-  out->jobid = jobid ? jobid : "";
-  if (out->size < 1 || out->rank < 0 || out->rank >= out->size)
-    return Status(Err::kInvalidArg, "MPIGPU_RANK/MPIGPU_SIZE are not a valid rank and size (rank " +
-                                        std::to_string(out->rank) + ", size " +
-                                        std::to_string(out->size) + ")");
-  if (out->size > 1 && out->jobid.empty())
-    return Status(Err::kInvalidArg, "MPIGPU_JOBID is not set: start multi-rank jobs with mpigpurun");
-  for (char c : out->jobid)
-    if (!std::isxdigit(static_cast<unsigned char>(c)))
-      return Status(Err::kInvalidArg, "MPIGPU_JOBID must be hexadecimal, got '" + out->jobid + "'");
-  return Status::Ok();
-}
-
 Engine::~Engine() {
   (void)StopGpuCopier();
   if (eager_pinned_) (void)UnpinHostRange(eager_mem_);
@@ -150,7 +113,7 @@ Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
   if (!st.ok()) {
     // The creator removes the job's name whatever went wrong (a peer that never came, a bad
     // setting), so a rerun with the same job id does not find it taken.
-    if (e->rank_ == 0 && e->segment_.valid()) (void)e->segment_.Unlink();
+    e->job_.Abandon();
     return st;
   }
   *out = std::move(e);
@@ -162,19 +125,17 @@ Status Engine::Bootstrap(const JobInfo& job) {
   MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (memcopy/params.h)
   rank_ = job.rank;
   size_ = job.size;
-  jobid_ = job.jobid;
-  if (jobid_.empty()) MPIGPU_RETURN_IF_ERROR(RandomJobId(&jobid_));
   SetLogRank(rank_);
   eager_max_ = std::min(config_->eager_limit, config_->cell_size);
   if (config_->eager_limit > config_->cell_size)
     MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
                 config_->eager_limit, config_->cell_size, eager_max_);
 
-  // Segment payload: rank slots + CMA pair slots | notify words | fastboxes (if any) | cell
-  // queues, each 4096-aligned.
-  const size_t rank_slots_bytes = sizeof(RankSlot) * size_;
-  const size_t slots_bytes =
-      RoundUp(rank_slots_bytes + sizeof(CmaSlot) * size_ * size_, 4096);
+  // Our areas behind the job's rank table: CMA pair slots | notify words | cell queues, each
+  // 4096-aligned, then the fastboxes as the segment's sparse tail: a pair's slots get memory when
+  // its sender first uses them (Fastboxes::PreparePair), so n^2 rings cost only for the pairs
+  // that talk.
+  const size_t cma_bytes = RoundUp(sizeof(CmaSlot) * size_ * size_, 4096);
   notify_bytes_ = RoundUp(sizeof(uint32_t) * kNotifySlots * size_, 4096);
   // A slot holds MPIGPU_FASTBOX_SIZE payload bytes behind either header (see TrySend).
   const size_t fbox_data = config_->fastbox_size + sizeof(MsgHeader);
@@ -185,76 +146,44 @@ Status Engine::Bootstrap(const JobInfo& job) {
     return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
   if (config_->fastbox_size && fbox_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
-  const std::string name = SegmentName(jobid_);
   const int timeout_ms = BootstrapTimeoutMs(*config_);
-  char* fbox_mem = nullptr;
-  char* queue_mem = nullptr;
-  // The fastboxes come last and stay sparse: a pair's slots get memory when its sender first
-  // uses them (Fastboxes::PreparePair), so n^2 rings cost only for the pairs that talk.
-  auto place = [&] {
-    queue_mem = static_cast<char*>(segment_.payload()) + slots_bytes + notify_bytes_;
-    fbox_mem = queue_mem + queue_bytes;
-    eager_mem_ = queue_mem;
-    // Pinned on first use by a GPU buffer: the cells, and the fastboxes while they are few
-    // (pinning faults every page in).
-    eager_bytes_ = queue_bytes + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
-  };
-  const size_t dense_bytes = slots_bytes + notify_bytes_ + queue_bytes;
+  char* mem = nullptr;
+  MPIGPU_RETURN_IF_ERROR(
+      job_.Open(job, cma_bytes + notify_bytes_ + RoundUp(queue_bytes, 4096), fbox_bytes, timeout_ms, &mem));
+  cma_slots_ = reinterpret_cast<CmaSlot*>(mem);
+  // Zero-filled by the segment's creation, as every rank's atomics here.
+  notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(mem + cma_bytes);
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
+  char* queue_mem = mem + cma_bytes + notify_bytes_;
+  char* fbox_mem = queue_mem + RoundUp(queue_bytes, 4096);
+  eager_mem_ = queue_mem;
+  // Pinned on first use by a GPU buffer: the cells, and the fastboxes while they are few
+  // (pinning faults every page in).
+  eager_bytes_ = fbox_mem - queue_mem + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
   if (rank_ == 0) {
-    MPIGPU_RETURN_IF_ERROR(ShmSegment::Create(name, dense_bytes + fbox_bytes, size_, &segment_,
-                                              /*numa_node=*/-1, /*sparse_tail=*/fbox_bytes));
-    place();
     if (fbox_bytes)
       MPIGPU_RETURN_IF_ERROR(
           Fastboxes::Format(fbox_mem, fbox_bytes, size_, fbox_data, rank_, &fastboxes_));
     MPIGPU_RETURN_IF_ERROR(CellQueues::Format(queue_mem, queue_bytes, size_,
                                               config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
-    MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms, CreatorAliveCheck()));
-    if (segment_.payload_bytes() != dense_bytes + fbox_bytes)
-      return Status(Err::kInvalidArg, "job segment " + name + " has another size than this rank "
-                                      "expects: every rank must run with the same MPIGPU_* settings");
-    place();
     // Format runs before the queues publish their magic, which CellQueues::Attach waits for.
     MPIGPU_RETURN_IF_ERROR(CellQueues::Attach(queue_mem, queue_bytes, &queues_, timeout_ms));
     if (fbox_bytes)
       MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(fbox_mem, fbox_bytes, rank_, &fastboxes_));
   }
-  ranks_ = static_cast<RankSlot*>(segment_.payload());
-  cma_slots_ = reinterpret_cast<CmaSlot*>(static_cast<char*>(segment_.payload()) + rank_slots_bytes);
-  // Zero-filled by the segment's creation, as every rank's atomics here.
-  notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(static_cast<char*>(segment_.payload()) +
-                                                           slots_bytes);
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
   for (uint32_t i = kNotifySlots; i > 0; --i) notify_free_.push_back(i - 1);
-  ranks_[rank_].pid.store(getpid(), std::memory_order_relaxed);
   int device = -1;
   if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
-  ranks_[rank_].gpu.store(device, std::memory_order_relaxed);
-  ranks_[rank_].gpu_id.store(GpuIdentity(device), std::memory_order_relaxed);
-  ranks_[rank_].state.store(RankSlot::kJoined, std::memory_order_release);
-
-  // Wait until every rank joined: then the name can go (mappings stay).
-  const double deadline = Now() + config_->bootstrap_timeout_s;
-  for (int r = 0; r < size_; ++r) {
-    while (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kEmpty) {
-      if (Now() > deadline)
-        return Status(Err::kTimeout, "rank " + std::to_string(r) + " did not join the job within " +
-                                         std::to_string(config_->bootstrap_timeout_s) +
-                                         " s (MPIGPU_BOOTSTRAP_TIMEOUT)");
-      if (!ProcessAlive(segment_.creator_pid()))
-        return Status(Err::kPeerFailed, "rank 0 died during start-up");
-      usleep(200);
-    }
-  }
-  if (rank_ == 0) (void)segment_.Unlink();
+  MPIGPU_RETURN_IF_ERROR(job_.Join(device, GpuIdentity(device),
+                                   static_cast<double>(config_->bootstrap_timeout_s)));
   // A resident kernel time-slices with the kernels of every other process on its GPU (no MPS):
   // with a GPU shared by several ranks the copier would stall them all, so it stays off.
   // MPIGPU_GPU_COPIER_SHARED keeps it (MPS).
-  const uint64_t my_gpu = ranks_[rank_].gpu_id.load(std::memory_order_relaxed);
+  const uint64_t my_gpu = job_.gpu_id(rank_);
   shares_gpu_.assign(size_, false);
   for (int r = 0; r < size_ && my_gpu != 0 && !config_->gpu_copier_shared; ++r)
-    if (r != rank_ && ranks_[r].gpu_id.load(std::memory_order_relaxed) == my_gpu) {
+    if (r != rank_ && job_.gpu_id(r) == my_gpu) {
       shares_gpu_[r] = true;
       if (gpu_copier_ok_) MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
       gpu_copier_ok_ = false;
@@ -275,18 +204,10 @@ Status Engine::Bootstrap(const JobInfo& job) {
   probe_watch_.assign(size_, false);
   box_to_.assign(size_, kBoxOff);
   box_from_.assign(size_, 0);
-  MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank", jobid_.c_str(),
-              rank_, size_, eager_max_, config_->cells_per_rank);
+  MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank",
+              job_.jobid().c_str(), rank_, size_, eager_max_, config_->cells_per_rank);
   LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
   return Status::Ok();
-}
-
-// While a rank waits for the job segment: whether the rank that creates it (local rank 0) still
-// lives. mpigpurun names its pid (MPIGPU_CREATOR_PID); without it, only the timeout ends the wait.
-std::function<bool()> Engine::CreatorAliveCheck() {
-  const int pid = LauncherInt("MPIGPU_CREATOR_PID");
-  if (pid <= 0) return nullptr;
-  return [pid] { return ProcessAlive(pid); };
 }
 
 // ---- requests ----
@@ -944,7 +865,7 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigne
       TryStartRingRecv(h.src);
       return;
     }
-    const pid_t pid = ranks_[h.src].pid.load(std::memory_order_relaxed);
+    const pid_t pid = job_.pid(h.src);
     const size_t done = CmaCopy(true, pid, static_cast<char*>(req->buf_.ptr), h.addr, n);
     if (done == n) {
       cma_verified_ = true;
@@ -1166,7 +1087,7 @@ bool Engine::OffersIpc(int peer, size_t bytes) const {
 // straight into our buffer (pinned sources reach the PCIe limit).
 bool Engine::TryIpcPutRequest(Request* req, const MsgHeader& h) {
   if (!IpcAllowed() || !req->buf_.loc.is_device() || !req->buf_.layout.contiguous() ||
-      !h.loc.is_host() || ranks_[h.src].gpu.load(std::memory_order_relaxed) < 0)
+      !h.loc.is_host() || job_.gpu(h.src) < 0)
     return false;
   OutMsg put;
   if (!ExportDeviceBuffer(req->buf_.ptr, &put.offer.ipc).ok()) return false;
@@ -1316,7 +1237,7 @@ Status Engine::AdvanceCma(Request* req, bool* done) {
   const int peer = req->peer_;
   CmaSlot* slot = recv ? CmaSlotOf(peer, rank_) : CmaSlotOf(rank_, peer);
   MPIGPU_RETURN_IF_ERROR(CmaCopyChunks(slot, req->gen_, recv,
-                                       ranks_[peer].pid.load(std::memory_order_relaxed),
+                                       job_.pid(peer),
                                        static_cast<char*>(req->buf_.ptr),
                                        recv ? req->peer_addr_ : req->remote_, req->total_,
                                        req->chunk_));
@@ -1377,7 +1298,7 @@ Status Engine::RingFor(int src, int dst, bool pin, uint64_t token, RingPair** ou
     }
     if (dst == rank_) {  // the receiver makes the ring; the sender attaches after the CTS
       MPIGPU_RETURN_IF_ERROR(RandomToken(&pair->token));
-      const std::string name = RingSegmentName(jobid_, src, dst, pair->token);
+      const std::string name = RingSegmentName(job_.jobid(), src, dst, pair->token);
       // Pages near the receiver's GPU: its H2D copies read them (MPIGPU_NUMA_PLACE).
       int node = -1;
       int device = 0;
@@ -1393,7 +1314,7 @@ Status Engine::RingFor(int src, int dst, bool pin, uint64_t token, RingPair** ou
       pair->creator = true;
     } else {
       pair->token = token;
-      const std::string name = RingSegmentName(jobid_, src, dst, token);
+      const std::string name = RingSegmentName(job_.jobid(), src, dst, token);
       MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &pair->region, BootstrapTimeoutMs(*config_),
                                                 [this, dst] { return PeerAlive(dst); }));
       MPIGPU_RETURN_IF_ERROR(
@@ -1573,7 +1494,7 @@ Status Engine::StopGpuCopier() {
 bool Engine::PeerAlive(int rank) {
   if (rank < 0 || rank >= size_ || peer_failed_[rank]) return false;
   if (rank == rank_) return true;
-  return ProcessAlive(ranks_[rank].pid.load(std::memory_order_relaxed));
+  return job_.Alive(rank);
 }
 
 void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks) {
@@ -1591,7 +1512,7 @@ void Engine::CheckPeers() {
     if (r == rank_ || peer_failed_[r]) continue;
     const bool waited_on = outstanding_[r] > 0 || probe_watch_[r];
     if (!waited_on && !any_source_waiting) continue;
-    if (ranks_[r].state.load(std::memory_order_acquire) == RankSlot::kFinalized && !waited_on)
+    if (job_.Finalized(r) && !waited_on)
       continue;
     if (PeerAlive(r)) continue;
     // What it sent before it died may have arrived after this progress call last looked: take
@@ -1600,7 +1521,7 @@ void Engine::CheckPeers() {
       if (!PollArrivals().ok() || !queues_.Pending(rank_)) break;
     }
     FailPeer(r, "rank " + std::to_string(r) + " (pid " +
-                    std::to_string(ranks_[r].pid.load(std::memory_order_relaxed)) + ") died");
+                    std::to_string(job_.pid(r)) + ") died");
   }
 }
 
@@ -1660,10 +1581,9 @@ Status Engine::Finalize() {
   };
   while (st.ok() && sends_busy() && Now() < deadline) st = Progress();
   // 2. Say we are done, and wait for every peer to say so (or die), serving their messages.
-  ranks_[rank_].state.store(RankSlot::kFinalized, std::memory_order_release);
+  job_.MarkFinalized();
   for (int r = 0; r < size_ && st.ok(); ++r) {
-    while (r != rank_ && ranks_[r].state.load(std::memory_order_acquire) != RankSlot::kFinalized &&
-           PeerAlive(r) && Now() < deadline) {
+    while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && Now() < deadline) {
       st = Progress();
       if (!st.ok()) break;
     }
@@ -1673,8 +1593,7 @@ Status Engine::Finalize() {
   // A job in which a rank died (or left without finalizing) did not end well: say so.
   std::string dead;
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && (peer_failed_[r] || ranks_[r].state.load(std::memory_order_acquire) !=
-                                              RankSlot::kFinalized))
+    if (r != rank_ && (peer_failed_[r] || !job_.Finalized(r)))
       dead += (dead.empty() ? "" : ", ") + std::to_string(r);
   if (!dead.empty())
     st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +

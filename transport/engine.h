@@ -1,9 +1,8 @@
 // Engine: the intranode transport of one process (Nemesis design).
 //
-// Bootstrap: the job's ranks meet in one shared segment (ringbuf::JobSegment) named from
-// MPIGPU_JOBID; local rank 0 creates it, the others attach, every rank publishes its pid in the
-// rank table, and once all are there the name is unlinked. Without a launcher (no MPIGPU_RANK)
-// the process is a one-rank job.
+// Bootstrap (transport/local_job.h): the job's ranks on this node meet in one shared segment;
+// the engine lays its areas (CMA slots, notify words, cells, fastboxes) out behind the rank
+// table. Without a launcher (no MPIGPU_RANK) the process is a one-rank job.
 //
 // Protocols, chosen per message by its packed size:
 //   - eager (size <= min(MPIGPU_EAGER_LIMIT, MPIGPU_CELL_SIZE)): the payload is packed into one
@@ -50,7 +49,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "transport/transport_config.h"
 #include "memcopy/memloc.h"
 #include "memcopy/status.h"
 #include "memcopy/stream_order.h"
@@ -64,22 +62,15 @@
 #include "transport/cma.h"
 #include "transport/cuda_ipc.h"
 #include "transport/device_copier.h"
+#include "transport/local_job.h"
 #include "transport/match.h"
+#include "transport/transport_config.h"
 #include "transport/wire.h"
 
 namespace mpigpu::transport {
 
 constexpr int kAnySource = kMatchAnySource;
 constexpr int kAnyTag = kMatchAnyTag;
-
-// What the job looks like to this process (from the launcher's environment).
-struct JobInfo {
-  int rank = 0;
-  int size = 1;
-  std::string jobid;  // empty: make one (single-rank job)
-  // From the environment: MPIGPU_RANK/SIZE/JOBID; a one-rank job when MPIGPU_RANK is unset.
-  static Status FromEnvironment(JobInfo* out);
-};
 
 // Envelope and size of a message, as a receive or a probe sees it.
 struct MsgInfo {
@@ -233,7 +224,6 @@ class Engine {
   void InjectRingSetupFailureForTest() { inject_ring_setup_failure_ = true; }
 
  private:
-  struct RankSlot;
   struct OutMsg;
   struct RingPair;
   // An arrived message no receive matched yet (key: its envelope).
@@ -308,7 +298,6 @@ class Engine {
     lmt_active_.push_back(req);
   }
   Status RingFor(int src, int dst, bool pin, uint64_t token, RingPair** out);
-  static std::function<bool()> CreatorAliveCheck();
   void Complete(Request* req, Status st);
   void CheckPeers();
   // Whether `rank` takes part in `context` (SetContextMembers; undeclared: every rank).
@@ -324,7 +313,6 @@ class Engine {
 
   int rank_ = 0;
   int size_ = 1;
-  std::string jobid_;
   const TransportConfig* config_ = nullptr;
   size_t eager_max_ = 0;
   bool cma_ok_ = true;  // cleared for good the first time process_vm_readv is refused
@@ -340,8 +328,7 @@ class Engine {
   bool inject_ring_setup_failure_ = false;  // InjectRingSetupFailureForTest
   bool finalized_ = false;
 
-  JobSegment segment_;
-  RankSlot* ranks_ = nullptr;  // in the segment: one slot per rank
+  LocalJob job_;  // the job segment, the rank table, who is alive
   CmaSlot* cma_slots_ = nullptr;  // in the segment: one per ordered pair
   // Notify words, in the segment: kNotifySlots 32-bit words per rank. Rank r's slots are handed
   // out by r alone (notify_free_) to its device sends whose RTS offers a CUDA IPC pull. The
