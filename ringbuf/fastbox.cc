@@ -1,21 +1,12 @@
 #include "ringbuf/fastbox.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <new>
 #include <string>
 
+#include "ringbuf/populate.h"
+
 namespace mpigpu {
-
-#ifdef MADV_POPULATE_WRITE
-constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
-#else
-constexpr int kMadvPopulateWrite = 23;  // Linux 5.14
-#endif
-
 namespace {
 
 size_t StrideFor(size_t data) { return (Fastbox::kDataOffset + data + 63) / 64 * 64; }
@@ -51,21 +42,7 @@ Status Fastboxes::Format(void* mem, size_t bytes, int nranks, size_t data, int s
 Status Fastboxes::PreparePair(int dst) const {
   if (dst < 0 || dst >= nranks_)
     return Status(Err::kInvalidArg, "fastboxes: no rank " + std::to_string(dst));
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(pair(self_, dst)) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(pair(self_, dst)) + pair_bytes_;
-  if (madvise(reinterpret_cast<void*>(begin), end - begin, kMadvPopulateWrite) == 0)
-    return Status::Ok();
-  const int err = errno;
-  if (err == ENOMEM || err == EFAULT || err == ENOSPC)
-    return Status(Err::kNoMemory, "shared memory is full: no room for the fastbox to rank " +
-                                      std::to_string(dst));
-  if (err != EINVAL) return SysError("madvise(MADV_POPULATE_WRITE)", err);
-  // A kernel before 5.14: fault each page in by an atomic add of zero, which leaves whatever a
-  // neighbouring pair stored there as it was (no room left would be a SIGBUS here, as anywhere).
-  for (uintptr_t p = begin; p < end; p += page)
-    reinterpret_cast<std::atomic<uint64_t>*>(p)->fetch_add(0, std::memory_order_relaxed);
-  return Status::Ok();
+  return PopulateForWrite(pair(self_, dst), pair_bytes_, "the fastbox to rank " + std::to_string(dst));
 }
 
 Status Fastboxes::Attach(void* mem, size_t bytes, int self, Fastboxes* out) {

@@ -16,6 +16,7 @@
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
+#include "ringbuf/populate.h"
 #include "transport/launcher_link.h"
 #include "transport/wire.h"
 
@@ -131,35 +132,35 @@ Status Engine::Bootstrap(const JobInfo& job) {
     MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
                 config_->eager_limit, config_->cell_size, eager_max_);
 
-  // Our areas behind the job's rank table: CMA pair slots | notify words | cell queues, each
-  // 4096-aligned, then the fastboxes as the segment's sparse tail: a pair's slots get memory when
-  // its sender first uses them (Fastboxes::PreparePair), so n^2 rings cost only for the pairs
-  // that talk.
-  const size_t cma_bytes = RoundUp(sizeof(CmaSlot) * size_ * size_, 4096);
+  // Our areas behind the job's rank table: notify words | cell queues, each 4096-aligned, then
+  // the segment's sparse tail, which gets memory only where touched: the fastboxes and the CMA
+  // slots of the pairs (one line each, n^2). A pair's slots get memory when it first uses them
+  // (StartCoopRecv, Fastboxes::PreparePair), so n^2 structures cost only for the pairs that talk.
   notify_bytes_ = RoundUp(sizeof(uint32_t) * kNotifySlots * size_, 4096);
+  const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
+  if (queue_bytes == 0)
+    return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
+  const size_t cma_bytes = RoundUp(sizeof(CmaSlot) * size_ * size_, 4096);
   // A slot holds MPIGPU_FASTBOX_SIZE payload bytes behind either header (see TrySend).
   const size_t fbox_data = config_->fastbox_size + sizeof(MsgHeader);
   const size_t fbox_bytes =
       config_->fastbox_size ? RoundUp(Fastboxes::BytesFor(size_, fbox_data), 4096) : 0;
-  const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
-  if (queue_bytes == 0)
-    return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
   if (config_->fastbox_size && fbox_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const int timeout_ms = BootstrapTimeoutMs(*config_);
+  const size_t dense_bytes = notify_bytes_ + RoundUp(queue_bytes, 4096);
   char* mem = nullptr;
-  MPIGPU_RETURN_IF_ERROR(
-      job_.Open(job, cma_bytes + notify_bytes_ + RoundUp(queue_bytes, 4096), fbox_bytes, timeout_ms, &mem));
-  cma_slots_ = reinterpret_cast<CmaSlot*>(mem);
+  MPIGPU_RETURN_IF_ERROR(job_.Open(job, dense_bytes, cma_bytes + fbox_bytes, timeout_ms, &mem));
   // Zero-filled by the segment's creation, as every rank's atomics here.
-  notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(mem + cma_bytes);
+  notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(mem);
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
-  char* queue_mem = mem + cma_bytes + notify_bytes_;
-  char* fbox_mem = queue_mem + RoundUp(queue_bytes, 4096);
-  eager_mem_ = queue_mem;
+  char* queue_mem = mem + notify_bytes_;
+  char* fbox_mem = mem + dense_bytes;
+  cma_slots_ = reinterpret_cast<CmaSlot*>(fbox_mem + fbox_bytes);
   // Pinned on first use by a GPU buffer: the cells, and the fastboxes while they are few
   // (pinning faults every page in).
-  eager_bytes_ = fbox_mem - queue_mem + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
+  eager_mem_ = queue_mem;
+  eager_bytes_ = RoundUp(queue_bytes, 4096) + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
   if (rank_ == 0) {
     if (fbox_bytes)
       MPIGPU_RETURN_IF_ERROR(
@@ -1215,6 +1216,16 @@ void Engine::TryStartRingRecv(int src) {
 }
 
 void Engine::StartCoopRecv(Request* req, int src) {
+  // The pair's slot lives in the segment's sparse tail: memory first (this side touches it first;
+  // the sender only after our CmaGo).
+  if (Status st = PopulateForWrite(CmaSlotOf(src, rank_), sizeof(CmaSlot),
+                                   "the copy slot of rank " + std::to_string(src));
+      !st.ok()) {
+    const uint64_t cookie = req->peer_cookie_;
+    Complete(req, st);
+    TellCopyFailed(src, cookie);
+    return;
+  }
   uint32_t gen = ++cma_gen_[src];
   if (gen == 0) gen = ++cma_gen_[src];  // 0 never names a transfer
   req->gen_ = gen;
