@@ -29,27 +29,26 @@
 
 #include "benchmarks/halo_grid.h"
 #include "benchmarks/halo_kernel.h"
-#include "benchmarks/halo_nccl.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/mpigpu.h"
+#include "perf/api_check.h"
+#include "perf/launch_env.h"
+#include "perf/nccl.h"
 
 namespace mpigpu::halo {
 namespace {
 
 static_assert(kNoNeighbor == MPIGPU_PROC_NULL, "a missing neighbour is MPI's null process");
 
+using perf::kNcclFloat32;
+using perf::kNcclFloat64;
+using perf::Nccl;
+using perf::NcclComm;
+using perf::NcclDataType;
+using perf::NcclUniqueId;
+
 constexpr int kExitFail = 1, kExitBadInput = 2;
 constexpr int kGatherTag = 100;  // above the exchange's tags 0..3
-
-// An API return code as a Status carrying the call and the error string.
-Status Api(int rc, const char* call) {
-  if (rc == MPIGPU_SUCCESS) return Status::Ok();
-  char text[MPIGPU_MAX_ERROR_STRING] = "";
-  int len = 0;
-  MPIGPU_Error_string(rc, text, &len);
-  return Status(Err::kInternal, std::string(call) + ": " + text);
-}
-#define HALO_API(call) MPIGPU_RETURN_IF_ERROR(Api((call), #call))
 
 template <typename T>
 MPIGPU_Datatype ApiType();
@@ -59,12 +58,6 @@ template <>
 MPIGPU_Datatype ApiType<double>() { return MPIGPU_DOUBLE; }
 template <typename T>
 NcclDataType NcclType() { return sizeof(T) == 4 ? kNcclFloat32 : kNcclFloat64; }
-
-// Rank numbers before MPIGPU_Init, from the launcher's environment (absent: a one-rank job).
-int EnvInt(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : 0;
-}
 
 struct Context {
   int rank = 0, size = 1;
@@ -151,9 +144,9 @@ class MpigpuExchanger : public Exchanger<T> {
   }
   Status Init() {
     const FaceShape& c = phases_[1].shape;
-    HALO_API(MPIGPU_Type_vector(static_cast<int>(c.height), static_cast<int>(c.width),
+    PERF_API(MPIGPU_Type_vector(static_cast<int>(c.height), static_cast<int>(c.width),
                                 static_cast<int>(c.pitch), ApiType<T>(), &column_type_));
-    HALO_API(MPIGPU_Type_commit(&column_type_));
+    PERF_API(MPIGPU_Type_commit(&column_type_));
     return Status::Ok();
   }
   Status Exchange(T* grid) override {
@@ -167,13 +160,13 @@ class MpigpuExchanger : public Exchanger<T> {
       // Missing neighbours are skipped, as in the staged mode (MPIGPU_PROC_NULL would work too).
       for (const Face& f : ph.faces)
         if (f.peer != kNoNeighbor)
-          HALO_API(MPIGPU_Irecv(grid + f.recv_offset, ctx_.buftype, count, type, f.peer,
+          PERF_API(MPIGPU_Irecv(grid + f.recv_offset, ctx_.buftype, count, type, f.peer,
                                 f.recv_tag, MPIGPU_COMM_WORLD, &req[n++]));
       for (const Face& f : ph.faces)
         if (f.peer != kNoNeighbor)
-          HALO_API(MPIGPU_Isend(grid + f.send_offset, ctx_.buftype, count, type, f.peer,
+          PERF_API(MPIGPU_Isend(grid + f.send_offset, ctx_.buftype, count, type, f.peer,
                                 f.send_tag, MPIGPU_COMM_WORLD, &req[n++]));
-      if (n > 0) HALO_API(MPIGPU_Waitall(n, req, MPIGPU_STATUSES_IGNORE));
+      if (n > 0) PERF_API(MPIGPU_Waitall(n, req, MPIGPU_STATUSES_IGNORE));
     }
     return Status::Ok();
   }
@@ -210,7 +203,7 @@ class StagedExchanger : public Exchanger<T> {
       int n = 0;
       for (int f = 0; f < 2; ++f)
         if (ph.faces[f].peer != kNoNeighbor)
-          HALO_API(MPIGPU_Irecv(recv_[k][f].template as<T>(), MPIGPU_BUF_HOST, count, ApiType<T>(),
+          PERF_API(MPIGPU_Irecv(recv_[k][f].template as<T>(), MPIGPU_BUF_HOST, count, ApiType<T>(),
                                 ph.faces[f].peer, ph.faces[f].recv_tag, MPIGPU_COMM_WORLD,
                                 &req[n++]));
       for (int f = 0; f < 2; ++f)
@@ -221,10 +214,10 @@ class StagedExchanger : public Exchanger<T> {
       MPIGPU_RETURN_IF_ERROR(Sync(ctx_));
       for (int f = 0; f < 2; ++f)
         if (ph.faces[f].peer != kNoNeighbor)
-          HALO_API(MPIGPU_Isend(send_[k][f].template as<T>(), MPIGPU_BUF_HOST, count, ApiType<T>(),
+          PERF_API(MPIGPU_Isend(send_[k][f].template as<T>(), MPIGPU_BUF_HOST, count, ApiType<T>(),
                                 ph.faces[f].peer, ph.faces[f].send_tag, MPIGPU_COMM_WORLD,
                                 &req[n++]));
-      HALO_API(MPIGPU_Waitall(n, req, MPIGPU_STATUSES_IGNORE));
+      PERF_API(MPIGPU_Waitall(n, req, MPIGPU_STATUSES_IGNORE));
       for (int f = 0; f < 2; ++f)
         if (ph.faces[f].peer != kNoNeighbor)
           MPIGPU_RETURN_IF_ERROR(UnpackFace(grid + ph.faces[f].recv_offset, ctx_.loc,
@@ -379,7 +372,7 @@ Status ExchangeMedians(const ExchangeTimes& t, double* median_s, double* net_med
   const size_t n = t.start.size();
   std::vector<double> each(n), last_start(n), net(n);
   for (size_t k = 0; k < n; ++k) each[k] = t.end[k] - t.start[k];
-  HALO_API(MPIGPU_Allreduce(t.start.data(), MPIGPU_BUF_HOST, last_start.data(), MPIGPU_BUF_HOST,
+  PERF_API(MPIGPU_Allreduce(t.start.data(), MPIGPU_BUF_HOST, last_start.data(), MPIGPU_BUF_HOST,
                             static_cast<int>(n), MPIGPU_DOUBLE, MPIGPU_MAX, MPIGPU_COMM_WORLD));
   for (size_t k = 0; k < n; ++k) net[k] = std::max(0.0, t.end[k] - last_start[k]);
   *median_s = Median(each);
@@ -402,7 +395,7 @@ Status GatherAndCheck(const Context& ctx, const Problem& p, const Block& blk, co
   MPIGPU_RETURN_IF_ERROR(Sync(ctx));
   int verdict = 0;
   if (ctx.rank != 0) {
-    HALO_API(MPIGPU_Send(own.data(), MPIGPU_BUF_HOST, static_cast<int>(own.size()), ApiType<T>(),
+    PERF_API(MPIGPU_Send(own.data(), MPIGPU_BUF_HOST, static_cast<int>(own.size()), ApiType<T>(),
                          0, kGatherTag, MPIGPU_COMM_WORLD));
   } else {
     int64_t differing = 0;
@@ -413,7 +406,7 @@ Status GatherAndCheck(const Context& ctx, const Problem& p, const Block& blk, co
         got = own;
       } else {
         got.resize(int64_t{br.nrows} * br.ncols);
-        HALO_API(MPIGPU_Recv(got.data(), MPIGPU_BUF_HOST, static_cast<int>(got.size()),
+        PERF_API(MPIGPU_Recv(got.data(), MPIGPU_BUF_HOST, static_cast<int>(got.size()),
                              ApiType<T>(), r, kGatherTag, MPIGPU_COMM_WORLD,
                              MPIGPU_STATUS_IGNORE));
       }
@@ -440,7 +433,7 @@ Status GatherAndCheck(const Context& ctx, const Problem& p, const Block& blk, co
                  *failure;
     verdict = differing > 0;
   }
-  HALO_API(MPIGPU_Bcast(&verdict, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, MPIGPU_COMM_WORLD));
+  PERF_API(MPIGPU_Bcast(&verdict, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, MPIGPU_COMM_WORLD));
   *failed = verdict != 0;
   return Status::Ok();
 }
@@ -483,12 +476,12 @@ Status RunMode(const Context& ctx, const Options& opt, const Problem& p, Mode mo
                                    &times, &final_grid));
   }
   MPIGPU_RETURN_IF_ERROR(reset());
-  HALO_API(MPIGPU_Barrier(MPIGPU_COMM_WORLD));
+  PERF_API(MPIGPU_Barrier(MPIGPU_COMM_WORLD));
   MPIGPU_RETURN_IF_ERROR(Iterate(ctx, p, blk, *ex, a.as<T>(), b.as<T>(), opt.iters, &total,
                                  &times, &final_grid));
   MPIGPU_RETURN_IF_ERROR(ExchangeMedians(times, &median, &net_median));
   double mine[4] = {total, times.Sum(), median, net_median}, slowest[4] = {0, 0, 0, 0};
-  HALO_API(MPIGPU_Reduce(mine, MPIGPU_BUF_HOST, slowest, MPIGPU_BUF_HOST, 4, MPIGPU_DOUBLE,
+  PERF_API(MPIGPU_Reduce(mine, MPIGPU_BUF_HOST, slowest, MPIGPU_BUF_HOST, 4, MPIGPU_DOUBLE,
                          MPIGPU_MAX, 0, MPIGPU_COMM_WORLD));
   res->mode = mode;
   res->total_s = slowest[0];
@@ -641,7 +634,7 @@ Status RunAll(const Context& ctx, const Options& opt, const std::vector<Problem>
 Status StartNccl(Context* ctx) {
   NcclUniqueId id{};
   if (ctx->rank == 0) MPIGPU_RETURN_IF_ERROR(ctx->nccl->GetUniqueId(&id));
-  HALO_API(MPIGPU_Bcast(&id, MPIGPU_BUF_HOST, sizeof id, MPIGPU_BYTE, 0, MPIGPU_COMM_WORLD));
+  PERF_API(MPIGPU_Bcast(&id, MPIGPU_BUF_HOST, sizeof id, MPIGPU_BYTE, 0, MPIGPU_COMM_WORLD));
   return ctx->nccl->CommInitRank(&ctx->nccl_comm, ctx->size, id, ctx->rank);
 }
 
@@ -653,7 +646,9 @@ Status StartNccl(Context* ctx) {
 }
 
 int Main(int argc, char** argv) {
-  const bool leader = EnvInt("MPIGPU_RANK") == 0;  // only one rank reports bad input
+  // Before MPIGPU_Init: the launcher's rank numbers. Only one rank reports bad input.
+  const perf::LaunchEnv env = perf::ReadLaunchEnv();
+  const bool leader = env.rank == 0;
   Options opt;
   Status st = ParseOptions(std::vector<std::string>(argv + 1, argv + argc), &opt);
   if (!st.ok()) {
@@ -664,9 +659,6 @@ int Main(int argc, char** argv) {
     if (leader) std::fputs(Usage().c_str(), stdout);
     return 0;
   }
-  // NCCL's NVLink SHARP (multicast) stays off unless the user set NCCL_NVLS_ENABLE.
-  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
-
   Context ctx;
   ctx.cpu = opt.cpu;
   std::string device = "CPU (--cpu)";
@@ -677,10 +669,8 @@ int Main(int argc, char** argv) {
       return kExitBadInput;
     }
     // The GPU must be chosen before MPIGPU_Init.
-    int local = EnvInt("MPIGPU_LOCAL_RANK");
-    if (std::getenv("MPIGPU_LOCAL_RANK") == nullptr) local = EnvInt("LOCAL_RANK");
     ctx.device_count = n;
-    ctx.device = local % n;
+    ctx.device = env.local_rank % n;
     cudaError_t e = cudaSetDevice(ctx.device);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
@@ -696,7 +686,7 @@ int Main(int argc, char** argv) {
 
   int rc = MPIGPU_Init(&argc, &argv);
   if (rc != MPIGPU_SUCCESS) {
-    std::fprintf(stderr, "halo: %s\n", Api(rc, "MPIGPU_Init").message().c_str());
+    std::fprintf(stderr, "halo: %s\n", perf::ApiFailure(rc, "MPIGPU_Init").message().c_str());
     return kExitFail;
   }
   MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
@@ -732,8 +722,7 @@ int Main(int argc, char** argv) {
         continue;
       }
       // NCCL refuses two ranks of one communicator on the same GPU.
-      const char* local_size = std::getenv("MPIGPU_LOCAL_SIZE");
-      const int sharing = local_size ? std::atoi(local_size) : ctx.size;
+      const int sharing = env.local_size;
       if (sharing > ctx.device_count)
         st = Status(Err::kInvalidArg, std::to_string(sharing) + " ranks share " +
                                           std::to_string(ctx.device_count) +
@@ -779,7 +768,7 @@ int Main(int argc, char** argv) {
   if (ctx.stream != nullptr) cudaStreamDestroy(ctx.stream);
   rc = MPIGPU_Finalize();
   if (rc != MPIGPU_SUCCESS) {
-    std::fprintf(stderr, "halo: %s\n", Api(rc, "MPIGPU_Finalize").message().c_str());
+    std::fprintf(stderr, "halo: %s\n", perf::ApiFailure(rc, "MPIGPU_Finalize").message().c_str());
     return kExitFail;
   }
   return failed ? kExitFail : 0;

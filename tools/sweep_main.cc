@@ -18,6 +18,8 @@
 
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/mpigpu.h"
+#include "perf/api_check.h"
+#include "perf/launch_env.h"
 #include "tools/sweep_launch.h"
 #include "tools/sweep_measure.h"
 #include "tools/sweep_options.h"
@@ -76,9 +78,9 @@ int ReplotMain(const Options& o) {
 // ---- rank mode ----
 
 int RankMain(const Options& o, int argc, char** argv) {
-  const int rank = std::atoi(std::getenv("MPIGPU_RANK"));
-  const char* size_env = std::getenv("MPIGPU_SIZE");
-  const int size = size_env ? std::atoi(size_env) : 1;
+  const perf::LaunchEnv env = perf::ReadLaunchEnv();
+  const int rank = env.rank;
+  const int size = env.size;
   auto usage_error = [&](const std::string& msg) { return rank == 0 ? Fail(kExitUsage, msg) : kExitUsage; };
   if (size != 2)
     return usage_error("needs exactly 2 ranks (mpigpurun -n 2 mpigpu-sweep ...), got " +
@@ -93,8 +95,7 @@ int RankMain(const Options& o, int argc, char** argv) {
   setup.device_count = gpu ? CudaDeviceCount() : 0;
   if (gpu && setup.device_count == 0) return usage_error(kNoGpu);
   if (setup.device_count > 0) {
-    const char* local_env = std::getenv("MPIGPU_LOCAL_RANK");
-    const int local = local_env ? std::atoi(local_env) : rank;
+    const int local = env.local_rank;
     setup.device = local % setup.device_count;
     setup.peer_device = (1 - local % 2) % setup.device_count;
     cudaError_t e = cudaSetDevice(setup.device);  // before MPIGPU_Init: it uses this device
@@ -104,15 +105,9 @@ int RankMain(const Options& o, int argc, char** argv) {
   }
   const char* lmt = std::getenv("MPIGPU_LMT");
   setup.lmt = lmt && *lmt ? lmt : "auto";
-  if (o.peers) setenv("NCCL_NVLS_ENABLE", "0", 0);  // before anything can load NCCL
 
   int rc = MPIGPU_Init(&argc, &argv);
-  if (rc != MPIGPU_SUCCESS) {
-    char text[MPIGPU_MAX_ERROR_STRING];
-    int len = 0;
-    MPIGPU_Error_string(rc, text, &len);
-    return Fail(1, std::string("MPIGPU_Init failed: ") + text);
-  }
+  if (rc != MPIGPU_SUCCESS) return Fail(1, "MPIGPU_Init failed: " + perf::ApiErrorString(rc));
   Report report;
   Status st = RunSweep(o, setup, &report);
   if (rank == 0 && !o.lmt.empty() && !o.launched)
@@ -304,6 +299,6 @@ int main(int argc, char** argv) {
     if (!st.ok()) return Fail(kExitUsage, st.message());
   }
   if (!o.replot.empty()) return ReplotMain(o);
-  if (std::getenv("MPIGPU_RANK") == nullptr) return ParentMain(o, args, argv[0]);
+  if (!mpigpu::perf::ReadLaunchEnv().launched) return ParentMain(o, args, argv[0]);
   return RankMain(o, argc, argv);
 }

@@ -1,6 +1,7 @@
-// NCCL, loaded at run time (dlopen libnccl.so.2) for the halo application's nccl mode, so the
-// binary builds and runs where NCCL is absent. Only the calls the halo exchange needs; the types
-// mirror nccl.h's ABI (ncclUniqueId is 128 bytes, ncclComm_t a pointer, enums and results int).
+// NCCL, loaded at run time (dlopen libnccl.so.2), for the measuring programs' NCCL peers: the
+// sweep's nccl column and the halo application's nccl mode. They build and run where NCCL is
+// absent. Only the calls they use; the types mirror nccl.h's ABI (ncclUniqueId is 128 bytes,
+// ncclComm_t a pointer, enums and results int).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,20 +12,24 @@
 
 #include "memcopy/status.h"
 
-namespace mpigpu::halo {
+namespace mpigpu::perf {
 
 struct NcclUniqueId {
   char internal[128];  // NCCL_UNIQUE_ID_BYTES
 };
 using NcclComm = struct NcclCommOpaque*;
-enum NcclDataType : int { kNcclFloat32 = 7, kNcclFloat64 = 8 };  // ncclFloat32, ncclFloat64
+// ncclInt8, ncclFloat32, ncclFloat64
+enum NcclDataType : int { kNcclInt8 = 0, kNcclFloat32 = 7, kNcclFloat64 = 8 };
 
 class Nccl {
  public:
-  // Loads libnccl.so.2 and its symbols. A missing library or symbol is kInvalidArg with
-  // dlerror's text (the caller reports NCCL as unavailable).
+  // Loads libnccl.so.2 and its symbols (never unloaded: NCCL keeps proxy threads and CUDA state
+  // until the process ends). First sets NCCL_NVLS_ENABLE=0 unless the user set it: NVLink SHARP
+  // (multicast) stays off. A missing library or symbol is kInvalidArg with the reason (the
+  // caller reports NCCL as unavailable).
   static Status Load(std::unique_ptr<Nccl>* out);
 
+  // Every call below returns kCuda "ncclCall: NCCL's error string" when NCCL fails.
   Status GetUniqueId(NcclUniqueId* id) const;
   // Collective over nranks processes; the current CUDA device is the rank's GPU.
   Status CommInitRank(NcclComm* comm, int nranks, const NcclUniqueId& id, int rank) const;
@@ -50,4 +55,4 @@ class Nccl {
   const char* (*error_string_)(Result) = nullptr;
 };
 
-}  // namespace mpigpu::halo
+}  // namespace mpigpu::perf

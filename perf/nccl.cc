@@ -1,22 +1,24 @@
-#include "benchmarks/halo_nccl.h"
+#include "perf/nccl.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 
-namespace mpigpu::halo {
+namespace mpigpu::perf {
 namespace {
 
 template <typename Fn>
 Status Resolve(void* lib, const char* name, Fn* fn) {
   *fn = reinterpret_cast<Fn>(dlsym(lib, name));
   if (*fn == nullptr)
-    return Status(Err::kInvalidArg, std::string("libnccl.so.2 lacks ") + name);
+    return Status(Err::kInvalidArg,
+                  std::string("libnccl.so.2 lacks ") + name + " (NCCL older than 2.7?)");
   return Status::Ok();
 }
 
 }  // namespace
 
 Status Nccl::Load(std::unique_ptr<Nccl>* out) {
-  // Never dlclose'd: NCCL keeps proxy threads and CUDA state until the process ends.
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
@@ -61,4 +63,4 @@ Status Nccl::Recv(void* buf, size_t count, NcclDataType type, int peer, NcclComm
   return Check(recv_(buf, count, type, peer, comm, stream), "ncclRecv");
 }
 
-}  // namespace mpigpu::halo
+}  // namespace mpigpu::perf

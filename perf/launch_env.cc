@@ -1,0 +1,25 @@
+#include "perf/launch_env.h"
+
+#include <cstdlib>
+
+namespace mpigpu::perf {
+namespace {
+
+int Read(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+}  // namespace
+
+LaunchEnv ReadLaunchEnv() {
+  LaunchEnv e;
+  e.launched = std::getenv("MPIGPU_RANK") != nullptr;
+  e.rank = Read("MPIGPU_RANK", 0);
+  e.size = Read("MPIGPU_SIZE", 1);
+  e.local_rank = Read("MPIGPU_LOCAL_RANK", Read("LOCAL_RANK", e.rank));
+  e.local_size = Read("MPIGPU_LOCAL_SIZE", e.size);
+  return e;
+}
+
+}  // namespace mpigpu::perf
