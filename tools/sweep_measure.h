@@ -1,7 +1,8 @@
 // The rank side of mpigpu-sweep: every test on every pair through the public API (mpigpu.h),
 // the copy limits measured by rank 0 alone with the CUDA runtime, and the peers (NCCL through
 // dlopen, manual staging through pinned host memory). Call between MPIGPU_Init and
-// MPIGPU_Finalize on both ranks of a 2-rank job.
+// MPIGPU_Finalize on both ranks of a 2-rank job. Each of those is a series (sweep_series.h) in
+// the table that RunSweep's one loop runs (sweep_measure.cc).
 #pragma once
 
 #include <string>
