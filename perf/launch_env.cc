@@ -2,12 +2,14 @@
 
 #include <cstdlib>
 
+#include "memcopy/params.h"
+
 namespace mpigpu::perf {
 namespace {
 
 int Read(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : fallback;
+  const int v = LauncherInt(name);
+  return v >= 0 ? v : fallback;
 }
 
 }  // namespace

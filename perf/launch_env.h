@@ -13,7 +13,8 @@ struct LaunchEnv {
   int local_size = 1;     // MPIGPU_LOCAL_SIZE, else the size
 };
 
-// Reads the variables (atoi: a malformed value reads as 0; mpigpurun writes plain numbers).
+// Reads the variables with LauncherInt (memcopy/params.h): a value that is not plain decimal
+// digits counts as unset, like every MPIGPU_* number (mpigpurun writes plain digits).
 LaunchEnv ReadLaunchEnv();
 
 }  // namespace mpigpu::perf

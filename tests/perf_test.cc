@@ -68,7 +68,7 @@ TEST(LaunchEnvTest, LocalNumbersFallBackToLocalRankThenTheJobs) {
   setenv("MPIGPU_SIZE", "4", 1);
   setenv("LOCAL_RANK", "5", 1);
   EXPECT_EQ(ReadLaunchEnv().local_rank, 5);
-  unsetenv("LOCAL_RANK");
+  setenv("LOCAL_RANK", "+5", 1);  // not plain digits: as if unset
   const LaunchEnv e = ReadLaunchEnv();
   EXPECT_EQ(e.local_rank, 2);
   EXPECT_EQ(e.local_size, 4);
