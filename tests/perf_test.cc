@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -30,49 +31,38 @@ TEST(ApiCheckTest, SuccessPassesAndFailureNamesTheCallAndTheError) {
             "MPIGPU_Recv(x): " + ApiErrorString(MPIGPU_ERR_TRUNCATE));
 }
 
-void ClearLaunchVars() {
-  for (const char* v : {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_LOCAL_RANK", "MPIGPU_LOCAL_SIZE",
-                        "LOCAL_RANK"})
-    unsetenv(v);
+// The launcher's variables as given (nullptr: unset), read back through ReadLaunchEnv.
+// Order: MPIGPU_RANK, MPIGPU_SIZE, MPIGPU_LOCAL_RANK, MPIGPU_LOCAL_SIZE, LOCAL_RANK.
+LaunchEnv ReadWith(std::initializer_list<const char*> values) {
+  const char* const names[] = {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_LOCAL_RANK",
+                               "MPIGPU_LOCAL_SIZE", "LOCAL_RANK"};
+  const char* const* v = values.begin();
+  for (const char* name : names) {
+    if (*v != nullptr) setenv(name, *v, 1);
+    else unsetenv(name);
+    ++v;
+  }
+  const LaunchEnv e = ReadLaunchEnv();
+  for (const char* name : names) unsetenv(name);
+  return e;
 }
 
-TEST(LaunchEnvTest, WithoutALauncherItIsAOneRankJob) {
-  ClearLaunchVars();
-  const LaunchEnv e = ReadLaunchEnv();
-  EXPECT_FALSE(e.launched);
-  EXPECT_EQ(e.rank, 0);
-  EXPECT_EQ(e.size, 1);
-  EXPECT_EQ(e.local_rank, 0);
-  EXPECT_EQ(e.local_size, 1);
+// launched, rank, size, local_rank, local_size as one line, for one EXPECT each case.
+std::string Text(const LaunchEnv& e) {
+  return std::to_string(e.launched) + " " + std::to_string(e.rank) + " " + std::to_string(e.size) +
+         " " + std::to_string(e.local_rank) + " " + std::to_string(e.local_size);
 }
 
-TEST(LaunchEnvTest, ReadsTheLaunchersVariables) {
-  ClearLaunchVars();
-  setenv("MPIGPU_RANK", "3", 1);
-  setenv("MPIGPU_SIZE", "6", 1);
-  setenv("MPIGPU_LOCAL_RANK", "1", 1);
-  setenv("MPIGPU_LOCAL_SIZE", "2", 1);
-  setenv("LOCAL_RANK", "7", 1);  // MPIGPU_LOCAL_RANK comes first
-  const LaunchEnv e = ReadLaunchEnv();
-  EXPECT_TRUE(e.launched);
-  EXPECT_EQ(e.rank, 3);
-  EXPECT_EQ(e.size, 6);
-  EXPECT_EQ(e.local_rank, 1);
-  EXPECT_EQ(e.local_size, 2);
-  ClearLaunchVars();
-}
-
-TEST(LaunchEnvTest, LocalNumbersFallBackToLocalRankThenTheJobs) {
-  ClearLaunchVars();
-  setenv("MPIGPU_RANK", "2", 1);
-  setenv("MPIGPU_SIZE", "4", 1);
-  setenv("LOCAL_RANK", "5", 1);
-  EXPECT_EQ(ReadLaunchEnv().local_rank, 5);
-  setenv("LOCAL_RANK", "+5", 1);  // not plain digits: as if unset
-  const LaunchEnv e = ReadLaunchEnv();
-  EXPECT_EQ(e.local_rank, 2);
-  EXPECT_EQ(e.local_size, 4);
-  ClearLaunchVars();
+TEST(LaunchEnvTest, ReadsTheLaunchersVariablesWithTheirFallbacks) {
+  // Without a launcher: a one-rank job.
+  EXPECT_EQ(Text(ReadWith({nullptr, nullptr, nullptr, nullptr, nullptr})), "0 0 1 0 1");
+  // mpigpurun's variables; MPIGPU_LOCAL_RANK comes before LOCAL_RANK.
+  EXPECT_EQ(Text(ReadWith({"3", "6", "1", "2", "7"})), "1 3 6 1 2");
+  // No MPIGPU_LOCAL_*: LOCAL_RANK, else the rank; the size.
+  EXPECT_EQ(Text(ReadWith({"2", "4", nullptr, nullptr, "5"})), "1 2 4 5 4");
+  EXPECT_EQ(Text(ReadWith({"2", "4", nullptr, nullptr, nullptr})), "1 2 4 2 4");
+  // A value that is not plain digits counts as unset.
+  EXPECT_EQ(Text(ReadWith({"2", "4", nullptr, nullptr, "+5"})), "1 2 4 2 4");
 }
 
 TEST(NcclTest, LoadsOrSaysWhyAndKeepsNvlsOffUnlessSet) {
