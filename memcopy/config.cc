@@ -18,13 +18,20 @@ constexpr ParamVar<MemcopyConfig> kVars[] = {
           &MemcopyConfig::memcpy_nt_threshold, 4 * kK, kT, /*zero_allowed=*/true),
 };
 
-const Params<MemcopyConfig> kParams("memcopy", 0, kVars, sizeof kVars / sizeof kVars[0],
-                                    /*check=*/nullptr, /*node_check=*/nullptr,
-                                    [](const MemcopyConfig& c) { SetLogLevel(c.debug); });
-
 }  // namespace
 
-const MemcopyConfig& GetMemcopyConfig() { return kParams.Get(); }
-const Params<MemcopyConfig>& MemcopyParams() { return kParams; }
+// Made on first use and never destroyed, so it is there for any caller, a global constructor's
+// or destructor's too; kRegistered makes that first use happen at start-up.
+const Params<MemcopyConfig>& MemcopyParams() {
+  static const auto* params = new Params<MemcopyConfig>(
+      "memcopy", 0, kVars, sizeof kVars / sizeof kVars[0], /*check=*/nullptr,
+      /*node_check=*/nullptr, [](const MemcopyConfig& c) { SetLogLevel(c.debug); });
+  return *params;
+}
+const MemcopyConfig& GetMemcopyConfig() { return MemcopyParams().Get(); }
+
+namespace {
+[[maybe_unused]] const bool kRegistered = (MemcopyParams(), true);
+}  // namespace
 
 }  // namespace mpigpu

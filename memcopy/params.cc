@@ -47,11 +47,11 @@ NumberError ParseNumber(const char* text, bool suffix_allowed, size_t* out) {
   return NumberError::kOk;
 }
 
-// Registered components, in registration order (static initialisation: function-local, so it
-// exists before the first constructor that registers).
+// Registered components, in registration order: made on first use (before the first component
+// registers, whatever the order of static initialisation) and never destroyed, as the components.
 std::vector<const ParamSection*>& Registry() {
-  static std::vector<const ParamSection*> sections;
-  return sections;
+  static auto* sections = new std::vector<const ParamSection*>();
+  return *sections;
 }
 
 }  // namespace
@@ -157,13 +157,10 @@ std::vector<const ParamSection*> ParamSections() {
   return sections;
 }
 
-const Status& ConfigStatus() {
-  static Status all;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const ParamSection* s : ParamSections())
-      if (!s->EnvStatus().ok()) params::AddProblem(&all, s->EnvStatus().message());
-  });
+Status ConfigStatus() {
+  Status all;  // joined anew each time: a component registered later counts too
+  for (const ParamSection* s : ParamSections())
+    if (!s->EnvStatus().ok()) params::AddProblem(&all, s->EnvStatus().message());
   return all;
 }
 

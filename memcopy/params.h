@@ -2,10 +2,12 @@
 //
 // A component (memcopy, transport, the API) defines its settings struct, a table of ParamVar
 // rows (name, default, meaning, allowed values, the field) and one Params<Struct> object built
-// from it at static initialisation; the object registers itself, so `mpigpu-info` prints and
-// checks every component's variables and MPIGPU_Init refuses what any of them refuses, while no
-// component knows another's knobs. (The library that holds a Params object is `alwayslink`, so
-// the registration is linked into every program, mpigpu-info included.)
+// from it on first use and never destroyed (a static flag uses it at start-up, so it is there
+// whatever the order of static initialisation, and still there for static destructors). The
+// object registers itself, so `mpigpu-info` prints and checks every component's variables and
+// MPIGPU_Init refuses what any of them refuses, while no component knows another's knobs. (The
+// library that holds a Params object is `alwayslink`, so the registration is linked into every
+// program, mpigpu-info included.)
 //
 // Values are read from the environment once per component (Params::Get, thread-safe). Numbers
 // are plain decimal digits: no spaces, no sign, no hex; sizes in bytes may end in K, M or G
@@ -266,7 +268,7 @@ std::vector<const ParamSection*> ParamSections();
 // The environment's verdict over every component: ok, or kInvalidArg naming each refused
 // variable with its value and allowed range, and each broken combination. MPIGPU_Init returns it.
 // Each component's refusal is also logged once as a warning.
-const Status& ConfigStatus();
+Status ConfigStatus();
 
 // Every variable of every component with its value in effect, default, help and range, and the
 // reason for each refused value (what mpigpu-info prints). `verdict`, if given, gets what

@@ -12,8 +12,11 @@
 // While a kernel of ours polls host memory (the resident copier), every one of them costs 1.4-2 us,
 // with or without MPS (run 44); only GPU-side ordering would avoid that (see session 7's results).
 //
-// One thread at a time (the engine's). Work the program put on streams of its own is not covered:
-// that stays the program's to synchronise, as with any CUDA-aware MPI.
+// One thread at a time (the engine's). By CUDA's rules the legacy default stream waits for every
+// blocking stream (made by cudaStreamCreate without cudaStreamNonBlocking), so each of these
+// checks also waits for the work on those: a send issued while a kernel runs on such a stream
+// waits for that kernel (it cannot overlap it). Streams made with cudaStreamNonBlocking are not
+// covered: the program synchronises their work itself, as with any CUDA-aware MPI.
 #pragma once
 
 #include <cuda_runtime_api.h>

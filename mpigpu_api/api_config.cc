@@ -21,11 +21,18 @@ constexpr ParamVar<ApiConfig> kVars[] = {
            "auto | on | off", MPIGPU_PARAM_ENUM(ApiConfig, yield, YieldMode, "auto", "on", "off")),
 };
 
-const Params<ApiConfig> kParams("api", 40, kVars, sizeof kVars / sizeof kVars[0], nullptr);
-
 }  // namespace
 
-const ApiConfig& GetApiConfig() { return kParams.Get(); }
-const Params<ApiConfig>& ApiParams() { return kParams; }
+// Made on first use and never destroyed (see memcopy/config.cc).
+const Params<ApiConfig>& ApiParams() {
+  static const auto* params =
+      new Params<ApiConfig>("api", 40, kVars, sizeof kVars / sizeof kVars[0], nullptr);
+  return *params;
+}
+const ApiConfig& GetApiConfig() { return ApiParams().Get(); }
+
+namespace {
+[[maybe_unused]] const bool kRegistered = (ApiParams(), true);
+}  // namespace
 
 }  // namespace mpigpu

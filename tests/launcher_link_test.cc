@@ -104,6 +104,21 @@ TEST_F(LinkTest, LauncherGoneOnceItsEndCloses) {
   EXPECT_TRUE(LauncherGone());
 }
 
+// The program closes the link's fd and reuses the number for a socket pair of its own, whose
+// other end then closes: that is not the launcher's death, and nothing is written into it.
+TEST_F(LinkTest, AReusedFdNumberIsNotTheLink) {
+  EXPECT_FALSE(LauncherGone());
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+  ASSERT_EQ(dup2(sv[0], rank_), rank_);  // the program's own socket now has the number
+  close(sv[0]);
+  LauncherLinkFinalized(3);  // not sent into the program's socket
+  char buf[16];
+  EXPECT_EQ(recv(sv[1], buf, sizeof buf, MSG_DONTWAIT), -1);
+  close(sv[1]);  // its peer closes: a hang-up on that number, not the launcher's death
+  EXPECT_FALSE(LauncherGone());
+}
+
 TEST_F(LinkTest, LauncherGoneEvenWithRecordsUnread) {
   LauncherLinkJoined(1);
   close(launcher_);

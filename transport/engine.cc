@@ -15,6 +15,7 @@
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
+#include "ringbuf/populate.h"
 #include "transport/engine_internal.h"
 #include "transport/launcher_link.h"
 
@@ -88,9 +89,12 @@ Status Engine::Bootstrap(const JobInfo& job) {
   eager_mem_ = queue_mem;
   eager_bytes_ = RoundUp(queue_bytes, 4096) + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
   if (rank_ == 0) {
-    if (fbox_bytes)
+    if (fbox_bytes) {
+      // The header is the one part of the sparse tail written now: its page first gets memory.
+      MPIGPU_RETURN_IF_ERROR(PopulateForWrite(fbox_mem, 4096, "the fastboxes' header"));
       MPIGPU_RETURN_IF_ERROR(
           Fastboxes::Format(fbox_mem, fbox_bytes, size_, fbox_data, rank_, &fastboxes_));
+    }
     MPIGPU_RETURN_IF_ERROR(CellQueues::Format(queue_mem, queue_bytes, size_,
                                               config_->cells_per_rank, config_->cell_size, &queues_));
   } else {
@@ -128,7 +132,6 @@ Status Engine::Bootstrap(const JobInfo& job) {
   lmt_send_queue_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
-  probe_watch_.assign(size_, false);
   box_to_.assign(size_, kBoxOff);
   box_from_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank",
@@ -249,10 +252,12 @@ Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Reque
 Status Engine::Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) {
   *found = false;
   MPIGPU_RETURN_IF_ERROR(CheckRank(src, "source", true));
-  // A probe waits on its source like a receive: the peer check watches it from now on.
-  if (src == kAnySource) probe_any_ = true;
-  else probe_watch_[src] = true;
-  MPIGPU_RETURN_IF_ERROR(Progress());
+  // A probe waits on its source like a receive: the peer check watches it while the probe runs
+  // (a blocking probe calls this again and again, so the check comes round during one of them).
+  probing_ = src;
+  Status progressed = Progress();
+  probing_ = kNotProbing;
+  MPIGPU_RETURN_IF_ERROR(progressed);
   if (const Unexpected* u = unexpected_.Find(MatchKey{context, src, tag})) {
     *found = true;
     *info = MsgInfo{u->hdr.src, u->hdr.tag, u->hdr.bytes};
@@ -338,6 +343,7 @@ Status Engine::Progress() {
       next_peer_check_ = now + 0.02;
       CheckPeers();
       CheckGpuCopier();
+      if (st.ok() && !drain_error_.ok()) st = std::exchange(drain_error_, Status());
     }
   }
   in_progress_ = false;
@@ -359,19 +365,23 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 
 void Engine::CheckPeers() {
   ExitIfLauncherGone(rank_);  // mpigpurun died (SIGKILL): nobody else would end this rank
-  bool any_source_waiting = probe_any_;
+  bool any_source_waiting = probing_ == kAnySource;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || peer_failed_[r]) continue;
-    const bool waited_on = outstanding_[r] > 0 || probe_watch_[r];
+    const bool waited_on = outstanding_[r] > 0 || probing_ == r;
     if (!waited_on && !any_source_waiting) continue;
     if (job_.Finalized(r) && !waited_on)
       continue;
     if (PeerAlive(r)) continue;
     // What it sent before it died may have arrived after this progress call last looked: take
     // it in first, so that no receive or probe fails while its message is waiting.
-    for (int budget = 1 << 14; budget > 0; --budget) {
-      if (!PollArrivals().ok() || !queues_.Pending(rank_)) break;
+    for (int budget = 1 << 14; budget > 0 && queues_.Pending(rank_); --budget) {
+      Status st = PollArrivals();
+      if (!st.ok()) {
+        drain_error_.KeepFirst(std::move(st));  // Progress returns it
+        break;
+      }
     }
     FailPeer(r, "rank " + std::to_string(r) + " (pid " +
                     std::to_string(job_.pid(r)) + ") died");

@@ -388,8 +388,12 @@ class Engine {
   std::vector<bool> peer_failed_;
   std::unordered_map<int, std::vector<bool>> context_members_;  // by context, by world rank
   std::vector<int> outstanding_;  // requests waiting on each peer (liveness checks)
-  std::vector<bool> probe_watch_;  // peers a probe waited on: the liveness check watches them
-  bool probe_any_ = false;         // a kAnySource probe ran: every peer is watched
+  // The source a probe is looking for while Iprobe runs (kAnySource: every peer), watched by the
+  // liveness check as a receive's would be.
+  static constexpr int kNotProbing = -3;
+  static_assert(kNotProbing < 0 && kNotProbing != kMatchAnySource, "neither a rank nor kAnySource");
+  int probing_ = kNotProbing;
+  Status drain_error_;  // an arrival the peer check took in was bad: Progress reports it
   double next_peer_check_ = 0;
   uint64_t progress_calls_ = 0;
 };

@@ -487,7 +487,7 @@ void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigne
       MPIGPU_INFO("process_vm_readv is refused (%s): large host messages use the shared ring",
                   std::strerror(errno));
     } else {
-      Complete(req, SysError("process_vm_readv from the sender's buffer"));
+      Complete(req, errno == ESRCH ? PeerDied(h.src) : SysError("process_vm_readv from the sender's buffer"));
       return;
     }
   }

@@ -43,6 +43,11 @@ inline Status PeerCopyError(int peer) {
                 "rank " + std::to_string(peer) + " could not copy this message (see its error)");
 }
 
+// A request that ends because its peer's process is gone (a copy from it found no process).
+inline Status PeerDied(int peer) {
+  return Status(Err::kPeerFailed, "rank " + std::to_string(peer) + " has failed (its process is gone)");
+}
+
 // A ring transfer that fails because another one on the same ring failed part-way.
 inline Status RingBroken(int sender, int receiver) {
   return Status(Err::kInternal, "the shared ring from rank " + std::to_string(sender) +

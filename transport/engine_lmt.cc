@@ -168,11 +168,9 @@ Status Engine::AdvanceCma(Request* req, bool* done) {
   const bool recv = req->kind_ == Request::Kind::kRecv;
   const int peer = req->peer_;
   CmaSlot* slot = recv ? CmaSlotOf(peer, rank_) : CmaSlotOf(rank_, peer);
-  MPIGPU_RETURN_IF_ERROR(CmaCopyChunks(slot, req->gen_, recv,
-                                       job_.pid(peer),
-                                       static_cast<char*>(req->buf_.ptr),
-                                       recv ? req->peer_addr_ : req->remote_, req->total_,
-                                       req->chunk_));
+  Status st = CmaCopyChunks(slot, req->gen_, recv, job_.pid(peer), static_cast<char*>(req->buf_.ptr),
+                            recv ? req->peer_addr_ : req->remote_, req->total_, req->chunk_);
+  if (!st.ok()) return job_.Alive(peer) ? st : PeerDied(peer);
   if (int err = CmaFailed(slot, req->gen_)) return SysError("the peer's cooperative copy", err);
   *done = CmaFinished(slot, req->gen_, req->total_);
   return Status::Ok();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,8 @@ struct Link {
   std::mutex mu;
   bool read = false;  // MPIGPU_LAUNCHER_FD was looked at
   int fd = -1;        // the rank's end, or -1 without a launcher
+  dev_t dev = 0;      // the socket's identity when first seen: the program may close the fd
+  ino_t ino = 0;      // and reuse its number for a socket of its own
 };
 
 Link& TheLink() {
@@ -48,18 +51,26 @@ bool IsLinkSocket(int fd) {
   return true;
 }
 
-// The link's fd (-1: none), reading the variable on the first call.
+// The link's fd (-1: none), reading the variable on the first call. Later calls check that the
+// number still names the same socket (a program may close it and reuse the number): if not, the
+// link is gone for good and nothing is read from or written to that number again.
 int LinkFd() {
   Link& link = TheLink();
   std::lock_guard<std::mutex> lock(link.mu);
+  struct stat st;
   if (!link.read) {
     link.read = true;
     const int fd = ParseFd(std::getenv(kLauncherFdVariable));
-    if (fd >= 0 && IsLinkSocket(fd)) {
+    if (fd >= 0 && IsLinkSocket(fd) && fstat(fd, &st) == 0) {
       link.fd = fd;
+      link.dev = st.st_dev;
+      link.ino = st.st_ino;
       int flags = fcntl(fd, F_GETFD);
       if (flags >= 0) (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
     }
+  } else if (link.fd >= 0 &&
+             (fstat(link.fd, &st) != 0 || st.st_dev != link.dev || st.st_ino != link.ino)) {
+    link.fd = -1;
   }
   return link.fd;
 }

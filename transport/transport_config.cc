@@ -82,7 +82,8 @@ constexpr ParamVar<TransportConfig> kVars[] = {
           &TransportConfig::shared_gpu_ipc_min, 0, kT),
     ChoiceParam<TransportConfig>("MPIGPU_DEFAULT_STREAM_ORDER", "1",
            "a device send first waits for the work issued on the legacy default stream (a "
-           "cudaMemcpy from pageable memory, a <<<>>> kernel); 0 = the program synchronises "
+           "cudaMemcpy from pageable memory, a <<<>>> kernel; by CUDA's rules also on every "
+           "blocking stream); 0 = the program synchronises "
            "itself (saves 0.25-0.5 us per device send, 1.4-2 while the resident copier runs)",
            kBoolChoices, MPIGPU_PARAM_BOOL(TransportConfig, default_stream_order)),
     ChoiceParam<TransportConfig>("MPIGPU_NUMA_PLACE", "1", "bind shared rings to the NUMA node nearest the receiver's GPU",
@@ -96,9 +97,10 @@ constexpr ParamVar<TransportConfig> kVars[] = {
 };
 
 // Set by the launcher, read by the bootstrap: not settings, but not unknown either.
-const std::vector<const char*> kLauncherVars = {
-    "MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_LOCAL_RANK", "MPIGPU_LOCAL_SIZE", "MPIGPU_JOBID",
-    "MPIGPU_LAUNCHER_FD", "MPIGPU_CREATOR_PID", "MPIGPU_JOB_CPUS"};
+std::vector<const char*> LauncherVars() {
+  return {"MPIGPU_RANK",        "MPIGPU_SIZE",        "MPIGPU_LOCAL_RANK", "MPIGPU_LOCAL_SIZE",
+          "MPIGPU_JOBID",       "MPIGPU_LAUNCHER_FD", "MPIGPU_CREATOR_PID", "MPIGPU_JOB_CPUS"};
+}
 
 uint64_t RoundPage(uint64_t v) { return v > UINT64_MAX - 4095 ? UINT64_MAX : (v + 4095) / 4096 * 4096; }
 
@@ -120,8 +122,6 @@ uint64_t RingBytes(uint64_t capacity, uint64_t flags) {
 
 Status NodeCheck(const TransportConfig& c) { return CheckTransportConfigForNode(c, ShmTotalBytes()); }
 
-const Params<TransportConfig> kParams("transport", 20, kVars, sizeof kVars / sizeof kVars[0],
-                                      CheckTransportConfig, NodeCheck, nullptr, kLauncherVars);
 
 }  // namespace
 
@@ -181,7 +181,17 @@ uint64_t ShmTotalBytes() {
   return SatMul(vfs.f_blocks, vfs.f_frsize);
 }
 
-const TransportConfig& GetTransportConfig() { return kParams.Get(); }
-const Params<TransportConfig>& TransportParams() { return kParams; }
+// Made on first use and never destroyed (see memcopy/config.cc).
+const Params<TransportConfig>& TransportParams() {
+  static const auto* params =
+      new Params<TransportConfig>("transport", 20, kVars, sizeof kVars / sizeof kVars[0],
+                                  CheckTransportConfig, NodeCheck, nullptr, LauncherVars());
+  return *params;
+}
+const TransportConfig& GetTransportConfig() { return TransportParams().Get(); }
+
+namespace {
+[[maybe_unused]] const bool kRegistered = (TransportParams(), true);
+}  // namespace
 
 }  // namespace mpigpu
