@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
 #include "memcopy/pattern.h"
 #include "perf/api_check.h"
@@ -87,32 +88,22 @@ cudaError_t PinnedBuffer::Alloc(size_t bytes) {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != nullptr) {
-    int keep = 0;
-    cudaGetDevice(&keep);
-    cudaSetDevice(device_);
-    cudaFree(ptr_);
-    cudaSetDevice(keep);
-  }
+  if (ptr_ == nullptr) return;
+  DeviceScope on(device_);
+  cudaFree(ptr_);
 }
 
 cudaError_t DeviceBuffer::Alloc(int device, size_t bytes) {
   device_ = device;
-  int keep = 0;
-  cudaGetDevice(&keep);
-  cudaError_t e = cudaSetDevice(device);
-  if (e == cudaSuccess) e = cudaMalloc(&ptr_, std::max<size_t>(bytes, 1));
-  cudaSetDevice(keep);
-  return e;
+  DeviceScope on(device);
+  if (!on.ok()) return cudaErrorInvalidDevice;
+  return cudaMalloc(&ptr_, std::max<size_t>(bytes, 1));
 }
 
 cudaError_t Stream::Create(int device) {
-  int keep = 0;
-  cudaGetDevice(&keep);
-  cudaError_t e = cudaSetDevice(device);
-  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking);
-  cudaSetDevice(keep);
-  return e;
+  DeviceScope on(device);
+  if (!on.ok()) return cudaErrorInvalidDevice;
+  return cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking);
 }
 
 std::string DeviceName(int device) {

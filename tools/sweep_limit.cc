@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
 #include "perf/api_check.h"
 #include "tools/sweep_series.h"
@@ -55,12 +56,9 @@ class LimitCopier {
           int can = 0;
           cudaDeviceCanAccessPeer(&can, x, y);
           if (!can) continue;
-          int keep = 0;
-          cudaGetDevice(&keep);
-          cudaSetDevice(x);
+          DeviceScope on(x);
           cudaError_t e = cudaDeviceEnablePeerAccess(y, 0);
           if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();  // fine: clear it
-          cudaSetDevice(keep);
         }
         what_ = "cudaMemcpyPeerAsync GPU" + std::to_string(a) + "->GPU" + std::to_string(b);
       } else {
