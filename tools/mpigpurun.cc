@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "tools/binding.h"
+#include "memcopy/clock.h"
 #include "memcopy/process.h"
 #include "ringbuf/segment.h"
 #include "tools/launcher.h"
@@ -73,12 +74,6 @@ struct Rank {
   bool joined = false;     // sent "J": MPIGPU_Init joined the job
   bool finalized = false;  // sent "F": MPIGPU_Finalize ended
 };
-
-double Now() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 void SleepSeconds(double s) {
   struct timespec ts;
@@ -143,9 +138,9 @@ static_assert(sizeof(JanitorRecord) == 8, "one record, one atomic write");
   int killed = 0;
   for (pid_t pid : ranks)
     if (pid > 0 && ProcessAlive(pid) && kill(pid, SIGKILL) == 0) ++killed;
-  const double give_up = Now() + 1.0;
+  const double give_up = MonotonicSeconds() + 1.0;
   for (pid_t pid : ranks)
-    while (ProcessAlive(pid) && Now() < give_up) SleepSeconds(0.005);
+    while (ProcessAlive(pid) && MonotonicSeconds() < give_up) SleepSeconds(0.005);
   std::vector<std::string> failed;
   std::vector<ForeignEntry> foreign;
   int removed = SweepShm(kShmDir, prefix, &failed, &foreign);
@@ -210,10 +205,10 @@ class Janitor {
     Send('D', 0);
     close(fd_);
     fd_ = -1;
-    const double give_up = Now() + 2.0;
+    const double give_up = MonotonicSeconds() + 2.0;
     int st;
     while (waitpid(pid_, &st, WNOHANG) == 0) {
-      if (Now() >= give_up) {
+      if (MonotonicSeconds() >= give_up) {
         kill(pid_, SIGKILL);
         waitpid(pid_, &st, 0);
         break;
@@ -311,7 +306,7 @@ class Supervisor {
   Supervisor(std::vector<Rank>* ranks, double timeout_s, int signal_fd, int link_fd,
              Janitor* janitor)
       : ranks_(ranks), signal_fd_(signal_fd), link_fd_(link_fd), janitor_(janitor) {
-    if (timeout_s > 0) timeout_at_ = Now() + timeout_s;
+    if (timeout_s > 0) timeout_at_ = MonotonicSeconds() + timeout_s;
     timeout_s_ = timeout_s;
   }
 
@@ -332,7 +327,7 @@ class Supervisor {
     ending_ = true;
     exit_code_ = exit_code;
     end_signal_ = sig;
-    signal_at_ = Now() + delay;
+    signal_at_ = MonotonicSeconds() + delay;
     if (delay <= 0) SignalNow();
   }
 
@@ -355,7 +350,7 @@ class Supervisor {
   void Step(double max_wait) {
     ReapEnded();
     if (max_wait < 0 && Running() == 0) return;  // Run returns
-    const double now = Now(), deadline = Deadline();
+    const double now = MonotonicSeconds(), deadline = Deadline();
     if (deadline > 0 && now >= deadline) {
       if (ending_) {
         Escalate();
@@ -384,7 +379,7 @@ class Supervisor {
   void SignalNow() {
     signalled_ = true;
     SignalAll(end_signal_);
-    kill_at_ = Now() + kGraceSeconds;
+    kill_at_ = MonotonicSeconds() + kGraceSeconds;
   }
 
   void KillAll() {

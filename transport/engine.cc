@@ -319,10 +319,10 @@ void Engine::Complete(Request* req, Status st) {
 }
 
 Status Engine::Wait(Request* req, double timeout_s) {
-  const double deadline = timeout_s < 0 ? -1 : Now() + timeout_s;
+  const double deadline = timeout_s < 0 ? -1 : MonotonicSeconds() + timeout_s;
   while (!req->done_) {
     MPIGPU_RETURN_IF_ERROR(Progress());
-    if (deadline > 0 && Now() > deadline) return Status(Err::kTimeout, "request did not complete");
+    if (deadline > 0 && MonotonicSeconds() > deadline) return Status(Err::kTimeout, "request did not complete");
   }
   return Status::Ok();
 }
@@ -338,7 +338,7 @@ Status Engine::Progress() {
   // Peers are checked every ~20 ms; the clock is read only every 256th call, since reading it
   // can cost more than the rest of an idle progress call.
   if ((++progress_calls_ & 255) == 0) {
-    const double now = Now();
+    const double now = MonotonicSeconds();
     if (now >= next_peer_check_) {
       next_peer_check_ = now + 0.02;
       CheckPeers();
@@ -427,7 +427,7 @@ void Engine::FailPeer(int rank, const std::string& why) {
 
 Status Engine::Finalize() {
   if (finalized_) return Status::Ok();
-  const double deadline = Now() + config_->bootstrap_timeout_s;
+  const double deadline = MonotonicSeconds() + config_->bootstrap_timeout_s;
   Status st;
   // 1. Our sends must finish: peers may still need our buffers (CMA, ring).
   // 0. Receives nobody matched are abandoned (the program never waited for them).
@@ -442,16 +442,16 @@ Status Engine::Finalize() {
       if (r->kind_ == Request::Kind::kSend || r->state_ == Request::State::kIpcCopy) return true;
     return false;
   };
-  while (st.ok() && sends_busy() && Now() < deadline) st = Progress();
+  while (st.ok() && sends_busy() && MonotonicSeconds() < deadline) st = Progress();
   // 2. Say we are done, and wait for every peer to say so (or die), serving their messages.
   job_.MarkFinalized();
   for (int r = 0; r < size_ && st.ok(); ++r) {
-    while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && Now() < deadline) {
+    while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && MonotonicSeconds() < deadline) {
       st = Progress();
       if (!st.ok()) break;
     }
   }
-  if (st.ok() && Now() >= deadline)
+  if (st.ok() && MonotonicSeconds() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
   // A job in which a rank died (or left without finalizing) did not end well: say so.
   std::string dead;

@@ -2,10 +2,9 @@
 // definitions of its private message and ring types, and small helpers. Not for other users.
 #pragma once
 
-#include <time.h>
-
 #include <string>
 
+#include "memcopy/clock.h"
 #include "transport/engine.h"
 #include "transport/wire.h"
 
@@ -53,12 +52,6 @@ inline Status RingBroken(int sender, int receiver) {
   return Status(Err::kInternal, "the shared ring from rank " + std::to_string(sender) +
                                     " to rank " + std::to_string(receiver) +
                                     " failed in a transfer (see the first error)");
-}
-
-inline double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 inline size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }

@@ -1,6 +1,5 @@
 #include "transport/local_job.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,6 +7,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "memcopy/clock.h"
 #include "memcopy/params.h"
 #include "memcopy/process.h"
 
@@ -29,12 +29,6 @@ struct alignas(64) LocalJob::RankSlot {
 };
 
 namespace {
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 size_t RoundUpPage(size_t v) { return (v + 4095) / 4096 * 4096; }
 
@@ -102,10 +96,10 @@ Status LocalJob::Join(int device, uint64_t gpu_id, double timeout_s) {
   me->state.store(RankSlot::kJoined, std::memory_order_release);  // -> the waits below
 
   // Wait until every rank joined: then the name can go (mappings stay).
-  const double deadline = Now() + timeout_s;
+  const double deadline = MonotonicSeconds() + timeout_s;
   for (int r = 0; r < size_; ++r) {
     while (slot(r)->state.load(std::memory_order_acquire) == RankSlot::kEmpty) {
-      if (Now() > deadline)
+      if (MonotonicSeconds() > deadline)
         return Status(Err::kTimeout, "rank " + std::to_string(r) + " did not join the job within " +
                                          std::to_string(static_cast<long>(timeout_s)) +
                                          " s (MPIGPU_BOOTSTRAP_TIMEOUT)");
