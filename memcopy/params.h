@@ -215,12 +215,7 @@ class Params final : public ParamSection {
 
   Status Describe(const EnvLookup& lookup, std::vector<ConfigEntry>* entries) const override {
     C values;
-    Status st = Parse(lookup, &values, entries);
-    if (node_check_) {
-      Status node = node_check_(values);
-      if (!node.ok()) params::AddProblem(&st, node.message());
-    }
-    return st;
+    return ParseForNode(lookup, &values, entries);
   }
 
  private:
@@ -228,6 +223,16 @@ class Params final : public ParamSection {
     C values;
     Status status;
   };
+
+  // Parse, then the node's check (what the environment's verdict covers).
+  Status ParseForNode(const EnvLookup& lookup, C* out, std::vector<ConfigEntry>* entries) const {
+    Status st = Parse(lookup, out, entries);
+    if (node_check_) {
+      Status node = node_check_(*out);
+      if (!node.ok()) params::AddProblem(&st, node.message());
+    }
+    return st;
+  }
 
   static std::string Apply(const ParamVar<C>& var, const char* text, C* c) {
     if (var.info.kind == ParamKind::kChoice)
@@ -242,11 +247,8 @@ class Params final : public ParamSection {
 
   const Loaded& Load() const {
     std::call_once(once_, [this] {
-      loaded_.status = Parse([](const char* n) { return std::getenv(n); }, &loaded_.values);
-      if (node_check_) {
-        Status node = node_check_(loaded_.values);
-        if (!node.ok()) params::AddProblem(&loaded_.status, node.message());
-      }
+      loaded_.status =
+          ParseForNode([](const char* n) { return std::getenv(n); }, &loaded_.values, nullptr);
       if (on_load_) on_load_(loaded_.values);
       params::ReportLoaded(component(), loaded_.status);
     });
