@@ -1,5 +1,7 @@
 #include "memcopy/process.h"
 
+#include <pwd.h>
+
 #include <signal.h>
 
 #include <cerrno>
@@ -23,6 +25,15 @@ bool ProcessAlive(pid_t pid) {
   const char* paren = std::strrchr(buf, ')');
   if (paren == nullptr || paren[1] != ' ') return true;
   return paren[2] != 'Z' && paren[2] != 'X';
+}
+
+std::string OwnerName(uid_t uid) {
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr)
+    return std::string("user ") + found->pw_name + " (uid " + std::to_string(uid) + ")";
+  return "uid " + std::to_string(uid);
 }
 
 }  // namespace mpigpu

@@ -1,8 +1,11 @@
-// Whether another process still lives: the one answer for every liveness check (the engine's
-// dead-peer and creator checks, stale shared memory clean-up).
+// Other processes and users: whether a process still lives (the one answer for every liveness
+// check: the engine's dead-peer and creator checks, stale shared memory clean-up), and how a
+// message names another user (the owner of a shared-memory name that is not ours).
 #pragma once
 
 #include <sys/types.h>
+
+#include <string>
 
 namespace mpigpu {
 
@@ -12,5 +15,8 @@ namespace mpigpu {
 // everything else, including another user's process (EPERM) and one whose /proc entry cannot
 // be read: when in doubt, alive.
 bool ProcessAlive(pid_t pid);
+
+// "user NAME (uid N)", or "uid N" when the user database has no name for it.
+std::string OwnerName(uid_t uid);
 
 }  // namespace mpigpu

@@ -3,8 +3,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "memcopy/params.h"
 
 namespace mpigpu::api {

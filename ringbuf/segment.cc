@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -89,15 +88,6 @@ Status RandomToken(uint64_t* token) {
   while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof *token)) return SysError("getrandom");
   return Status::Ok();
-}
-
-static std::string OwnerName(uid_t uid) {
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[1024];
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr)
-    return std::string(found->pw_name) + " (uid " + std::to_string(uid) + ")";
-  return "uid " + std::to_string(uid);
 }
 
 Status RandomJobId(std::string* jobid) {

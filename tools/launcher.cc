@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,8 @@
 #include <cstring>
 #include <map>
 #include <unordered_map>
+
+#include "memcopy/process.h"
 
 namespace mpigpu {
 namespace launcher {
@@ -325,13 +326,7 @@ std::string DescribeForeignEntries(const std::string& dir, const std::vector<For
   std::string who;
   for (const auto& [uid, count] : owners) {
     if (!who.empty()) who += ", ";
-    struct passwd pw;
-    struct passwd* found = nullptr;
-    char buf[4096];
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr)
-      who += std::string("user ") + found->pw_name + " (uid " + std::to_string(uid) + ")";
-    else
-      who += "uid " + std::to_string(uid);
+    who += OwnerName(uid);
   }
   std::string names;
   const size_t shown = std::min<size_t>(foreign.size(), 3);
