@@ -376,12 +376,14 @@ void Engine::CheckPeers() {
     if (PeerAlive(r)) continue;
     // What it sent before it died may have arrived after this progress call last looked: take
     // it in first, so that no receive or probe fails while its message is waiting.
-    for (int budget = 1 << 14; budget > 0 && queues_.Pending(rank_); --budget) {
+    // (At least one pass: the last message may sit in its fastbox, not in a cell.)
+    for (int budget = 1 << 14; budget > 0; --budget) {
       Status st = PollArrivals();
       if (!st.ok()) {
         drain_error_.KeepFirst(std::move(st));  // Progress returns it
         break;
       }
+      if (!queues_.Pending(rank_)) break;
     }
     FailPeer(r, "rank " + std::to_string(r) + " (pid " +
                     std::to_string(job_.pid(r)) + ") died");
