@@ -132,7 +132,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   lmt_send_queue_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
-  box_to_.assign(size_, kBoxOff);
+  box_to_.assign(size_, fastboxes_.valid() ? kBoxOff : kBoxFailed);  // MPIGPU_FASTBOX_SIZE=0: none
   box_from_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank",
               job_.jobid().c_str(), rank_, size_, eager_max_, config_->cells_per_rank);

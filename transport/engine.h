@@ -356,8 +356,8 @@ class Engine {
   CellQueues queues_;
   Fastboxes fastboxes_;  // invalid when MPIGPU_FASTBOX_SIZE=0
   // Fastboxes are opened per pair on first use (OpenFastbox). Sender: per destination, whether
-  // ours is open; receiver: per source, whether it told us it uses its box (kFlagBoxOn), and
-  // those sources, the only boxes polled.
+  // ours is open (kBoxFailed: it cannot be, or there are no fastboxes); receiver: per source,
+  // whether it told us it uses its box (kFlagBoxOn), and those sources, the only boxes polled.
   enum : uint8_t { kBoxOff = 0, kBoxOn = 1, kBoxFailed = 2 };
   std::vector<uint8_t> box_to_;
   std::vector<uint8_t> box_from_;  // bytes, not bits: read on every poll

@@ -80,7 +80,6 @@ void Engine::PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32
 // pair's order, so no later fastbox message can be missed). If the memory cannot be had (a full
 // /dev/shm), the pair keeps to the cells.
 void Engine::OpenFastbox(int dst, MsgHeader* h) {
-  if (!fastboxes_.valid()) return;
   Status st = fastboxes_.PreparePair(dst);
   if (!st.ok()) {
     box_to_[dst] = kBoxFailed;
