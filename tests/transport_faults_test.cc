@@ -62,7 +62,7 @@ TEST(TransportFaultTest, ARingThatCannotBeMadeFailsItsMessageAndNothingElse) {
     auto e = Join();
     const size_t n = size_t{1} << 20;
     std::vector<unsigned char> buf(n);
-    if (rank == 1) e->InjectRingSetupFailureForTest();
+    if (rank == 1) RANK_CHECK(e->InjectFault("ring-setup"));
     for (int round = 0; round < 2; ++round) {
       const uint32_t seed = 7 + round;
       Request* req = nullptr;
@@ -100,7 +100,7 @@ TEST(TransportFaultTest, ASenderThatCannotMapTheRingFailsBothEnds) {
     std::vector<unsigned char> buf(n, 1);
     Request* req = nullptr;
     if (rank == 0) {
-      e->InjectRingSetupFailureForTest();
+      RANK_CHECK(e->InjectFault("ring-setup"));
       RANK_CHECK(e->Isend(Host(buf.data(), n), 1, 0, 0, &req).ok());
     } else {
       RANK_CHECK(e->Irecv(Host(buf.data(), n), 0, 0, 0, &req).ok());

@@ -1,38 +1,42 @@
-// The engine's life cycle and requests: bootstrap over LocalJob, sends and receives started,
-// probes, waits, completion, progress, peer liveness and failure, finalize. The other parts:
-// engine_eager.cc, engine_ipc.cc, engine_lmt.cc (what they share: engine_internal.h).
+// The engine's life cycle and requests: bootstrap over LocalJob and the back-ends, sends and
+// receives started, probes, waits, completion, progress, peer liveness and failure, finalize.
+// The message paths (sending, arrivals, the services back-ends ask for): engine_messages.cc.
 #include "transport/engine.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <new>
-#include <type_traits>
 #include <utility>
 
+#include "memcopy/clock.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
-#include "ringbuf/numa.h"
-#include "ringbuf/populate.h"
-#include "transport/engine_internal.h"
 #include "transport/launcher_link.h"
 
 namespace mpigpu::transport {
+namespace {
+
+size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// A process-independent name for a CUDA device (device ordinals differ between processes with
+// different CUDA_VISIBLE_DEVICES): a hash of its UUID; 0 for none.
+uint64_t GpuIdentity(int device) {
+  cudaDeviceProp p{};
+  if (device < 0 || cudaGetDeviceProperties(&p, device) != cudaSuccess) return 0;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (char c : p.uuid.bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h | 1;
+}
+
+}  // namespace
 
 Engine::~Engine() {
-  (void)StopGpuCopier();
-  if (eager_pinned_) (void)UnpinHostRange(eager_mem_);
-  for (auto& [key, pair] : rings_)
-    if (pair->pinned) (void)UnpinHostRange(pair->ring.data());
   for (Request* r : free_requests_) delete r;
-  for (std::vector<Cell*>& held : held_)
-    for (Cell* c : held) queues_.Free(c);
   while (Unexpected* u = unexpected_.front()) {
     unexpected_.Remove(u);
     delete u;
   }
+  backends_.reset();  // before the segment (job_) their areas live in goes
 }
 
 Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
@@ -54,88 +58,66 @@ Status Engine::Bootstrap(const JobInfo& job) {
   rank_ = job.rank;
   size_ = job.size;
   SetLogRank(rank_);
-  eager_max_ = std::min(config_->eager_limit, config_->cell_size);
-  if (config_->eager_limit > config_->cell_size)
-    MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above MPIGPU_CELL_SIZE (%zu): eager messages stop at %zu",
-                config_->eager_limit, config_->cell_size, eager_max_);
+  backends_ = std::make_unique<BackendSet>();
+  MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, size_, backends_.get()));
 
-  // Our areas behind the job's rank table: notify words | cell queues, each 4096-aligned, then
-  // the segment's sparse tail, which gets memory only where touched: the fastboxes and the CMA
-  // slots of the pairs (one line each, n^2). A pair's slots get memory when it first uses them
-  // (StartCoopRecv, Fastboxes::PreparePair), so n^2 structures cost only for the pairs that talk.
-  notify_bytes_ = RoundUp(sizeof(uint32_t) * kNotifySlots * size_, 4096);
-  const size_t queue_bytes = CellQueues::BytesFor(size_, config_->cells_per_rank, config_->cell_size);
-  if (queue_bytes == 0)
-    return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
-  const size_t cma_bytes = RoundUp(sizeof(CmaSlot) * size_ * size_, 4096);
-  // A slot holds MPIGPU_FASTBOX_SIZE payload bytes behind either header (see TrySend).
-  const size_t fbox_data = config_->fastbox_size + sizeof(MsgHeader);
-  const size_t fbox_bytes =
-      config_->fastbox_size ? RoundUp(Fastboxes::BytesFor(size_, fbox_data), 4096) : 0;
-  if (config_->fastbox_size && fbox_bytes == 0)
-    return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
-  const int timeout_ms = BootstrapTimeoutMs(*config_);
-  const size_t dense_bytes = notify_bytes_ + RoundUp(queue_bytes, 4096);
-  char* mem = nullptr;
-  MPIGPU_RETURN_IF_ERROR(job_.Open(job, dense_bytes, cma_bytes + fbox_bytes, timeout_ms, &mem));
-  // Zero-filled by the segment's creation, as every rank's atomics here.
-  notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(mem);
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
-  char* queue_mem = mem + notify_bytes_;
-  char* fbox_mem = mem + dense_bytes;
-  cma_slots_ = reinterpret_cast<CmaSlot*>(fbox_mem + fbox_bytes);
-  // Pinned on first use by a GPU buffer: the cells, and the fastboxes while they are few
-  // (pinning faults every page in).
-  eager_mem_ = queue_mem;
-  eager_bytes_ = RoundUp(queue_bytes, 4096) + (fbox_bytes <= kPinnedFastboxBytes ? fbox_bytes : 0);
-  if (rank_ == 0) {
-    if (fbox_bytes) {
-      // The header is the one part of the sparse tail written now: its page first gets memory.
-      MPIGPU_RETURN_IF_ERROR(PopulateForWrite(fbox_mem, 4096, "the fastboxes' header"));
-      MPIGPU_RETURN_IF_ERROR(
-          Fastboxes::Format(fbox_mem, fbox_bytes, size_, fbox_data, rank_, &fastboxes_));
-    }
-    MPIGPU_RETURN_IF_ERROR(CellQueues::Format(queue_mem, queue_bytes, size_,
-                                              config_->cells_per_rank, config_->cell_size, &queues_));
-  } else {
-    // Format runs before the queues publish their magic, which CellQueues::Attach waits for.
-    MPIGPU_RETURN_IF_ERROR(CellQueues::Attach(queue_mem, queue_bytes, &queues_, timeout_ms));
-    if (fbox_bytes)
-      MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(fbox_mem, fbox_bytes, rank_, &fastboxes_));
+  // Every channel and back-end gets its areas behind the job's rank table: the dense ones first
+  // (each 4096-aligned), then the sparse tail, which gets memory only where touched.
+  std::vector<SegmentNeeds> needs;
+  for (auto& c : backends_->channels) needs.push_back(c->Needs(size_));
+  for (auto& b : backends_->lmts) needs.push_back(b->Needs(size_));
+  size_t dense = 0, sparse = 0;
+  for (SegmentNeeds& n : needs) {
+    n.dense = RoundUp(n.dense, 4096);
+    n.sparse = RoundUp(n.sparse, 4096);
+    dense += n.dense;
+    sparse += n.sparse;
   }
-  for (uint32_t i = kNotifySlots; i > 0; --i) notify_free_.push_back(i - 1);
+  char* mem = nullptr;
+  MPIGPU_RETURN_IF_ERROR(job_.Open(job, dense, sparse, BootstrapTimeoutMs(*config_), &mem));
+  char* d = mem;
+  char* s = mem + dense;
+  size_t i = 0;
+  for (auto& c : backends_->channels) {
+    MPIGPU_RETURN_IF_ERROR(c->Attach(this, needs[i].dense ? d : nullptr, needs[i].sparse ? s : nullptr));
+    d += needs[i].dense;
+    s += needs[i++].sparse;
+  }
+  for (auto& b : backends_->lmts) {
+    MPIGPU_RETURN_IF_ERROR(b->Attach(this, needs[i].dense ? d : nullptr, needs[i].sparse ? s : nullptr));
+    d += needs[i].dense;
+    s += needs[i++].sparse;
+  }
   int device = -1;
   if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
   MPIGPU_RETURN_IF_ERROR(job_.Join(device, GpuIdentity(device),
                                    static_cast<double>(config_->bootstrap_timeout_s)));
-  // A resident kernel time-slices with the kernels of every other process on its GPU (no MPS):
-  // with a GPU shared by several ranks the copier would stall them all, so it stays off.
-  // MPIGPU_GPU_COPIER_SHARED keeps it (MPS).
-  const uint64_t my_gpu = job_.gpu_id(rank_);
-  shares_gpu_.assign(size_, false);
-  for (int r = 0; r < size_ && my_gpu != 0 && !config_->gpu_copier_shared; ++r)
-    if (r != rank_ && job_.gpu_id(r) == my_gpu) {
-      shares_gpu_[r] = true;
-      if (gpu_copier_ok_) MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
-      gpu_copier_ok_ = false;
-    }
+  for (auto& b : backends_->lmts) {
+    b->Joined();
+    by_wire_id_[b->caps().wire_id] = b.get();
+  }
 
+  chan_.resize(size_);
+  lmt_path_.resize(size_);
+  offerers_.resize(size_);
+  eager_max_.resize(size_);
+  for (int r = 0; r < size_; ++r) {
+    chan_[r] = backends_->ChannelFor(r);
+    lmt_path_[r] = &backends_->PathFor(r);
+    offerers_[r] = {&backends_->OfferersFor(r, false), &backends_->OfferersFor(r, true)};
+    eager_max_[r] = std::min(config_->eager_limit, chan_[r]->caps().max_payload);
+    if (std::find(channels_.begin(), channels_.end(), chan_[r]) == channels_.end())
+      channels_.push_back(chan_[r]);
+  }
+  if (config_->eager_limit > eager_max_[rank_])
+    MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above the %s channel's largest message: eager "
+                "messages stop at %zu", config_->eager_limit, chan_[rank_]->caps().name,
+                eager_max_[rank_]);
   pending_.resize(size_);
-  seq_out_.assign(size_, 0);
-  cma_gen_.assign(size_, 0);
-  seq_in_.assign(size_, 0);
-  held_.resize(size_);
-  lmt_wait_.resize(size_);
-  lmt_recv_active_.assign(size_, nullptr);
-  lmt_recv_next_.assign(size_, nullptr);
-  lmt_send_active_.assign(size_, nullptr);
-  lmt_send_queue_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
-  box_to_.assign(size_, fastboxes_.valid() ? kBoxOff : kBoxFailed);  // MPIGPU_FASTBOX_SIZE=0: none
-  box_from_.assign(size_, 0);
-  MPIGPU_INFO("joined job %s: rank %d of %d, eager <= %zu B, %zu cells per rank",
-              job_.jobid().c_str(), rank_, size_, eager_max_, config_->cells_per_rank);
+  MPIGPU_INFO("joined job %s: rank %d of %d, channel %s, eager <= %zu B", job_.jobid().c_str(),
+              rank_, size_, chan_[rank_]->caps().name, eager_max_[rank_]);
   LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
   return Status::Ok();
 }
@@ -194,31 +176,26 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
   OutMsg msg = Eager(dst, tag, context, req->buf_);
   msg.req = req;
   msg.hdr.sreq = reinterpret_cast<uint64_t>(req);
-  // A contiguous device buffer is offered for a single copy through CUDA IPC: the receiver
-  // pulls it in one copy (D->D over NVLink, or D->H) instead of two staged ones.
-  if (bytes > 0 && buf.loc.is_device() && OffersIpc(dst, bytes) &&
-      ExportDeviceBuffer(buf.ptr, &msg.offer.ipc).ok()) {
-    msg.has_ipc = true;
-    msg.hdr.flags = kFlagIpc;
-    msg.offer.count = buf.layout.count;
-    msg.offer.block = buf.layout.block;
-    msg.offer.stride = buf.layout.stride;
-    msg.offer.notify_slot = kNoNotify;
-    msg.offer.notify_token = 0;
-    if (!notify_free_.empty()) {  // else the receiver answers with a FIN
-      if (++notify_tokens_ == 0) ++notify_tokens_;
-      req->notify_slot_ = msg.offer.notify_slot = notify_free_.back();
-      req->notify_token_ = msg.offer.notify_token = notify_tokens_;
-      notify_free_.pop_back();
-      notify_waits_.push_back(req);
+  // A back-end may want this message whatever its size, with an offer in the RTS (a CUDA IPC
+  // handle: the receiver pulls the buffer in one copy instead of two staged ones).
+  if (bytes > 0) {
+    for (LmtBackend* b : *offerers_[dst][buf.loc.is_device()]) {
+      msg.inline_len = b->Offer(req, msg.inline_payload.data());
+      if (msg.inline_len > 0) {
+        msg.hdr.lmt = b->caps().wire_id;
+        break;
+      }
     }
   }
-  if (bytes > eager_max_ || msg.has_ipc) {
+  if (bytes > EagerMax(dst) || msg.inline_len > 0) {
     msg.hdr.type = MsgType::kRts;
-    msg.hdr.contiguous = buf.layout.contiguous();
-    msg.hdr.block = buf.layout.contiguous() ? 0 : static_cast<uint32_t>(buf.layout.block);
-    msg.hdr.addr = reinterpret_cast<uint64_t>(buf.ptr);
-    msg.hdr.loc = buf.loc;
+    msg.payload = Payload{};
+    RtsBody body{};
+    body.addr = reinterpret_cast<uint64_t>(buf.ptr);
+    body.loc = buf.loc;
+    body.contiguous = buf.layout.contiguous();
+    body.block = buf.layout.contiguous() ? 0 : static_cast<uint32_t>(buf.layout.block);
+    SetBody(&msg.hdr, body);
     req->state_ = Request::State::kWaitCts;
   }
   return SendOrQueue(msg);
@@ -305,15 +282,16 @@ void Engine::Release(Request* req) {
 void Engine::Complete(Request* req, Status st) {
   if (req->done_) return;
   req->status_.KeepFirst(std::move(st));
-  if (req->notify_slot_ != kNoNotify) DropNotifySlot(req, req->status_.ok());
-  if (req->kind_ == Request::Kind::kSend) {
-    if (req->state_ != Request::State::kQueued) waiting_sends_.erase(req);  // eager ones never were
-  } else if (req->state_ == Request::State::kWaitPut) {
-    waiting_puts_.erase(req);
-  }
+  // The back-ends forget it first (they may look at its state), the offerer before the carrier.
+  if (req->offer_lmt_ != nullptr) req->offer_lmt_->Finished(req);
+  if (req->lmt_ != nullptr && req->lmt_ != req->offer_lmt_) req->lmt_->Finished(req);
+  req->offer_lmt_ = req->lmt_ = nullptr;
+  if (req->kind_ == Request::Kind::kSend && req->state_ != Request::State::kQueued)
+    waiting_sends_.erase(req);  // eager ones never were
   req->state_ = Request::State::kDone;
   req->done_ = true;
-  req->lmt_.reset();
+  req->op_.reset();
+  req->offer_op_.reset();
   if (req->peer_ >= 0) --outstanding_[req->peer_];
   if (req->released_) FreeRequest(req);
 }
@@ -327,14 +305,19 @@ Status Engine::Wait(Request* req, double timeout_s) {
   return Status::Ok();
 }
 
+// Every process has at least one channel (Bootstrap).
+Status Engine::PollArrivals() {
+  Status st = channels_[0]->Poll(this);
+  for (size_t i = 1; i < channels_.size() && st.ok(); ++i) st = channels_[i]->Poll(this);
+  return st;
+}
+
 Status Engine::Progress() {
   if (in_progress_) return Status::Ok();
   in_progress_ = true;
-  Status st;
-  st = PollArrivals();
-  if (!notify_waits_.empty()) PollNotifies();
-  if (st.ok() && pending_count_ > 0) st = FlushPending();
-  if (st.ok() && !lmt_active_.empty()) st = AdvanceLmts();
+  Status st = PollArrivals();
+  if (st.ok() && pending_count_ > 0) FlushPending();
+  if (st.ok() && !busy_.empty()) st = ProgressBackends();
   // Peers are checked every ~20 ms; the clock is read only every 256th call, since reading it
   // can cost more than the rest of an idle progress call.
   if ((++progress_calls_ & 255) == 0) {
@@ -342,12 +325,34 @@ Status Engine::Progress() {
     if (now >= next_peer_check_) {
       next_peer_check_ = now + 0.02;
       CheckPeers();
-      CheckGpuCopier();
       if (st.ok() && !drain_error_.ok()) st = std::exchange(drain_error_, Status());
     }
   }
   in_progress_ = false;
   return st;
+}
+
+void Engine::Busy(LmtBackend* b) {
+  if (b->listed_busy) return;
+  b->listed_busy = true;
+  busy_.push_back(b);
+}
+
+// Advances the busy back-ends; one that says it is idle leaves the list until it calls Busy.
+Status Engine::ProgressBackends() {
+  Status first;
+  for (size_t i = 0; i < busy_.size();) {
+    LmtBackend* b = busy_[i];
+    bool busy = true;
+    first.KeepFirst(b->Progress(&busy));
+    if (busy) {
+      ++i;
+      continue;
+    }
+    b->listed_busy = false;
+    busy_.erase(busy_.begin() + static_cast<long>(i));
+  }
+  return first;
 }
 
 bool Engine::PeerAlive(int rank) {
@@ -376,14 +381,14 @@ void Engine::CheckPeers() {
     if (PeerAlive(r)) continue;
     // What it sent before it died may have arrived after this progress call last looked: take
     // it in first, so that no receive or probe fails while its message is waiting.
-    // (At least one pass: the last message may sit in its fastbox, not in a cell.)
+    // (At least one pass: the last message may sit where Pending does not look.)
     for (int budget = 1 << 14; budget > 0; --budget) {
       Status st = PollArrivals();
       if (!st.ok()) {
         drain_error_.KeepFirst(std::move(st));  // Progress returns it
         break;
       }
-      if (!queues_.Pending(rank_)) break;
+      if (!ArrivalsPending()) break;
     }
     FailPeer(r, "rank " + std::to_string(r) + " (pid " +
                     std::to_string(job_.pid(r)) + ") died");
@@ -395,53 +400,65 @@ void Engine::FailPeer(int rank, const std::string& why) {
   peer_failed_[rank] = true;
   MPIGPU_WARN("%s: failing the requests that depend on it", why.c_str());
   const Status st(Err::kPeerFailed, why);
-  for (OutMsg& m : pending_[rank])
+  std::deque<OutMsg> pending;
+  pending.swap(pending_[rank]);
+  pending_count_ -= pending.size();
+  for (OutMsg& m : pending)
     if (m.req != nullptr) Complete(m.req, st);
-  pending_count_ -= pending_[rank].size();
-  pending_[rank].clear();
-  for (Request* r : lmt_wait_[rank]) Complete(r, st);
-  FailRingSends(rank, st);
-  if (Request* next = std::exchange(lmt_recv_next_[rank], nullptr)) Complete(next, st);
-  std::vector<Request*> puts(waiting_puts_.begin(), waiting_puts_.end());
-  for (Request* r : puts)
-    if (r->peer_ == rank) Complete(r, st);
-  lmt_wait_[rank].clear();
+  for (auto& b : backends_->lmts) b->FailPeer(rank, st);
   posted_.ForEach([&](Request* r) {
     if (r->peer_ == rank || (r->peer_ == kAnySource && ContextHas(r->context_, rank))) {
       posted_.Remove(r);
       Complete(r, st);
     }
   });
-  for (auto it = lmt_active_.begin(); it != lmt_active_.end();) {
-    if ((*it)->peer_ == rank) {
-      Complete(*it, st);
-      it = lmt_active_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  lmt_recv_active_[rank] = nullptr;
-  // Sends waiting for a CTS or FIN from the dead peer (Complete edits the set: copy first).
+  // Sends waiting for an answer from the dead peer (Complete edits the set: copy first).
   std::vector<Request*> waiting(waiting_sends_.begin(), waiting_sends_.end());
   for (Request* r : waiting)
     if (r->peer_ == rank) Complete(r, st);
+}
+
+bool Engine::InjectFault(const std::string& what) {
+  for (auto& b : backends_->lmts)
+    if (b->InjectFault(what)) return true;
+  return false;
+}
+
+TransportStats Engine::stats() const {
+  TransportStats s;
+  for (auto& b : backends_->lmts) b->AddStats(&s);
+  return s;
+}
+
+const char* Engine::OfferingLmt(int peer, MemLoc loc, size_t bytes) const {
+  if (peer < 0 || peer >= size_) return nullptr;
+  for (LmtBackend* b : *offerers_[peer][loc.is_device()])
+    if (b->Offers(peer, loc, bytes)) return b->caps().name;
+  return nullptr;
+}
+
+std::vector<std::string> Engine::LmtPath(int peer) const {
+  std::vector<std::string> names;
+  if (peer < 0 || peer >= size_) return names;
+  for (LmtBackend* b : *lmt_path_[peer]) names.push_back(b->caps().name);
+  return names;
 }
 
 Status Engine::Finalize() {
   if (finalized_) return Status::Ok();
   const double deadline = MonotonicSeconds() + config_->bootstrap_timeout_s;
   Status st;
-  // 1. Our sends must finish: peers may still need our buffers (CMA, ring).
   // 0. Receives nobody matched are abandoned (the program never waited for them).
   posted_.ForEach([&](Request* r) {
     posted_.Remove(r);
     Complete(r, Status(Err::kInvalidArg, "receive still posted at finalize: cancelled"));
   });
-  // Single copies we run for a peer count too: its send waits for their FIN or token.
+  // 1. Our sends must finish: peers may still need our buffers (CMA, ring). Copies we run for a
+  // peer count too: its send waits for their answer.
   auto sends_busy = [&] {
     if (pending_count_ > 0 || !waiting_sends_.empty()) return true;
-    for (Request* r : lmt_active_)
-      if (r->kind_ == Request::Kind::kSend || r->state_ == Request::State::kIpcCopy) return true;
+    for (auto& b : backends_->lmts)
+      if (b->Serving()) return true;
     return false;
   };
   while (st.ok() && sends_busy() && MonotonicSeconds() < deadline) st = Progress();
@@ -464,11 +481,8 @@ Status Engine::Finalize() {
     st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +
                                               " failed or left without finalizing"));
   finalized_ = true;
-  st.KeepFirst(StopGpuCopier());
-  if (std::exchange(eager_pinned_, false)) st.KeepFirst(UnpinHostRange(eager_mem_));
-  if (ipc_cache_) st.KeepFirst(ipc_cache_->Clear());
-  for (auto& [key, pair] : rings_)
-    if (pair->creator) (void)pair->region.Unlink();
+  for (auto& b : backends_->lmts) st.KeepFirst(b->Close());
+  for (auto& c : backends_->channels) st.KeepFirst(c->Close());
   LauncherLinkFinalized(rank_);  // mpigpurun: this rank finalized
   return st;
 }

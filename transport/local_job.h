@@ -2,8 +2,8 @@
 // (ringbuf::JobSegment) named from MPIGPU_JOBID: local rank 0 creates it, the others attach,
 // every rank publishes itself in the rank table, and once all are there the name is unlinked
 // (the mappings stay). It also answers who is alive and who has finalized. The engine lays its
-// own areas (notify words, cells, fastboxes, CMA slots) out in the payload behind the rank table;
-// a cross-node bootstrap (PMIx, mpigpurun --host) extends this with the ranks of other hosts.
+// back-ends' areas (SegmentNeeds: cells, fastboxes, notify words, CMA slots) out in the payload
+// behind the rank table; a cross-node bootstrap (PMIx, mpigpurun --host) extends this with the ranks of other hosts.
 //
 // Rank table (one 64-byte slot per rank in the segment), written only by its rank:
 //   pid, gpu, gpu_id: stored once in Join (relaxed; published by the state store).

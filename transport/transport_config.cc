@@ -32,8 +32,16 @@ constexpr ParamVar<TransportConfig> kVars[] = {
           "0 = off",
           &TransportConfig::fastbox_size, 0, 64 * kK),
     ChoiceParam<TransportConfig>("MPIGPU_LMT", "auto",
-           "large-message back-end: auto | ring | cma | ipc (forced, for measurement)",
-           "auto | ring | cma | ipc", MPIGPU_PARAM_ENUM(TransportConfig, lmt, LmtMode, "auto", "ring", "cma", "ipc")),
+           "large-message back-ends: auto (CUDA IPC, CMA, ring, by what each message allows) | "
+           "ring | cma | ipc (forced, for measurement) | chan (frames on the channel)",
+           "auto | ring | cma | ipc | chan",
+           MPIGPU_PARAM_ENUM(TransportConfig, lmt, LmtMode, "auto", "ring", "cma", "ipc", "chan")),
+    ChoiceParam<TransportConfig>("MPIGPU_CHANNEL", "shm",
+           "the channel of every peer's messages: shm (fastboxes and cells) | socket (Unix stream "
+           "sockets, large messages as frames on them: the loopback back-end that tests the "
+           "transport seam)",
+           "shm | socket",
+           MPIGPU_PARAM_ENUM(TransportConfig, channel, ChannelMode, "shm", "socket")),
     BytesParam<TransportConfig>("MPIGPU_LMT_UNIT_HOST", "64K", "LMT ring unit size when both buffers are in host memory",
           &TransportConfig::lmt_unit_host, 4 * kK, kG),
     BytesParam<TransportConfig>("MPIGPU_LMT_UNIT_GPU", "4M",

@@ -16,6 +16,12 @@ enum class LmtMode : int {
   kRing = 1,  // the shared-memory ring pipeline (the paper)
   kCma = 2,   // process_vm_readv single copy (host buffers), falling back to the ring
   kIpc = 3,   // CUDA IPC single copy (device buffers), falling back to the ring
+  kChan = 4,  // frames on the pair's channel (transport/lmt/chan_lmt.h)
+};
+
+enum class ChannelMode : int {
+  kShm = 0,     // shared-memory fastboxes and cells (transport/shm)
+  kSocket = 1,  // Unix stream sockets: the loopback test back-end (transport/sock)
 };
 
 struct TransportConfig {
@@ -30,7 +36,8 @@ struct TransportConfig {
   size_t lmt_max_pending = 0;      // cap on copies in flight per pipeline side
   bool numa_place = true;          // place shared structures on the NUMA node near the GPU
   bool pin_shm = true;             // cudaHostRegister shared rings and cells when a GPU is used
-  LmtMode lmt = LmtMode::kAuto;    // large-message back-end
+  LmtMode lmt = LmtMode::kAuto;    // large-message back-ends (transport/backends.h)
+  ChannelMode channel = ChannelMode::kShm;  // the channel of every peer
   size_t cma_chunk = 0;
   size_t ipc_cache_size = 0;       // peer device buffers kept mapped (LRU)
   size_t gpu_copier_max = 0;       // contiguous device copies up to this size use the resident kernel

@@ -1,0 +1,239 @@
+// The seam between the engine core and the ways bytes move (interface version kBackendVersion).
+// One thread per process calls everything here (the engine's); nothing in it is shared between
+// processes except what a back-end places in the job segment, documented in its own header.
+//
+// Two kinds of back-end, each a complete table of operations with its capabilities as data (the
+// model: NCCL's ncclNet_t / ncclTransport with canConnect, UCX's uct_iface_ops_t with capability
+// flags); the core never asks which one it holds:
+//   - a Channel carries every small message of the pairs it serves (eager messages, RTS, the
+//     back-ends' control messages) in each pair's order: shared-memory fastboxes and cells
+//     (transport/shm), a stream socket (transport/sock);
+//   - an LmtBackend carries the data of rendezvous messages: CUDA IPC, CMA, the shared ring
+//     (transport/lmt), or frames on the channel itself (transport/lmt/chan_lmt).
+// For each peer the engine holds one channel and a list of LMT back-ends in order of preference;
+// a matched RTS asks each in turn whether it carries this message for this pair (StartRecv).
+//
+// Back-ends see the engine only through TransportHost / LmtHost below: never its queues, never
+// another back-end. A back-end's per-request state is its own LmtOp (core/request.h); its wire
+// messages are MsgHeaders of type kCtl with its wire_id, their body and payload its own.
+//
+// To add a back-end: implement the table (a stub returns "not carried" or does nothing), give it
+// a wire_id not taken in transport/core/wire_ids.h, and add it to the engine's table and
+// preference lists (transport/backends.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "memcopy/status.h"
+#include "pipeline/copy_engine.h"
+#include "pipeline/layout.h"
+#include "transport/core/request.h"
+#include "transport/core/wire.h"
+#include "transport/local_job.h"
+#include "transport/transport_config.h"
+
+namespace mpigpu::transport {
+
+constexpr int kBackendVersion = 1;
+
+// Bytes a component needs in the job segment: `dense` is touched at once by every rank (pinned
+// areas, formatted headers); `sparse` gets memory only where a pair touches it.
+struct SegmentNeeds {
+  size_t dense = 0;
+  size_t sparse = 0;
+};
+
+// Counters the back-ends keep, summed by the engine (Engine::stats).
+struct TransportStats {
+  uint64_t sends_notified = 0;  // device sends completed by the receiver's kernel (no FIN)
+};
+
+// What every back-end may ask of the engine.
+class TransportHost {
+ public:
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const TransportConfig& config() const = 0;
+  virtual const LocalJob& job() const = 0;
+  // Alive and not failed (this rank always is).
+  virtual bool PeerAlive(int rank) = 0;
+  // The copy engine for buffers at `loc` (host, or that device's streams), made on first use.
+  virtual Status CopierFor(MemLoc loc, CopyEngine** out) = 0;
+  // Copies packed bytes [offset, offset + n) of `user` to or from host memory `plain`; complete
+  // on return.
+  virtual Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                               void* plain) = 0;
+
+ protected:
+  ~TransportHost() = default;
+};
+
+// Where a message's payload comes from: packed bytes [offset, offset + len) of a user buffer,
+// or plain host bytes.
+struct Payload {
+  const UserBuffer* user = nullptr;
+  size_t offset = 0;
+  const void* bytes = nullptr;
+  size_t len = 0;
+};
+
+struct ChannelCaps {
+  const char* name;
+  size_t max_payload;  // largest payload of one message (bounds the eager size)
+  bool fast_paths;     // TrySendEagerNow / PeekEager can succeed
+  bool same_node;      // reaches only ranks on this node
+};
+
+// Where a channel delivers what arrives: the engine.
+class ChannelSink {
+ public:
+  // `len`: the payload's bytes (the channel checked that they are in its memory).
+  virtual Status Deliver(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
+
+ protected:
+  ~ChannelSink() = default;
+};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual const ChannelCaps& caps() const = 0;
+  virtual SegmentNeeds Needs(int nranks) const = 0;
+  // The job segment exists (`dense`, `sparse`: this channel's areas); before the ranks join.
+  virtual Status Attach(TransportHost* host, char* dense, char* sparse) = 0;
+  // Sends `h` (its order fields are the channel's to set) with payload `p` if there is room now:
+  // true when sent, or when packing the payload failed (*copy_error; nothing sent); false when
+  // there is no room (nothing done: the caller retries later, keeping the pair's order).
+  virtual bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) = 0;
+  // Fast paths of blocking calls (caps().fast_paths; a stub refuses): an eager message of host
+  // bytes sent at once, true when sent ...
+  virtual bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) = 0;
+  // ... and a look, up to `spins` times, at src's next message where it can be taken without a
+  // poll: true with its header and payload (still the channel's) when it is the pair's next one,
+  // an eager one, and nothing else from src waits before it; ConsumePeeked lets it go. False when
+  // none, or when something else arrived meanwhile (the full path decides then).
+  virtual bool PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
+                         const unsigned char** payload) = 0;
+  virtual void ConsumePeeked(int src) = 0;
+  // Delivers what has arrived, each pair's messages in order, and moves what waits to go out.
+  virtual Status Poll(ChannelSink* sink) = 0;
+  // Something arrived that Poll has not delivered yet.
+  virtual bool Pending() const = 0;
+  // A device buffer is about to be copied into or out of a delivered payload (pin the memory).
+  virtual void PrepareDeviceCopy() = 0;
+  // Finalize: release what the channel holds.
+  virtual Status Close() = 0;
+};
+
+struct LmtCaps {
+  const char* name;
+  uint8_t wire_id;      // its messages' MsgHeader::lmt (core/wire_ids.h)
+  bool same_node;       // needs the peer on this node (shared memory, its pid, its GPU)
+  bool single_copy;     // the bytes move once, buffer to buffer
+  bool needs_cts;       // the receiver answers the RTS before data moves
+  bool device_buffers;  // carries GPU buffers
+  bool strided;         // carries non-contiguous layouts
+  int max_inflight;     // transfers per ordered pair at a time (0: no limit)
+  bool offers_host;     // may attach an offer to the RTS of a send from host memory (Offer) ...
+  bool offers_device;   // ... from device memory: asked for every such send
+  bool universal;       // StartRecv takes every message (a pair's list must end with one)
+};
+
+class LmtBackend;
+
+// What an LMT back-end may ask of the engine beyond TransportHost.
+class LmtHost : public TransportHost {
+ public:
+  // Sends a control message (h.type kCtl, h.lmt the back-end) with `len` bytes of payload (at
+  // most kCtlPayloadMax, copied) after what waits for `dst`.
+  virtual void SendControl(int dst, MsgHeader h, const void* payload, size_t len) = 0;
+  // Sends a control message whose payload is `len` packed bytes of `buf` from `offset`, now, if
+  // nothing waits for `dst` and the channel has room: true when sent or the packing failed
+  // (*copy_error); false: nothing done, try later.
+  virtual bool TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
+                           Status* copy_error) = 0;
+  // Unpacks `n` bytes of a payload the channel from `src` delivered into packed offset `offset`
+  // of `buf` (the channel's memory is prepared for device copies first); complete on return.
+  virtual Status UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
+                                 const void* payload) = 0;
+  // The largest payload the channel to `peer` carries.
+  virtual size_t ChannelPayloadMax(int peer) const = 0;
+  virtual void Complete(Request* req, Status st) = 0;
+  // Our send named by `id` (an RTS's sreq) while it waits for an answer (kWaitCts), else null:
+  // a stale or forged id is never trusted.
+  virtual Request* WaitingSend(uint64_t id) = 0;
+  // The receive `req`, which `from` took in StartRecv, goes to the next back-end in the pair's
+  // list after all.
+  virtual void FallBack(Request* req) = 0;
+  // `b` has work: the engine calls its Progress until it returns idle.
+  virtual void Busy(LmtBackend* b) = 0;
+};
+
+class LmtBackend {
+ public:
+  virtual ~LmtBackend() = default;
+  virtual const LmtCaps& caps() const = 0;
+  virtual SegmentNeeds Needs(int nranks) const = 0;
+  // The job segment exists; before the ranks join.
+  virtual Status Attach(LmtHost* host, char* dense, char* sparse) = 0;
+  // Every rank has joined: the rank table (pids, GPUs) is complete.
+  virtual void Joined() = 0;
+  // Sender: whether a contiguous send of `bytes` from `loc` to `peer` would get an offer (Offer).
+  virtual bool Offers(int peer, MemLoc loc, size_t bytes) const = 0;
+  // Sender: whether `req` goes by rendezvous even when small, with an offer for this back-end as
+  // the RTS's payload (written to `offer`, kCtlPayloadMax bytes; returns its length, 0: none).
+  virtual size_t Offer(Request* req, unsigned char* offer) = 0;
+  // Receiver: takes the matched rendezvous receive `req` (req->rts_) if it can carry it for this
+  // pair (true: it is the back-end's until it completes it or calls FallBack), else false and
+  // nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
+  virtual bool StartRecv(Request* req, const unsigned char* offer) = 0;
+  // One of this back-end's control messages arrived (checked: h.lmt is ours).
+  virtual Status OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
+  // Advances its transfers; *busy: whether it still has work.
+  virtual Status Progress(bool* busy) = 0;
+  // `req`, for which it holds state (req->lmt_ or req->offer_lmt_), completed, for whatever reason
+  // (its own Complete, a dead peer, finalize): forget it. Called once per request even when the
+  // back-end is both offerer and carrier; req->op_ / offer_op_ are still there.
+  virtual void Finished(Request* req) = 0;
+  // `rank` died: fail what depends on it (with `why`).
+  virtual void FailPeer(int rank, const Status& why) = 0;
+  // Finalize waits while this is true: copies a peer's send is waiting for.
+  virtual bool Serving() const = 0;
+  // Finalize: release what it holds (pins, mappings, kernels).
+  virtual Status Close() = 0;
+  virtual void AddStats(TransportStats* stats) const = 0;
+  // Tests: arms a fault this back-end knows by name (true), else false.
+  virtual bool InjectFault(const std::string& what) = 0;
+
+  bool listed_busy = false;  // the engine's: in its busy list
+};
+
+// The explicit stubs of the operations a back-end may not need (UCX's way): no segment area,
+// nothing to do once joined, no offers, nothing a peer waits for at finalize, nothing to release,
+// no counters, no faults to inject. A back-end derives from this and overrides what it does.
+class LmtBackendStubs : public LmtBackend {
+ public:
+  SegmentNeeds Needs(int) const override { return {}; }
+  void Joined() override {}
+  bool Offers(int, MemLoc, size_t) const override { return false; }
+  size_t Offer(Request*, unsigned char*) override { return 0; }
+  bool Serving() const override { return false; }
+  Status Close() override { return Status::Ok(); }
+  void AddStats(TransportStats*) const override {}
+  bool InjectFault(const std::string&) override { return false; }
+};
+
+// A back-end's control message to be filled: its wire id, its message `op`, the send it answers.
+inline MsgHeader ControlHeader(uint8_t wire_id, uint8_t op, uint64_t sreq = 0, uint8_t flags = 0) {
+  MsgHeader h{};
+  h.type = MsgType::kCtl;
+  h.lmt = wire_id;
+  h.op = op;
+  h.flags = flags;
+  h.sreq = sreq;
+  return h;
+}
+
+}  // namespace mpigpu::transport

@@ -1,0 +1,99 @@
+// A send or receive in flight, as the engine core and the back-ends see it. The core owns the
+// request (pool, matching, completion); a back-end that carries its data keeps its own state in
+// `op` (an LmtOp of its own type) and names itself in `lmt`. Only the engine's thread touches a
+// request (one thread per process calls the engine).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "memcopy/memloc.h"
+#include "memcopy/status.h"
+#include "pipeline/layout.h"
+#include "transport/core/wire.h"
+#include "transport/match.h"
+
+namespace mpigpu::transport {
+
+constexpr int kAnySource = kMatchAnySource;
+constexpr int kAnyTag = kMatchAnyTag;
+
+// Envelope and size of a message, as a receive or a probe sees it.
+struct MsgInfo {
+  int source = -1;
+  int tag = -1;
+  size_t bytes = 0;  // packed bytes the sender sent (may exceed the receive buffer: truncation)
+};
+
+// A user buffer: where it lives and its shape (the packed stream is what travels).
+struct UserBuffer {
+  void* ptr = nullptr;
+  MemLoc loc = MemLoc::Host();
+  Layout layout;
+};
+
+class LmtBackend;
+
+// A back-end's per-request state (its own subclass), destroyed when the request completes.
+class LmtOp {
+ public:
+  virtual ~LmtOp() = default;
+};
+
+class Request : public MatchEntry {
+ public:
+  bool done() const { return done_; }
+  // The first error of this request (kTruncate, kPeerFailed, ...), ok otherwise.
+  const Status& status() const { return status_; }
+  // Receive: the matched envelope and the sender's size. Send: the destination and tag.
+  const MsgInfo& info() const { return info_; }
+  bool is_send() const { return kind_ == Kind::kSend; }
+
+  // What the core and the back-ends share (the core's fields are written by the core only).
+  enum class Kind { kSend, kRecv };
+  enum class State {
+    kQueued,   // send: its first message waits in the destination's FIFO, or is not sent yet
+    kPosted,   // recv: in the posted queue
+    kWaitCts,  // send: RTS sent, waiting for a back-end's answer (named by WaitingSend)
+    kLmt,      // either: a back-end carries the data (`lmt`, `op`)
+    kDone,
+  };
+  Kind kind_ = Kind::kSend;
+  State state_ = State::kQueued;
+  bool done_ = false;
+  bool released_ = false;  // the caller let go: delete on completion
+  Status status_;
+  MsgInfo info_;
+  int peer_ = -1;  // send: destination; recv: source (kAnySource until matched)
+  int tag_ = -1;
+  int context_ = 0;
+  UserBuffer buf_;
+  size_t bytes_ = 0;  // send: packed size; recv: capacity of the packed stream
+  // Receive of a rendezvous message: the matched RTS (the sender's id in sreq, its buffer in the
+  // body). Back-ends read it; `lmt_index_` is where in the pair's preference list the search for
+  // a back-end stands (LmtHost::FallBack goes on after it).
+  MsgHeader rts_{};
+  int lmt_index_ = -1;
+  // The back-end that carries this request's data, and its state; the back-end whose offer a
+  // send's RTS carried, and its state (the receiver may pick another back-end). Both are told
+  // when the request completes (LmtBackend::Finished), the offerer first.
+  LmtBackend* lmt_ = nullptr;
+  std::unique_ptr<LmtOp> op_;
+  LmtBackend* offer_lmt_ = nullptr;
+  std::unique_ptr<LmtOp> offer_op_;
+
+  // The back-end's state as its own type (it made it).
+  template <typename T>
+  T* op() const { return static_cast<T*>(op_.get()); }
+  template <typename T>
+  T* offer_op() const { return static_cast<T*>(offer_op_.get()); }
+};
+
+// The receive's matched size: kTruncate when the message was longer than the buffer, else ok.
+Status TruncationOf(const MsgInfo& m, size_t cap);
+// Request errors the back-ends share.
+Status PeerCopyError(int peer);  // its single copy failed on the peer's side
+Status PeerDied(int peer);       // a copy from it found no process
+
+}  // namespace mpigpu::transport
