@@ -11,8 +11,7 @@
 
 namespace mpigpu::transport {
 
-Status MakeBackends(const TransportConfig& c, int nranks, BackendSet* out) {
-  (void)nranks;
+Status MakeBackends(const TransportConfig& c, BackendSet* out) {
   auto shm = std::make_unique<ShmChannel>();
   auto sock = std::make_unique<SockChannel>();
   auto ipc = std::make_unique<IpcLmt>();

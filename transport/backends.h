@@ -20,7 +20,7 @@
 namespace mpigpu::transport {
 
 struct BackendSet {
-  std::vector<std::unique_ptr<Channel>> channels;
+  std::vector<std::unique_ptr<Channel>> channels;  // the ones some peer uses
   std::vector<std::unique_ptr<LmtBackend>> lmts;
   Channel* channel = nullptr;       // every peer's
   std::vector<LmtBackend*> path;    // every peer's, in order of preference
@@ -34,6 +34,6 @@ struct BackendSet {
   }
 };
 
-Status MakeBackends(const TransportConfig& c, int nranks, BackendSet* out);
+Status MakeBackends(const TransportConfig& c, BackendSet* out);
 
 }  // namespace mpigpu::transport

@@ -16,8 +16,6 @@
 namespace mpigpu::transport {
 namespace {
 
-size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 // A process-independent name for a CUDA device (device ordinals differ between processes with
 // different CUDA_VISIBLE_DEVICES): a hash of its UUID; 0 for none.
 uint64_t GpuIdentity(int device) {
@@ -59,17 +57,17 @@ Status Engine::Bootstrap(const JobInfo& job) {
   size_ = job.size;
   SetLogRank(rank_);
   backends_ = std::make_unique<BackendSet>();
-  MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, size_, backends_.get()));
+  MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, backends_.get()));
 
-  // Every channel and back-end gets its areas behind the job's rank table: the dense ones first
-  // (each 4096-aligned), then the sparse tail, which gets memory only where touched.
+  // Every channel and back-end gets its areas behind the job's rank table: the dense ones first,
+  // then the sparse tail, which gets memory only where touched (SegmentPages each).
   std::vector<SegmentNeeds> needs;
-  for (auto& c : backends_->channels) needs.push_back(c->Needs(size_));
-  for (auto& b : backends_->lmts) needs.push_back(b->Needs(size_));
+  for (auto& c : backends_->channels) needs.push_back(c->Needs(*config_, size_));
+  for (auto& b : backends_->lmts) needs.push_back(b->Needs(*config_, size_));
   size_t dense = 0, sparse = 0;
   for (SegmentNeeds& n : needs) {
-    n.dense = RoundUp(n.dense, 4096);
-    n.sparse = RoundUp(n.sparse, 4096);
+    n.dense = SegmentPages(n.dense);
+    n.sparse = SegmentPages(n.sparse);
     dense += n.dense;
     sparse += n.sparse;
   }
@@ -78,16 +76,18 @@ Status Engine::Bootstrap(const JobInfo& job) {
   char* d = mem;
   char* s = mem + dense;
   size_t i = 0;
-  for (auto& c : backends_->channels) {
-    MPIGPU_RETURN_IF_ERROR(c->Attach(this, needs[i].dense ? d : nullptr, needs[i].sparse ? s : nullptr));
-    d += needs[i].dense;
-    s += needs[i++].sparse;
-  }
-  for (auto& b : backends_->lmts) {
-    MPIGPU_RETURN_IF_ERROR(b->Attach(this, needs[i].dense ? d : nullptr, needs[i].sparse ? s : nullptr));
-    d += needs[i].dense;
-    s += needs[i++].sparse;
-  }
+  // Hands component i its areas (nullptr where it asked for none) and moves past them.
+  auto areas = [&](auto attach) {
+    const SegmentNeeds n = needs[i++];
+    Status st = attach(n.dense ? d : nullptr, n.sparse ? s : nullptr);
+    d += n.dense;
+    s += n.sparse;
+    return st;
+  };
+  for (auto& c : backends_->channels)
+    MPIGPU_RETURN_IF_ERROR(areas([&](char* dn, char* sp) { return c->Attach(this, dn, sp); }));
+  for (auto& b : backends_->lmts)
+    MPIGPU_RETURN_IF_ERROR(areas([&](char* dn, char* sp) { return b->Attach(this, dn, sp); }));
   int device = -1;
   if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
   MPIGPU_RETURN_IF_ERROR(job_.Join(device, GpuIdentity(device),
@@ -101,13 +101,12 @@ Status Engine::Bootstrap(const JobInfo& job) {
   lmt_path_.resize(size_);
   offerers_.resize(size_);
   eager_max_.resize(size_);
+  for (auto& c : backends_->channels) channels_.push_back(c.get());
   for (int r = 0; r < size_; ++r) {
     chan_[r] = backends_->ChannelFor(r);
     lmt_path_[r] = &backends_->PathFor(r);
     offerers_[r] = {&backends_->OfferersFor(r, false), &backends_->OfferersFor(r, true)};
     eager_max_[r] = std::min(config_->eager_limit, chan_[r]->caps().max_payload);
-    if (std::find(channels_.begin(), channels_.end(), chan_[r]) == channels_.end())
-      channels_.push_back(chan_[r]);
   }
   if (config_->eager_limit > eager_max_[rank_])
     MPIGPU_INFO("MPIGPU_EAGER_LIMIT (%zu) is above the %s channel's largest message: eager "

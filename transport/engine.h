@@ -210,7 +210,7 @@ class Engine final : public LmtHost, public ChannelSink {
   std::vector<const std::vector<LmtBackend*>*> lmt_path_;
   // Of lmt_path_, those that make offers for sends from [0] host, [1] device buffers.
   std::vector<std::array<const std::vector<LmtBackend*>*, 2>> offerers_;
-  std::vector<Channel*> channels_;  // the distinct channels of chan_, polled by progress
+  std::vector<Channel*> channels_;  // backends_'s channels (those of chan_), polled by progress
   std::vector<size_t> eager_max_;
   std::array<LmtBackend*, 256> by_wire_id_{};  // control messages find their back-end here
   std::vector<LmtBackend*> busy_;  // back-ends whose Progress has work

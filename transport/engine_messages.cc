@@ -16,12 +16,11 @@ Engine::OutMsg Engine::Eager(int dst, int tag, int context, const UserBuffer& bu
   OutMsg m;
   m.dst = dst;
   m.payload.user = &buf;
-  m.payload.len = buf.layout.packed_bytes();
+  m.payload.len = m.hdr.bytes = buf.layout.packed_bytes();
   m.hdr.type = MsgType::kEager;
   m.hdr.src = rank_;
   m.hdr.tag = tag;
   m.hdr.context = context;
-  m.hdr.bytes = buf.layout.packed_bytes();
   return m;
 }
 

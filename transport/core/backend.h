@@ -45,6 +45,13 @@ struct SegmentNeeds {
   size_t sparse = 0;
 };
 
+// The engine starts every area on a page and rounds its size up to whole pages (pinning and
+// populating work in pages): a component's area is SegmentPages(what it asked for) bytes.
+constexpr size_t kSegmentPage = 4096;
+constexpr size_t SegmentPages(size_t bytes) {
+  return (bytes + kSegmentPage - 1) / kSegmentPage * kSegmentPage;
+}
+
 // Counters the back-ends keep, summed by the engine (Engine::stats).
 struct TransportStats {
   uint64_t sends_notified = 0;  // device sends completed by the receiver's kernel (no FIN)
@@ -100,7 +107,8 @@ class Channel {
  public:
   virtual ~Channel() = default;
   virtual const ChannelCaps& caps() const = 0;
-  virtual SegmentNeeds Needs(int nranks) const = 0;
+  // Its areas in the job segment, from the job's settings (the same in every rank).
+  virtual SegmentNeeds Needs(const TransportConfig& c, int nranks) const = 0;
   // The job segment exists (`dense`, `sparse`: this channel's areas); before the ranks join.
   virtual Status Attach(TransportHost* host, char* dense, char* sparse) = 0;
   // Sends `h` (its order fields are the channel's to set) with payload `p` if there is room now:
@@ -175,7 +183,7 @@ class LmtBackend {
  public:
   virtual ~LmtBackend() = default;
   virtual const LmtCaps& caps() const = 0;
-  virtual SegmentNeeds Needs(int nranks) const = 0;
+  virtual SegmentNeeds Needs(const TransportConfig& c, int nranks) const = 0;
   // The job segment exists; before the ranks join.
   virtual Status Attach(LmtHost* host, char* dense, char* sparse) = 0;
   // Every rank has joined: the rank table (pids, GPUs) is complete.
@@ -215,7 +223,7 @@ class LmtBackend {
 // no counters, no faults to inject. A back-end derives from this and overrides what it does.
 class LmtBackendStubs : public LmtBackend {
  public:
-  SegmentNeeds Needs(int) const override { return {}; }
+  SegmentNeeds Needs(const TransportConfig&, int) const override { return {}; }
   void Joined() override {}
   bool Offers(int, MemLoc, size_t) const override { return false; }
   size_t Offer(Request*, unsigned char*) override { return 0; }

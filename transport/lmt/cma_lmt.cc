@@ -17,7 +17,7 @@ struct CmaLmt::CoopOp : LmtOp {
   size_t chunk = 0;
 };
 
-SegmentNeeds CmaLmt::Needs(int nranks) const {
+SegmentNeeds CmaLmt::Needs(const TransportConfig&, int nranks) const {
   return SegmentNeeds{0, sizeof(CmaSlot) * static_cast<size_t>(nranks) * nranks};
 }
 

@@ -25,7 +25,7 @@ namespace mpigpu::transport {
 class CmaLmt final : public LmtBackendStubs {
  public:
   const LmtCaps& caps() const override { return kCaps; }
-  SegmentNeeds Needs(int nranks) const override;
+  SegmentNeeds Needs(const TransportConfig& c, int nranks) const override;
   Status Attach(LmtHost* host, char* dense, char* sparse) override;
   bool StartRecv(Request* req, const unsigned char* offer) override;
   Status OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) override;

@@ -18,10 +18,10 @@ struct IpcLmt::SendOffer : LmtOp {
   uint32_t token = 0;
 };
 
-// A single copy running here: a pull (receive) or a put (send).
+// A request this back-end carries: a single copy running here (a pull, or a put), or a receive
+// waiting for the sender's put (put_id).
 struct IpcLmt::CopyOp : LmtOp {
   IpcExport ipc{};              // the peer's buffer, mapped through the cache while the copy runs
-  bool mapped = false;
   CopyEngine* copier = nullptr;
   bool on_gpu_copier = false;   // the copy runs on the resident kernel (ticket is its ticket)
   Ticket ticket = 0;
@@ -30,16 +30,12 @@ struct IpcLmt::CopyOp : LmtOp {
   uint32_t peer_token = 0;
   bool notifies_peer = false;   // pull: our resident kernel stores the token
   bool running = false;         // in active_ (Finished need not search it otherwise)
-};
-
-// A receive that asked the sender for a put.
-struct IpcLmt::PutWait : LmtOp {
-  uint64_t id = 0;
+  uint64_t put_id = 0;          // receive: its id in puts_ while it waits for the put
 };
 
 IpcLmt::~IpcLmt() { (void)StopGpuCopier(); }
 
-SegmentNeeds IpcLmt::Needs(int nranks) const {
+SegmentNeeds IpcLmt::Needs(const TransportConfig&, int nranks) const {
   return SegmentNeeds{sizeof(uint32_t) * kNotifySlots * static_cast<size_t>(nranks), 0};
 }
 
@@ -50,7 +46,7 @@ Status IpcLmt::Attach(LmtHost* host, char* dense, char*) {
   // Zero-filled by the segment's creation, as every rank's atomics here.
   notify_words_ = reinterpret_cast<std::atomic<uint32_t>*>(dense);
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
-  notify_bytes_ = (Needs(size_).dense + 4095) / 4096 * 4096;
+  notify_bytes_ = SegmentPages(Needs(host->config(), size_).dense);
   for (uint32_t i = kNotifySlots; i > 0; --i) free_slots_.push_back(i - 1);
   return Status::Ok();
 }
@@ -69,8 +65,6 @@ void IpcLmt::Joined() {
       gpu_copier_ok_ = false;
     }
 }
-
-bool IpcLmt::Allowed() const { return ok_; }
 
 bool IpcLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
   if (!loc.is_device() || !ok_) return false;
@@ -206,7 +200,6 @@ bool IpcLmt::TryPull(Request* req, const IpcOffer& offer) {
     return true;
   }
   o->ipc = offer.ipc;
-  o->mapped = true;
   o->copier = copier;
   Run(req);
   return true;
@@ -277,13 +270,13 @@ bool IpcLmt::TryPutRequest(Request* req) {
   offer.count = 1;
   offer.block = offer.stride = req->buf_.layout.packed_bytes();
   offer.notify_slot = kNoNotify;
-  auto op = std::make_unique<PutWait>();
-  op->id = ++next_put_id_;
+  auto op = std::make_unique<CopyOp>();
+  op->put_id = ++next_put_id_;
   MsgHeader put = ControlHeader(kWireIdIpc, kPut);
   put.sreq = req->rts_.sreq;
   put.bytes = std::min<size_t>(req->info_.bytes, req->bytes_);
-  SetBody(&put, PutRef{op->id});
-  puts_[op->id] = req;
+  SetBody(&put, PutRef{op->put_id});
+  puts_[op->put_id] = req;
   req->lmt_ = this;
   req->op_ = std::move(op);
   host_->SendControl(src, put, &offer, sizeof offer);
@@ -307,7 +300,6 @@ Status IpcLmt::StartPut(Request* req, const MsgHeader& h, const IpcOffer& offer)
     return st;
   }
   op->ipc = offer.ipc;
-  op->mapped = true;
   op->copier = copier;
   op->rreq = BodyOf<PutRef>(h).rreq;
   req->lmt_ = this;
@@ -388,7 +380,6 @@ Status IpcLmt::Progress(bool* busy) {
     op->running = false;
     const int peer = req->peer_;
     (void)cache_->Release(peer, op->ipc);
-    op->mapped = false;
     // Tell the peer its buffer is free (pull) or ours is filled (put); or that the copy failed,
     // so that its request ends too instead of waiting for us. A copy that notifies the peer
     // stored the send's token when it finished; if the kernel faulted, the token tells whether
@@ -436,11 +427,9 @@ void IpcLmt::DropSlot(Request* req, bool reusable) {
 void IpcLmt::Finished(Request* req) {
   if (req->offer_lmt_ == this) DropSlot(req, req->status_.ok());
   if (req->lmt_ != this) return;
-  if (const auto* copy = dynamic_cast<const CopyOp*>(req->op_.get())) {
-    if (copy->running) active_.remove(req);  // completed from outside Progress (a dead peer)
-  } else if (const auto* wait = dynamic_cast<const PutWait*>(req->op_.get())) {
-    puts_.erase(wait->id);
-  }
+  const CopyOp* op = req->op<CopyOp>();
+  if (op->running) active_.remove(req);  // completed from outside Progress (a dead peer)
+  if (op->put_id != 0) puts_.erase(op->put_id);  // none after its kPutDone: erased twice, harmlessly
 }
 
 void IpcLmt::FailPeer(int rank, const Status& why) {

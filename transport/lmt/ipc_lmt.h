@@ -45,7 +45,7 @@ class IpcLmt final : public LmtBackend {
   ~IpcLmt() override;
 
   const LmtCaps& caps() const override { return kCaps; }
-  SegmentNeeds Needs(int nranks) const override;
+  SegmentNeeds Needs(const TransportConfig& c, int nranks) const override;
   Status Attach(LmtHost* host, char* dense, char* sparse) override;
   void Joined() override;
   bool Offers(int peer, MemLoc loc, size_t bytes) const override;
@@ -87,9 +87,7 @@ class IpcLmt final : public LmtBackend {
   };
   struct SendOffer;
   struct CopyOp;
-  struct PutWait;
 
-  bool Allowed() const;
   void Unavailable(const Status& why);
   Status Map(int peer, const IpcExport& e, void** ptr, CopyEngine** copier, MemLoc* loc);
   bool TryPull(Request* req, const IpcOffer& offer);

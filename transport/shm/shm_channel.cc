@@ -10,30 +10,24 @@
 #include "ringbuf/populate.h"
 
 namespace mpigpu::transport {
-namespace {
-size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
-}  // namespace
-
 ShmChannel::~ShmChannel() {
   for (std::vector<Cell*>& held : held_)
     for (Cell* c : held) queues_.Free(c);
   (void)Close();
 }
 
-size_t ShmChannel::QueueBytes(int nranks) const {
-  const TransportConfig& c = GetTransportConfig();
+size_t ShmChannel::QueueBytes(const TransportConfig& c, int nranks) {
   return CellQueues::BytesFor(nranks, c.cells_per_rank, c.cell_size);
 }
 
 // A slot holds MPIGPU_FASTBOX_SIZE payload bytes behind either header (see TrySend).
-size_t ShmChannel::FastboxBytes(int nranks) const {
-  const TransportConfig& c = GetTransportConfig();
+size_t ShmChannel::FastboxBytes(const TransportConfig& c, int nranks) {
   if (c.fastbox_size == 0) return 0;
-  return RoundUp(Fastboxes::BytesFor(nranks, c.fastbox_size + sizeof(MsgHeader)), 4096);
+  return SegmentPages(Fastboxes::BytesFor(nranks, c.fastbox_size + sizeof(MsgHeader)));
 }
 
-SegmentNeeds ShmChannel::Needs(int nranks) const {
-  return SegmentNeeds{RoundUp(QueueBytes(nranks), 4096), FastboxBytes(nranks)};
+SegmentNeeds ShmChannel::Needs(const TransportConfig& c, int nranks) const {
+  return SegmentNeeds{QueueBytes(c, nranks), FastboxBytes(c, nranks)};
 }
 
 Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
@@ -44,8 +38,8 @@ Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
   fastbox_size_ = c.fastbox_size;
   pin_ = c.pin_shm;
   caps_.max_payload = c.cell_size;
-  const size_t queue_bytes = QueueBytes(size_);
-  const size_t fbox_bytes = FastboxBytes(size_);
+  const size_t queue_bytes = QueueBytes(c, size_);
+  const size_t fbox_bytes = FastboxBytes(c, size_);
   if (queue_bytes == 0)
     return Status(Err::kInvalidArg, "MPIGPU_CELLS_PER_RANK / MPIGPU_CELL_SIZE out of range");
   if (c.fastbox_size && fbox_bytes == 0)
@@ -55,7 +49,7 @@ Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
   if (rank_ == 0) {
     if (fbox_bytes) {
       // The header is the one part of the sparse tail written now: its page first gets memory.
-      MPIGPU_RETURN_IF_ERROR(PopulateForWrite(sparse, 4096, "the fastboxes' header"));
+      MPIGPU_RETURN_IF_ERROR(PopulateForWrite(sparse, kSegmentPage, "the fastboxes' header"));
       MPIGPU_RETURN_IF_ERROR(
           Fastboxes::Format(sparse, fbox_bytes, size_, fbox_data, rank_, &fastboxes_));
     }
@@ -67,7 +61,7 @@ Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
     if (fbox_bytes) MPIGPU_RETURN_IF_ERROR(Fastboxes::Attach(sparse, fbox_bytes, rank_, &fastboxes_));
   }
   cells_mem_ = dense;
-  cells_bytes_ = RoundUp(queue_bytes, 4096);
+  cells_bytes_ = SegmentPages(queue_bytes);
   if (fbox_bytes <= kPinnedFastboxBytes) {
     boxes_mem_ = sparse;
     boxes_bytes_ = fbox_bytes;

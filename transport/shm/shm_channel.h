@@ -28,7 +28,7 @@ class ShmChannel final : public Channel {
   ~ShmChannel() override;
 
   const ChannelCaps& caps() const override { return caps_; }
-  SegmentNeeds Needs(int nranks) const override;
+  SegmentNeeds Needs(const TransportConfig& c, int nranks) const override;
   Status Attach(TransportHost* host, char* dense, char* sparse) override;
   bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
   bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) override;
@@ -63,8 +63,8 @@ class ShmChannel final : public Channel {
   // beyond it pinning would fault in every pair's slots, also those of pairs that never talk.
   static constexpr size_t kPinnedFastboxBytes = size_t{64} << 20;
 
-  size_t QueueBytes(int nranks) const;
-  size_t FastboxBytes(int nranks) const;
+  static size_t QueueBytes(const TransportConfig& c, int nranks);
+  static size_t FastboxBytes(const TransportConfig& c, int nranks);
   void PublishEagerBox(Fastbox* box, int dst, int tag, int context, uint32_t seq, size_t bytes);
   void OpenFastbox(int dst, MsgHeader* h);
   Status DecodeBox(int src, const Fastbox& b, MsgHeader* h, const unsigned char** payload,

@@ -61,8 +61,10 @@ bool SockChannel::CredentialsOf(int fd, int rank) const {
   return c.uid == ::geteuid() && c.pid == host_->job().pid(rank);
 }
 
-Status SockChannel::Connect(int dst) {
+// Connects to dst's listener; *later when its backlog is full (nothing done: try again).
+Status SockChannel::Connect(int dst, bool* later) {
   Out& o = out_[dst];
+  *later = false;
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return SysError("socket channel: socket");
   sockaddr_un a;
@@ -70,7 +72,10 @@ Status SockChannel::Connect(int dst) {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {
     const int err = errno;
     ::close(fd);
-    if (err == EAGAIN) return Status(Err::kTimeout, "backlog full");  // try again later
+    if (err == EAGAIN) {
+      *later = true;
+      return Status::Ok();
+    }
     o.broken = true;  // not listening: gone (the liveness check fails it)
     MPIGPU_INFO("socket channel: rank %d does not answer (%s)", dst, std::strerror(err));
     return Status::Ok();
@@ -115,8 +120,9 @@ Status SockChannel::Flush(Out& o) {
 bool SockChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) {
   Out& o = out_[dst];
   if (o.fd < 0 && !o.broken) {
-    Status st = Connect(dst);
-    if (st.code() == Err::kTimeout) return false;
+    bool later = false;
+    Status st = Connect(dst, &later);
+    if (later) return false;
     if (!st.ok()) {
       *copy_error = std::move(st);
       return true;

@@ -30,7 +30,7 @@ class SockChannel final : public Channel {
   ~SockChannel() override;
 
   const ChannelCaps& caps() const override { return kCaps; }
-  SegmentNeeds Needs(int) const override { return {}; }
+  SegmentNeeds Needs(const TransportConfig&, int) const override { return {}; }
   Status Attach(TransportHost* host, char* dense, char* sparse) override;
   bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
   bool TrySendEagerNow(int, int, int, const void*, size_t) override { return false; }
@@ -73,7 +73,7 @@ class SockChannel final : public Channel {
   };
 
   std::string Address(int rank) const;
-  Status Connect(int dst);
+  Status Connect(int dst, bool* later);
   Status Flush(Out& o);
   Status Accept();
   Status Read(In& in, ChannelSink* sink);
