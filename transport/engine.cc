@@ -304,13 +304,6 @@ Status Engine::Wait(Request* req, double timeout_s) {
   return Status::Ok();
 }
 
-// Every process has at least one channel (Bootstrap).
-Status Engine::PollArrivals() {
-  Status st = channels_[0]->Poll(this);
-  for (size_t i = 1; i < channels_.size() && st.ok(); ++i) st = channels_[i]->Poll(this);
-  return st;
-}
-
 Status Engine::Progress() {
   if (in_progress_) return Status::Ok();
   in_progress_ = true;

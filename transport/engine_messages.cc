@@ -10,6 +10,24 @@
 #include "transport/engine.h"
 
 namespace mpigpu::transport {
+namespace {
+
+// The errors of arrivals, out of the hot function's way.
+[[gnu::cold]] Status BadPayload(const MsgHeader& h, size_t len) {
+  return Status(Err::kInternal, "message from rank " + std::to_string(h.src) + " has a payload of " +
+                                    std::to_string(len) + " bytes that does not fit its header");
+}
+
+[[gnu::cold]] Status UnknownMessage(const MsgHeader& h) {
+  if (h.type == MsgType::kCtl)
+    return Status(Err::kInternal, "control message for unknown back-end " +
+                                      std::to_string(h.lmt) + " from rank " + std::to_string(h.src));
+  return Status(Err::kInternal, "message of unknown type " +
+                                    std::to_string(static_cast<int>(h.type)) + " from rank " +
+                                    std::to_string(h.src));
+}
+
+}  // namespace
 
 // An eager message of buf's packed bytes to `dst` (no request yet).
 Engine::OutMsg Engine::Eager(int dst, int tag, int context, const UserBuffer& buf) const {
@@ -102,9 +120,7 @@ Status Engine::Deliver(const MsgHeader& h, const unsigned char* payload, size_t 
     case MsgType::kEager:
     case MsgType::kRts: {
       if (h.type == MsgType::kEager ? h.bytes != len : len > kCtlPayloadMax)
-        return Status(Err::kInternal, "message from rank " + std::to_string(h.src) +
-                                          " has a payload of " + std::to_string(len) +
-                                          " bytes that does not fit its header");
+        return BadPayload(h, len);
       Request* req = posted_.FindAndRemove(MatchKey{h.context, h.src, h.tag});
       if (req == nullptr) {
         auto* u = new Unexpected();
@@ -124,13 +140,9 @@ Status Engine::Deliver(const MsgHeader& h, const unsigned char* payload, size_t 
     }
     case MsgType::kCtl:
       if (LmtBackend* b = by_wire_id_[h.lmt]) return b->OnControl(h, payload, len);
-      return Status(Err::kInternal, "control message for unknown back-end " +
-                                        std::to_string(h.lmt) + " from rank " +
-                                        std::to_string(h.src));
+      break;
   }
-  return Status(Err::kInternal, "message of unknown type " +
-                                    std::to_string(static_cast<int>(h.type)) + " from rank " +
-                                    std::to_string(h.src));
+  return UnknownMessage(h);
 }
 
 // Copies what fits of an eager message into `buf` (`capacity` packed bytes) and fills *info;
