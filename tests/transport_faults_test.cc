@@ -1,15 +1,19 @@
-// Faults around the engine: a ring that cannot be made, a peer that dies while another rank
-// probes or finalizes, a start-up that never completes, a creator that dies before the job
-// segment exists. Each ends in a clear error within seconds, never a crash or a hang, and
-// leaves no shared memory behind.
+// Faults around the engine: a ring that cannot be made, strangers at the socket channel, a peer
+// that dies while another rank probes or finalizes, a start-up that never completes, a creator
+// that dies before the job segment exists. Each ends in a clear error within seconds (or, for the
+// strangers, in a refusal), never a crash or a hang, and leaves no shared memory behind.
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
 #include "transport/engine.h"
+#include "transport/sock/sock_channel.h"
 
 namespace mpigpu::transport {
 namespace {
@@ -245,6 +250,69 @@ TEST(TransportFaultTest, ARankNoticesThatTheCreatorDiedWithinASecond) {
 // Many ranks, fastboxes opened pair by pair on first use: each rank streams small messages to
 // its neighbour and to rank 0 (whose receives from any source see every sender's box open
 // while others' messages are queued in cells), every message checked.
+// Connects to `rank`'s socket-channel listener in job `jobid` and writes `n` bytes; false if the
+// listener is not there.
+bool WriteToListener(const std::string& jobid, int rank, const void* bytes, size_t n) {
+  const std::string name = SockChannel::Address(jobid, rank);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + 1, name.data(), name.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  const bool ok =
+      fd >= 0 &&
+      connect(fd, reinterpret_cast<sockaddr*>(&a),
+              static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())) == 0 &&
+      write(fd, bytes, n) == static_cast<ssize_t>(n);
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+// The socket channel admits only the job's ranks. Two strangers write to rank 1's listener before
+// rank 0 first talks to it: one sends junk, the other a well-formed hello that claims to be rank
+// 0 followed by junk (a child of rank 0: this user, another pid). Both are refused, none of their
+// bytes is taken for a message (a junk frame would fail rank 1's progress), and the job's own
+// messages, small and large, arrive whole.
+TEST(TransportFaultTest, TheSocketChannelAdmitsOnlyTheJobsRanks) {
+  std::string r = RunJob(2, [](int rank) {
+    setenv("MPIGPU_CHANNEL", "socket", 1);
+    auto e = Join();
+    JobInfo job;
+    RANK_CHECK(JobInfo::FromEnvironment(&job).ok());
+    const size_t sizes[] = {100, size_t{3} << 20};
+    if (rank == 0) {
+      const pid_t child = fork();
+      if (child == 0) {
+        std::vector<unsigned char> junk(4096, 0xAB);
+        SockChannel::Hello hello{SockChannel::kHelloMagic, 0, 0};
+        std::vector<unsigned char> claim(sizeof hello);
+        std::memcpy(claim.data(), &hello, sizeof hello);
+        claim.insert(claim.end(), junk.begin(), junk.end());
+        const bool sent = WriteToListener(job.jobid, 1, junk.data(), junk.size()) &&
+                          WriteToListener(job.jobid, 1, claim.data(), claim.size());
+        _exit(sent ? 0 : 2);
+      }
+      int status = 0;
+      RANK_CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+                 WEXITSTATUS(status) == 0);
+    }
+    for (int i = 0; i < 2; ++i) {
+      std::vector<unsigned char> buf(sizes[i]);
+      Request* req = nullptr;
+      if (rank == 0) {
+        FillPattern(buf.data(), buf.size(), 30 + i);
+        RANK_CHECK(e->Isend(Host(buf.data(), buf.size()), 1, i, 0, &req).ok());
+      } else {
+        RANK_CHECK(e->Irecv(Host(buf.data(), buf.size()), 0, i, 0, &req).ok());
+      }
+      RANK_CHECK(Finish(e.get(), req).ok());
+      if (rank == 1) RANK_CHECK(FirstMismatch(buf.data(), buf.size(), 30 + i) == -1);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  });
+  EXPECT_EQ(r, "");
+}
+
 TEST(TransportFaultTest, ManyRanksOpenFastboxesPairByPair) {
   const int n = 24;
   std::string r = RunJob(n, [n](int rank) {

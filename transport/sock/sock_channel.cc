@@ -33,8 +33,8 @@ SockChannel::~SockChannel() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
-std::string SockChannel::Address(int rank) const {
-  return "mpigpu-sock-" + host_->job().jobid() + "-" + std::to_string(rank);
+std::string SockChannel::Address(const std::string& jobid, int rank) {
+  return "mpigpu-sock-" + jobid + "-" + std::to_string(rank);
 }
 
 Status SockChannel::Attach(TransportHost* host, char*, char*) {
@@ -44,7 +44,7 @@ Status SockChannel::Attach(TransportHost* host, char*, char*) {
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) return SysError("socket channel: socket");
   sockaddr_un a;
-  const socklen_t len = AbstractAddress(Address(rank_), &a);
+  const socklen_t len = AbstractAddress(Address(host_->job().jobid(), rank_), &a);
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) != 0)
     return Status(Err::kSystem, "socket channel: the name of rank " + std::to_string(rank_) +
                                     " is taken (" + std::strerror(errno) +
@@ -68,7 +68,7 @@ Status SockChannel::Connect(int dst, bool* later) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return SysError("socket channel: socket");
   sockaddr_un a;
-  const socklen_t len = AbstractAddress(Address(dst), &a);
+  const socklen_t len = AbstractAddress(Address(host_->job().jobid(), dst), &a);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {
     const int err = errno;
     ::close(fd);

@@ -43,6 +43,15 @@ class SockChannel final : public Channel {
 
   static constexpr size_t kMaxPayload = size_t{1} << 20;
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
+  // A connection's first bytes: who opens it (checked against the kernel's credentials).
+  struct Hello {
+    uint64_t magic;  // kHelloMagic
+    int32_t rank;
+    int32_t pad;
+  };
+  static constexpr uint64_t kHelloMagic = 0x6d70696775736f63ull;
+  // The abstract socket name rank `rank` of job `jobid` listens on.
+  static std::string Address(const std::string& jobid, int rank);
 
  private:
   static constexpr ChannelCaps kCaps{"socket", kMaxPayload, /*fast_paths=*/false,
@@ -52,12 +61,6 @@ class SockChannel final : public Channel {
     uint32_t magic;  // kFrameMagic
   };
   static constexpr uint32_t kFrameMagic = 0x6d706766;  // "mpgf"
-  struct Hello {
-    uint64_t magic;  // kHelloMagic
-    int32_t rank;
-    int32_t pad;
-  };
-  static constexpr uint64_t kHelloMagic = 0x6d70696775736f63ull;
   struct Out {  // our connection to a peer
     int fd = -1;
     bool broken = false;  // a write failed: the peer is gone (the liveness check says so)
@@ -72,7 +75,6 @@ class SockChannel final : public Channel {
     size_t have = 0;
   };
 
-  std::string Address(int rank) const;
   Status Connect(int dst, bool* later);
   Status Flush(Out& o);
   Status Accept();
