@@ -317,6 +317,7 @@ Status Engine::Progress() {
     if (now >= next_peer_check_) {
       next_peer_check_ = now + 0.02;
       CheckPeers();
+      for (auto& b : backends_->lmts) b->Tick();
       if (st.ok() && !drain_error_.ok()) st = std::exchange(drain_error_, Status());
     }
   }

@@ -207,6 +207,9 @@ class LmtBackend {
   virtual void Finished(Request* req) = 0;
   // `rank` died: fail what depends on it (with `why`).
   virtual void FailPeer(int rank, const Status& why) = 0;
+  // Housekeeping on the engine's peer-check cadence (every ~20 ms while progress runs), busy or
+  // not: health checks of what the back-end runs on its own (the resident copy kernel).
+  virtual void Tick() = 0;
   // Finalize waits while this is true: copies a peer's send is waiting for.
   virtual bool Serving() const = 0;
   // Finalize: release what it holds (pins, mappings, kernels).
@@ -227,6 +230,7 @@ class LmtBackendStubs : public LmtBackend {
   void Joined() override {}
   bool Offers(int, MemLoc, size_t) const override { return false; }
   size_t Offer(Request*, unsigned char*) override { return 0; }
+  void Tick() override {}
   bool Serving() const override { return false; }
   Status Close() override { return Status::Ok(); }
   void AddStats(TransportStats*) const override {}

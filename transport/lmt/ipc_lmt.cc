@@ -4,7 +4,6 @@
 #include <cstring>
 #include <utility>
 
-#include "memcopy/clock.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 #include "pipeline/layout.h"
@@ -365,7 +364,6 @@ bool IpcLmt::PeerTokenStored(const CopyOp& op, int peer) const {
 
 Status IpcLmt::Progress(bool* busy) {
   if (!notify_waits_.empty()) PollNotifies();
-  if (!active_.empty() && (++progress_calls_ & 255) == 0) CheckGpuCopier();
   for (auto it = active_.begin(); it != active_.end();) {
     Request* req = *it;
     CopyOp* op = req->op<CopyOp>();
@@ -441,12 +439,9 @@ void IpcLmt::FailPeer(int rank, const Status& why) {
   for (Request* r : failed) host_->Complete(r, why);
 }
 
-// The resident kernel's health, asked of the driver now and then while copies run: a fault (a
-// copy through a bad address) is sticky, and Progress then fails the copies queued on it.
-void IpcLmt::CheckGpuCopier() {
-  const double now = MonotonicSeconds();
-  if (now < next_copier_check_) return;
-  next_copier_check_ = now + 0.02;
+// The resident kernel's health, asked of the driver on the peer-check cadence: a fault (a copy
+// through a bad address) is sticky, and Progress then fails the copies queued on it.
+void IpcLmt::Tick() {
   if (!gpu_copier_ok_ || !gpu_copier_.ready()) return;
   Status st = gpu_copier_.Check();
   if (st.ok()) return;

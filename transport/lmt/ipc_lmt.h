@@ -55,6 +55,7 @@ class IpcLmt final : public LmtBackend {
   Status Progress(bool* busy) override;
   void Finished(Request* req) override;
   void FailPeer(int rank, const Status& why) override;
+  void Tick() override;
   bool Serving() const override { return !active_.empty(); }
   Status Close() override;
   void AddStats(TransportStats* s) const override { s->sends_notified += sends_notified_; }
@@ -102,7 +103,6 @@ class IpcLmt final : public LmtBackend {
   void DropSlot(Request* req, bool reusable);
   bool PeerTokenStored(const CopyOp& op, int peer) const;
   bool NotifyMapped();
-  void CheckGpuCopier();
   Status StopGpuCopier();
   uint32_t NotifyIndex(int rank, uint32_t slot) const {
     return static_cast<uint32_t>(rank) * kNotifySlots + slot;
@@ -127,8 +127,6 @@ class IpcLmt final : public LmtBackend {
   uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it: set while pinned
   bool notify_ok_ = true;                // cleared for good if pinning fails
   uint64_t sends_notified_ = 0;          // sends completed by the receiver's kernel (no kFin)
-  uint64_t progress_calls_ = 0;
-  double next_copier_check_ = 0;
 };
 
 }  // namespace mpigpu::transport
