@@ -11,6 +11,7 @@
 #include "memcopy/clock.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
+#include "internode/boot/boot_client.h"
 #include "transport/launcher_link.h"
 
 namespace mpigpu::transport {
@@ -39,7 +40,7 @@ Engine::~Engine() {
 
 Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
   std::unique_ptr<Engine> e(new Engine());
-  Status st = e->Bootstrap(job);
+  Status st = e->StartUp(job);
   if (!st.ok()) {
     // The creator removes the job's name whatever went wrong (a peer that never came, a bad
     // setting), so a rerun with the same job id does not find it taken.
@@ -50,14 +51,16 @@ Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
   return Status::Ok();
 }
 
-Status Engine::Bootstrap(const JobInfo& job) {
+Status Engine::StartUp(const JobInfo& job) {
   config_ = &GetTransportConfig();
   MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (memcopy/params.h)
   rank_ = job.rank;
   size_ = job.size;
   SetLogRank(rank_);
+  job_info_ = job;
   backends_ = std::make_unique<BackendSet>();
-  MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, backends_.get()));
+  MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, job, backends_.get()));
+  MPIGPU_RETURN_IF_ERROR(MakeBootstrap(job));
 
   // Every channel and back-end gets its areas behind the job's rank table: the dense ones first,
   // then the sparse tail, which gets memory only where touched (SegmentPages each).
@@ -92,6 +95,7 @@ Status Engine::Bootstrap(const JobInfo& job) {
   if (CudaDeviceCount() > 0 && cudaGetDevice(&device) != cudaSuccess) device = -1;
   MPIGPU_RETURN_IF_ERROR(job_.Join(device, GpuIdentity(device),
                                    static_cast<double>(config_->bootstrap_timeout_s)));
+  MPIGPU_RETURN_IF_ERROR(ExchangeCards());
   for (auto& b : backends_->lmts) {
     b->Joined();
     by_wire_id_[b->caps().wire_id] = b.get();
@@ -115,9 +119,51 @@ Status Engine::Bootstrap(const JobInfo& job) {
   pending_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
-  MPIGPU_INFO("joined job %s: rank %d of %d, channel %s, eager <= %zu B", job_.jobid().c_str(),
-              rank_, size_, chan_[rank_]->caps().name, eager_max_[rank_]);
+  MPIGPU_INFO("joined job %s: rank %d of %d on node %d", job_.jobid().c_str(), rank_, size_,
+              job_info_.node());
+  LogPaths();
   LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
+  return Status::Ok();
+}
+
+// MPIGPU_DEBUG=info: which path each peer takes, one line per run of ranks that share it.
+void Engine::LogPaths() const {
+  if (CurrentLogLevel() < LogLevel::kInfo) return;
+  auto path = [&](int r) {
+    std::string p = std::string(chan_[r]->caps().name) + ", large messages by";
+    for (LmtBackend* b : *lmt_path_[r]) p += std::string(" ") + b->caps().name;
+    return p + ", eager <= " + std::to_string(eager_max_[r]) + " B";
+  };
+  for (int r = 0; r < size_;) {
+    int end = r + 1;
+    while (end < size_ && path(end) == path(r)) ++end;
+    MPIGPU_INFO("ranks %d-%d: %s", r, end - 1, path(r).c_str());
+    r = end;
+  }
+}
+
+// A job on one node exchanges through its segment (LocalJob); one that spans nodes through the
+// launcher's boot server.
+Status Engine::MakeBootstrap(const JobInfo& job) {
+  if (!job.SpansNodes()) {
+    boot_ = &job_;
+    return Status::Ok();
+  }
+  MPIGPU_RETURN_IF_ERROR(BootClient::FromEnvironment(job, &net_boot_));
+  boot_ = net_boot_.get();
+  return Status::Ok();
+}
+
+// Channels that reach peers through addresses publish a card; then every rank's goes to them.
+Status Engine::ExchangeCards() {
+  std::string mine;
+  for (auto& c : backends_->channels) mine += c->Card();
+  if (mine.empty()) return Status::Ok();  // every rank has the same channels: none exchanges
+  std::vector<std::string> cards;
+  MPIGPU_RETURN_IF_ERROR(
+      boot_->Allgather(mine, &cards, static_cast<double>(config_->bootstrap_timeout_s)));
+  for (auto& c : backends_->channels)
+    if (!c->Card().empty()) MPIGPU_RETURN_IF_ERROR(c->SetCards(cards));
   return Status::Ok();
 }
 
@@ -351,7 +397,13 @@ Status Engine::ProgressBackends() {
 bool Engine::PeerAlive(int rank) {
   if (rank < 0 || rank >= size_ || peer_failed_[rank]) return false;
   if (rank == rank_) return true;
-  return job_.Alive(rank);
+  if (job_info_.SameNode(rank)) return job_.Alive(rank);
+  return chan_[rank]->Peer(rank) != PeerState::kLost;
+}
+
+bool Engine::PeerFinalized(int rank) {
+  if (job_info_.SameNode(rank)) return job_.Finalized(rank);
+  return chan_[rank]->Peer(rank) == PeerState::kFinalized;
 }
 
 void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks) {
@@ -369,7 +421,7 @@ void Engine::CheckPeers() {
     if (r == rank_ || peer_failed_[r]) continue;
     const bool waited_on = outstanding_[r] > 0 || probing_ == r;
     if (!waited_on && !any_source_waiting) continue;
-    if (job_.Finalized(r) && !waited_on)
+    if (!waited_on && PeerFinalized(r))
       continue;
     if (PeerAlive(r)) continue;
     // What it sent before it died may have arrived after this progress call last looked: take
@@ -383,8 +435,11 @@ void Engine::CheckPeers() {
       }
       if (!ArrivalsPending()) break;
     }
-    FailPeer(r, "rank " + std::to_string(r) + " (pid " +
-                    std::to_string(job_.pid(r)) + ") died");
+    FailPeer(r, job_info_.SameNode(r)
+                    ? "rank " + std::to_string(r) + " (pid " + std::to_string(job_.pid(r)) +
+                          ") died"
+                    : "rank " + std::to_string(r) + " (node " +
+                          std::to_string(job_info_.NodeOf(r)) + ") is lost");
   }
 }
 
@@ -455,9 +510,12 @@ Status Engine::Finalize() {
     return false;
   };
   while (st.ok() && sends_busy() && MonotonicSeconds() < deadline) st = Progress();
-  // 2. Say we are done, and wait for every peer to say so (or die), serving their messages.
+  // 2. Say we are done, and wait for every peer on this node to say so (or die), serving their
+  // messages: they may still use our shared memory. Peers on other nodes share none: what we
+  // sent them is flushed by their channel's Close.
   job_.MarkFinalized();
   for (int r = 0; r < size_ && st.ok(); ++r) {
+    if (!job_info_.SameNode(r)) continue;
     while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && MonotonicSeconds() < deadline) {
       st = Progress();
       if (!st.ok()) break;
@@ -468,7 +526,7 @@ Status Engine::Finalize() {
   // A job in which a rank died (or left without finalizing) did not end well: say so.
   std::string dead;
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && (peer_failed_[r] || !job_.Finalized(r)))
+    if (r != rank_ && (peer_failed_[r] || (job_info_.SameNode(r) && !job_.Finalized(r))))
       dead += (dead.empty() ? "" : ", ") + std::to_string(r);
   if (!dead.empty())
     st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +

@@ -134,6 +134,7 @@ class Engine final : public LmtHost, public ChannelSink {
   // LmtHost (for the back-ends).
   const TransportConfig& config() const override { return *config_; }
   const LocalJob& job() const override { return job_; }
+  const Bootstrap& boot() const override { return *boot_; }
   Status CopierFor(MemLoc loc, CopyEngine** out) override;
   Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
                        void* plain) override;
@@ -167,7 +168,11 @@ class Engine final : public LmtHost, public ChannelSink {
   };
 
   Engine() = default;
-  Status Bootstrap(const JobInfo& job);
+  Status StartUp(const JobInfo& job);
+  Status MakeBootstrap(const JobInfo& job);
+  Status ExchangeCards();
+  bool PeerFinalized(int rank);
+  void LogPaths() const;
 
   // Sending side.
   Status SendOrQueue(OutMsg& msg);  // copied only when it must wait
@@ -209,6 +214,9 @@ class Engine final : public LmtHost, public ChannelSink {
   bool in_progress_ = false;
 
   LocalJob job_;  // the job segment, the rank table, who is alive
+  JobInfo job_info_;  // where the ranks are (node map)
+  Bootstrap* boot_ = nullptr;  // job_, or net_boot_ for a job that spans nodes
+  std::unique_ptr<Bootstrap> net_boot_;
   std::unique_ptr<BackendSet> backends_;  // every channel and LMT back-end this process runs
   // Per peer: its channel, its LMT back-ends in order of preference, its eager size.
   std::vector<Channel*> chan_;

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "memcopy/clock.h"
@@ -28,7 +30,16 @@ struct alignas(64) LocalJob::RankSlot {
   }
 };
 
+// A rank's card: len + 1 once written (0: not yet), then the bytes.
+struct LocalJob::CardSlot {
+  std::atomic<uint32_t> len_plus_1;
+  char bytes[kCardBytes - sizeof(uint32_t)];
+  static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared between processes");
+};
+
 namespace {
+
+constexpr size_t kSecretBytes = 16;
 
 size_t RoundUpPage(size_t v) { return (v + 4095) / 4096 * 4096; }
 
@@ -58,19 +69,82 @@ Status JobInfo::FromEnvironment(JobInfo* out) {
   for (char c : out->jobid)
     if (!std::isxdigit(static_cast<unsigned char>(c)))
       return Status(Err::kInvalidArg, "MPIGPU_JOBID must be hexadecimal, got '" + out->jobid + "'");
+  if (const char* map = std::getenv("MPIGPU_NODE_MAP"); map != nullptr && *map != '\0')
+    MPIGPU_RETURN_IF_ERROR(ParseNodeMap(map, out->size, &out->node_of));
   return Status::Ok();
+}
+
+bool JobInfo::SpansNodes() const {
+  for (int n : node_of)
+    if (n != node_of[0]) return true;
+  return false;
+}
+
+int JobInfo::Leader() const {
+  for (int r = 0; r < size; ++r)
+    if (SameNode(r)) return r;
+  return rank;
+}
+
+Status JobInfo::ParseNodeMap(const char* text, int size, std::vector<int>* out) {
+  auto bad = [&](const std::string& why) {
+    return Status(Err::kInvalidArg,
+                  std::string("MPIGPU_NODE_MAP='") + text + "' is not valid: " + why);
+  };
+  out->clear();
+  const char* p = text;
+  int highest = -1;
+  while (*p != '\0') {
+    char* end = nullptr;
+    const long node = std::strtol(p, &end, 10);
+    if (end == p || node < 0 || node >= size) return bad("a node is not a number in [0, size)");
+    long count = 1;
+    p = end;
+    if (*p == '*') {
+      count = std::strtol(p + 1, &end, 10);
+      if (end == p + 1 || count < 1 || count > size) return bad("a count is not in [1, size]");
+      p = end;
+    }
+    if (static_cast<long>(out->size()) + count > size) return bad("more ranks than MPIGPU_SIZE");
+    out->insert(out->end(), static_cast<size_t>(count), static_cast<int>(node));
+    highest = std::max(highest, static_cast<int>(node));
+    if (*p == ',') ++p;
+    else if (*p != '\0') return bad("expected ',' or '*'");
+  }
+  if (static_cast<int>(out->size()) != size) return bad("fewer ranks than MPIGPU_SIZE");
+  std::vector<bool> used(static_cast<size_t>(highest) + 1, false);
+  for (int n : *out) used[static_cast<size_t>(n)] = true;
+  for (bool u : used)
+    if (!u) return bad("nodes are not numbered from 0 without gaps");
+  return Status::Ok();
+}
+
+std::string JobInfo::FormatNodeMap(const std::vector<int>& node_of) {
+  std::string s;
+  for (size_t i = 0; i < node_of.size();) {
+    size_t j = i;
+    while (j < node_of.size() && node_of[j] == node_of[i]) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(node_of[i]);
+    if (j - i > 1) s += "*" + std::to_string(j - i);
+    i = j;
+  }
+  return s;
 }
 
 Status LocalJob::Open(const JobInfo& job, size_t dense_bytes, size_t sparse_bytes, int timeout_ms,
                       char** payload) {
+  job_ = job;
   rank_ = job.rank;
   size_ = job.size;
   jobid_ = job.jobid;
   if (jobid_.empty()) MPIGPU_RETURN_IF_ERROR(RandomJobId(&jobid_));
-  table_bytes_ = RoundUpPage(sizeof(RankSlot) * static_cast<size_t>(size_));
+  const size_t ranks_bytes = sizeof(RankSlot) * static_cast<size_t>(size_);
+  table_bytes_ = RoundUpPage(ranks_bytes + kCardBytes * (static_cast<size_t>(size_) + 1));
   const size_t total = table_bytes_ + dense_bytes + sparse_bytes;
-  const std::string name = SegmentName(jobid_);
-  if (rank_ == 0) {
+  // One segment per node; a job on one node keeps the plain name.
+  std::string name = SegmentName(jobid_);
+  if (job.node() > 0) name += "-node" + std::to_string(job.node());
+  if (leader()) {
     MPIGPU_RETURN_IF_ERROR(
         ShmSegment::Create(name, total, size_, &segment_, /*numa_node=*/-1, sparse_bytes));
   } else {
@@ -80,6 +154,16 @@ Status LocalJob::Open(const JobInfo& job, size_t dense_bytes, size_t sparse_byte
                                       "expects: every rank must run with the same MPIGPU_* settings");
   }
   ranks_ = static_cast<RankSlot*>(segment_.payload());  // zero-filled by the creation: kEmpty
+  cards_ = reinterpret_cast<CardSlot*>(static_cast<char*>(segment_.payload()) + ranks_bytes);
+  if (leader()) {  // the job's secret, published by the leader's Join
+    char secret[kSecretBytes];
+    for (size_t i = 0; i < kSecretBytes; i += sizeof(uint64_t)) {
+      uint64_t t = 0;
+      MPIGPU_RETURN_IF_ERROR(RandomToken(&t));
+      std::memcpy(secret + i, &t, sizeof t);
+    }
+    std::memcpy(cards_[size_].bytes, secret, kSecretBytes);
+  }
   *payload = static_cast<char*>(segment_.payload()) + table_bytes_;
   return Status::Ok();
 }
@@ -95,25 +179,52 @@ Status LocalJob::Join(int device, uint64_t gpu_id, double timeout_s) {
   me->gpu_id.store(gpu_id, std::memory_order_relaxed);
   me->state.store(RankSlot::kJoined, std::memory_order_release);  // -> the waits below
 
-  // Wait until every rank joined: then the name can go (mappings stay).
+  // Wait until the node's ranks joined: then the name can go (mappings stay).
   const double deadline = MonotonicSeconds() + timeout_s;
   for (int r = 0; r < size_; ++r) {
+    if (!job_.SameNode(r)) continue;
     while (slot(r)->state.load(std::memory_order_acquire) == RankSlot::kEmpty) {
       if (MonotonicSeconds() > deadline)
         return Status(Err::kTimeout, "rank " + std::to_string(r) + " did not join the job within " +
                                          std::to_string(static_cast<long>(timeout_s)) +
                                          " s (MPIGPU_BOOTSTRAP_TIMEOUT)");
       if (!ProcessAlive(segment_.creator_pid()))
-        return Status(Err::kPeerFailed, "rank 0 died during start-up");
+        return Status(Err::kPeerFailed,
+                      "rank " + std::to_string(job_.Leader()) + " died during start-up");
       usleep(200);
     }
   }
-  if (rank_ == 0) (void)segment_.Unlink();
+  secret_.assign(cards_[size_].bytes, kSecretBytes);  // the leader's Join published it
+  if (leader()) (void)segment_.Unlink();
+  return Status::Ok();
+}
+
+Status LocalJob::Allgather(const std::string& mine, std::vector<std::string>* all,
+                           double timeout_s) {
+  if (job_.SpansNodes())
+    return Status(Err::kInternal, "a job that spans nodes exchanges through its boot server");
+  CardSlot& me = cards_[rank_];
+  if (mine.size() > sizeof me.bytes)
+    return Status(Err::kInvalidArg, "a card of " + std::to_string(mine.size()) + " bytes");
+  std::memcpy(me.bytes, mine.data(), mine.size());
+  me.len_plus_1.store(static_cast<uint32_t>(mine.size() + 1), std::memory_order_release);
+  all->assign(static_cast<size_t>(size_), std::string());
+  const double deadline = MonotonicSeconds() + timeout_s;
+  for (int r = 0; r < size_; ++r) {
+    uint32_t n;
+    while ((n = cards_[r].len_plus_1.load(std::memory_order_acquire)) == 0) {
+      if (MonotonicSeconds() > deadline)
+        return Status(Err::kTimeout, "rank " + std::to_string(r) + " did not publish its card");
+      if (!Alive(r)) return Status(Err::kPeerFailed, "rank " + std::to_string(r) + " died");
+      usleep(100);
+    }
+    (*all)[r].assign(cards_[r].bytes, std::min<size_t>(n - 1, sizeof cards_[r].bytes));
+  }
   return Status::Ok();
 }
 
 void LocalJob::Abandon() {
-  if (rank_ == 0 && segment_.valid()) (void)segment_.Unlink();
+  if (leader() && segment_.valid()) (void)segment_.Unlink();
 }
 
 LocalJob::RankSlot* LocalJob::slot(int rank) const { return ranks_ + rank; }

@@ -1,14 +1,24 @@
 // LocalJob: the bootstrap of the ranks of one job on this node. They meet in one shared segment
-// (ringbuf::JobSegment) named from MPIGPU_JOBID: local rank 0 creates it, the others attach,
-// every rank publishes itself in the rank table, and once all are there the name is unlinked
-// (the mappings stay). It also answers who is alive and who has finalized. The engine lays its
-// back-ends' areas (SegmentNeeds: cells, fastboxes, notify words, CMA slots) out in the payload
-// behind the rank table; a cross-node bootstrap (PMIx, mpigpurun --host) extends this with the ranks of other hosts.
+// (ringbuf::JobSegment) named from MPIGPU_JOBID and the node: the node's first rank (its leader)
+// creates it, the others attach, every rank publishes itself in the rank table, and once the
+// node's ranks are all there the name is unlinked (the mappings stay). It also answers which of
+// the node's ranks are alive and which have finalized. The engine lays its back-ends' areas
+// (SegmentNeeds: cells, fastboxes, notify words, CMA slots) out in the payload behind the tables.
+//
+// A job that spans nodes (JobInfo::node_of, from MPIGPU_NODE_MAP) has one such segment per node;
+// what ranks on other nodes need (addresses, the job's secret) comes from the job's Bootstrap
+// (transport/core/bootstrap.h): this class is that bootstrap for a job on one node, where the
+// exchange goes through the segment, and internode/boot's client is the one for a job that spans
+// nodes. Tables are indexed by world rank; only the node's ranks use their slots.
 //
 // Rank table (one 64-byte slot per rank in the segment), written only by its rank:
 //   pid, gpu, gpu_id: stored once in Join (relaxed; published by the state store).
 //   state: kJoined in Join, kFinalized in MarkFinalized; release stores that pair with the
 //          acquire loads of the peers waiting in Join and in the engine's finalize.
+// Card table (one kCardBytes slot per rank), written only by its rank in Allgather: the bytes
+//   (relaxed), then len + 1 with a release store that pairs with the readers' acquire loads.
+// Secret (one slot after the cards): written by the leader in Open, before its Join's release
+//   store of kJoined, which every rank's Join acquires before Allgather reads it.
 #pragma once
 
 #include <sys/types.h>
@@ -18,8 +28,11 @@
 #include <functional>
 #include <string>
 
+#include <vector>
+
 #include "memcopy/status.h"
 #include "ringbuf/segment.h"
+#include "transport/core/bootstrap.h"
 
 namespace mpigpu::transport {
 
@@ -28,11 +41,27 @@ struct JobInfo {
   int rank = 0;
   int size = 1;
   std::string jobid;  // empty: make one (single-rank job)
-  // From the environment: MPIGPU_RANK/SIZE/JOBID; a one-rank job when MPIGPU_RANK is unset.
+  // Each rank's node (0..nodes-1), or empty: every rank on this node.
+  std::vector<int> node_of;
+
+  int NodeOf(int r) const { return node_of.empty() ? 0 : node_of[r]; }
+  int node() const { return NodeOf(rank); }
+  bool SameNode(int r) const { return NodeOf(r) == node(); }
+  bool SpansNodes() const;
+  // The lowest rank on this rank's node: it creates the node's segment.
+  int Leader() const;
+
+  // From the environment: MPIGPU_RANK/SIZE/JOBID and MPIGPU_NODE_MAP; a one-rank job when
+  // MPIGPU_RANK is unset.
   static Status FromEnvironment(JobInfo* out);
+  // MPIGPU_NODE_MAP's form: each rank's node in rank order, comma-separated, "N*k" for k ranks
+  // on node N in a row ("0*2,1*2": ranks 0, 1 on node 0 and 2, 3 on node 1). Nodes are numbered
+  // from 0 without gaps.
+  static Status ParseNodeMap(const char* text, int size, std::vector<int>* out);
+  static std::string FormatNodeMap(const std::vector<int>& node_of);
 };
 
-class LocalJob {
+class LocalJob final : public Bootstrap {
  public:
   LocalJob() = default;
   LocalJob(const LocalJob&) = delete;
@@ -49,6 +78,13 @@ class LocalJob {
   // Publishes this rank (pid, its CUDA device and a process-independent id of it, -1 / 0 for
   // none) and waits up to timeout_s until every rank has; then the creator unlinks the name.
   Status Join(int device, uint64_t gpu_id, double timeout_s);
+  // Bootstrap, for a job on one node, through the segment (after Join). Cards of up to
+  // kCardBytes - 4 bytes.
+  const std::string& secret() const override { return secret_; }
+  Status Allgather(const std::string& mine, std::vector<std::string>* all,
+                   double timeout_s) override;
+  std::string LocalAddress() const override { return "127.0.0.1"; }
+  static constexpr size_t kCardBytes = 128;
   // After a failed start-up: the creator removes the name, so that a rerun with the same job id
   // does not find it taken.
   void Abandon();
@@ -62,17 +98,22 @@ class LocalJob {
   pid_t pid(int rank) const;
   int gpu(int rank) const;          // its CUDA device at start-up, -1 without one
   uint64_t gpu_id(int rank) const;  // 0 without one
-  // Its process runs (a zombie counts as dead); true for this rank.
+  // Ranks of this node only. Its process runs (a zombie counts as dead); true for this rank.
   bool Alive(int rank) const;
   bool Finalized(int rank) const;
   void MarkFinalized();
 
  private:
   struct RankSlot;
+  struct CardSlot;
   RankSlot* slot(int rank) const;
+  bool leader() const { return rank_ == job_.Leader(); }
 
+  JobInfo job_;
   int rank_ = 0;
   int size_ = 1;
+  std::string secret_;
+  CardSlot* cards_ = nullptr;  // in the segment: one slot per rank, then the secret
   std::string jobid_;
   JobSegment segment_;
   RankSlot* ranks_ = nullptr;  // in the segment: one slot per rank

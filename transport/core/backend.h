@@ -25,10 +25,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "memcopy/status.h"
 #include "pipeline/copy_engine.h"
 #include "pipeline/layout.h"
+#include "transport/core/bootstrap.h"
 #include "transport/core/request.h"
 #include "transport/core/wire.h"
 #include "transport/local_job.h"
@@ -64,6 +66,8 @@ class TransportHost {
   virtual int size() const = 0;
   virtual const TransportConfig& config() const = 0;
   virtual const LocalJob& job() const = 0;
+  // What the rank learns from the whole job (its secret, the cards' exchange).
+  virtual const Bootstrap& boot() const = 0;
   // Alive and not failed (this rank always is).
   virtual bool PeerAlive(int rank) = 0;
   // The copy engine for buffers at `loc` (host, or that device's streams), made on first use.
@@ -84,6 +88,13 @@ struct Payload {
   size_t offset = 0;
   const void* bytes = nullptr;
   size_t len = 0;
+};
+
+// A peer as the connections of a channel that reaches other nodes show it.
+enum class PeerState {
+  kAlive,      // nothing says otherwise
+  kFinalized,  // it said goodbye (finalize) and closed
+  kLost,       // its connection broke, was refused, or closed without a goodbye
 };
 
 struct ChannelCaps {
@@ -133,6 +144,22 @@ class Channel {
   virtual void PrepareDeviceCopy() = 0;
   // Finalize: release what the channel holds.
   virtual Status Close() = 0;
+  // The card peers need to reach this rank (an address), "" when it needs none; asked after
+  // Attach. When any channel has one, the engine exchanges cards (Bootstrap::Allgather) after
+  // the ranks joined and gives every rank's to SetCards, in rank order.
+  virtual std::string Card() const = 0;
+  virtual Status SetCards(const std::vector<std::string>& cards) = 0;
+  // How `peer` looks from this channel's connections. The engine asks it for peers on other
+  // nodes (caps().same_node false); their rank table answers for the node's own.
+  virtual PeerState Peer(int peer) = 0;
+};
+
+// The explicit stubs of a channel that reaches the ranks of its node only.
+class NodeChannelStubs : public Channel {
+ public:
+  std::string Card() const override { return {}; }
+  Status SetCards(const std::vector<std::string>&) override { return Status::Ok(); }
+  PeerState Peer(int) override { return PeerState::kAlive; }
 };
 
 struct LmtCaps {

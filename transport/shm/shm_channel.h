@@ -22,7 +22,7 @@
 
 namespace mpigpu::transport {
 
-class ShmChannel final : public Channel {
+class ShmChannel final : public NodeChannelStubs {
  public:
   ShmChannel() = default;
   ~ShmChannel() override;

@@ -1,0 +1,139 @@
+#include "internode/boot/boot_client.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#include "internode/boot/boot_wire.h"
+#include "internode/tcp/tcp_channel.h"
+#include "memcopy/clock.h"
+
+namespace mpigpu::transport {
+namespace {
+
+// Moves all `n` bytes through the blocking-with-deadline socket `fd`; false on error or timeout.
+bool Transfer(int fd, void* buf, size_t n, bool send, double deadline) {
+  auto* p = static_cast<unsigned char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    const double left = deadline - MonotonicSeconds();
+    if (left <= 0) return false;
+    pollfd q{fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
+    const int ready = ::poll(&q, 1, static_cast<int>(left * 1000) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    const ssize_t k = send ? ::send(fd, p + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                           : ::recv(fd, p + done, n - done, MSG_DONTWAIT);
+    if (k > 0) done += static_cast<size_t>(k);
+    else if (k == 0 || (errno != EAGAIN && errno != EINTR)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+BootClient::~BootClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool BootClient::ParseSecret(const char* hex, std::string* out) {
+  if (hex == nullptr || std::strlen(hex) != boot::kSecretHexChars) return false;
+  out->clear();
+  for (size_t i = 0; i < boot::kSecretHexChars; i += 2) {
+    char byte[3] = {hex[i], hex[i + 1], 0};
+    char* end = nullptr;
+    const long v = std::strtol(byte, &end, 16);
+    if (*end != '\0' || !std::isxdigit(static_cast<unsigned char>(byte[0]))) return false;
+    out->push_back(static_cast<char>(v));
+  }
+  return true;
+}
+
+Status BootClient::FromEnvironment(const JobInfo& job, std::unique_ptr<Bootstrap>* out) {
+  const char* addr = std::getenv("MPIGPU_BOOT_ADDR");
+  const char* hex = std::getenv("MPIGPU_JOB_SECRET");
+  if (addr == nullptr || *addr == '\0')
+    return Status(Err::kInvalidArg, "a job that spans nodes needs MPIGPU_BOOT_ADDR (its launcher's "
+                                    "boot server): start it with mpigpurun --host");
+  std::string secret;
+  if (!ParseSecret(hex, &secret))
+    return Status(Err::kInvalidArg, "MPIGPU_JOB_SECRET is missing or not 32 hex digits");
+  const double timeout = static_cast<double>(GetTransportConfig().bootstrap_timeout_s);
+  return Connect(job, addr, secret, timeout, out);
+}
+
+Status BootClient::Connect(const JobInfo& job, const std::string& addr, const std::string& secret,
+                           double timeout_s, std::unique_ptr<Bootstrap>* out) {
+  sockaddr_in a{};
+  if (!TcpChannel::ParseCard(addr, &a))
+    return Status(Err::kInvalidArg, "MPIGPU_BOOT_ADDR='" + addr + "' is not a.b.c.d:port");
+  std::unique_ptr<BootClient> c(new BootClient());
+  c->rank_ = job.rank;
+  c->size_ = job.size;
+  c->secret_ = secret;
+  const double deadline = MonotonicSeconds() + timeout_s;
+  // The server may not listen yet when a rank starts first: retry refusals until the deadline.
+  for (;;) {
+    c->fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd_ < 0) return SysError("boot: socket");
+    if (::connect(c->fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
+    const int err = errno;
+    ::close(c->fd_);
+    c->fd_ = -1;
+    if (MonotonicSeconds() > deadline)
+      return Status(Err::kTimeout, "boot: no answer from the launcher at " + addr + " (" +
+                                       std::strerror(err) + ")");
+    ::usleep(20000);
+  }
+  sockaddr_in me{};
+  socklen_t n = sizeof me;
+  char text[INET_ADDRSTRLEN] = "";
+  if (::getsockname(c->fd_, reinterpret_cast<sockaddr*>(&me), &n) == 0)
+    ::inet_ntop(AF_INET, &me.sin_addr, text, sizeof text);
+  c->local_address_ = text;
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+Status BootClient::Allgather(const std::string& mine, std::vector<std::string>* all,
+                             double timeout_s) {
+  if (gathered_) return Status(Err::kInternal, "boot: the cards are exchanged once");
+  gathered_ = true;
+  if (mine.size() > boot::kMaxCard)
+    return Status(Err::kInvalidArg, "boot: a card of " + std::to_string(mine.size()) + " bytes");
+  const double deadline = MonotonicSeconds() + timeout_s;
+  boot::BootHello hello{};
+  hello.magic = boot::kHelloMagic;
+  hello.rank = rank_;
+  hello.size = size_;
+  std::memcpy(hello.secret, secret_.data(), boot::kSecretBytes);
+  hello.card_len = static_cast<uint32_t>(mine.size());
+  std::string card = mine;
+  if (!Transfer(fd_, &hello, sizeof hello, true, deadline) ||
+      !Transfer(fd_, card.data(), card.size(), true, deadline))
+    return Status(Err::kPeerFailed, "boot: the launcher's boot server is gone");
+  boot::BootTable table{};
+  if (!Transfer(fd_, &table, sizeof table, false, deadline))
+    return Status(Err::kTimeout, "boot: the other ranks' cards did not come within " +
+                                     std::to_string(static_cast<long>(timeout_s)) + " s");
+  if (table.magic != boot::kTableMagic || table.size != size_)
+    return Status(Err::kInternal, "boot: the launcher answered with something else");
+  all->assign(static_cast<size_t>(size_), std::string());
+  for (std::string& c : *all) {
+    uint32_t len = 0;
+    if (!Transfer(fd_, &len, sizeof len, false, deadline) || len > boot::kMaxCard)
+      return Status(Err::kInternal, "boot: a bad card table");
+    c.resize(len);
+    if (!Transfer(fd_, c.data(), len, false, deadline))
+      return Status(Err::kInternal, "boot: a short card table");
+  }
+  return Status::Ok();
+}
+
+}  // namespace mpigpu::transport

@@ -1,0 +1,44 @@
+// BootClient: the Bootstrap (transport/core/bootstrap.h) of a rank in a job that spans nodes,
+// started by mpigpurun --host: the launcher's boot server (boot_server.h) collects every rank's
+// card and hands the table back (boot_wire.h). The launcher names the server in
+// MPIGPU_BOOT_ADDR ("a.b.c.d:port") and the job's secret in MPIGPU_JOB_SECRET (32 hex digits,
+// in the environment only: never on a command line); the rank proves it with the secret.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memcopy/status.h"
+#include "transport/core/bootstrap.h"
+#include "transport/local_job.h"
+
+namespace mpigpu::transport {
+
+class BootClient final : public Bootstrap {
+ public:
+  ~BootClient() override;
+  // Connects to the server the environment names (waiting up to MPIGPU_BOOTSTRAP_TIMEOUT).
+  static Status FromEnvironment(const JobInfo& job, std::unique_ptr<Bootstrap>* out);
+  static Status Connect(const JobInfo& job, const std::string& addr, const std::string& secret,
+                        double timeout_s, std::unique_ptr<Bootstrap>* out);
+
+  const std::string& secret() const override { return secret_; }
+  Status Allgather(const std::string& mine, std::vector<std::string>* all,
+                   double timeout_s) override;
+  std::string LocalAddress() const override { return local_address_; }
+
+  // "0a1b..." (32 hex digits) into 16 bytes; false for anything else.
+  static bool ParseSecret(const char* hex, std::string* out);
+
+ private:
+  BootClient() = default;
+  int fd_ = -1;
+  int rank_ = 0;
+  int size_ = 0;
+  bool gathered_ = false;
+  std::string secret_;
+  std::string local_address_;
+};
+
+}  // namespace mpigpu::transport

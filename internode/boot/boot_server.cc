@@ -1,0 +1,214 @@
+#include "internode/boot/boot_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "internode/boot/boot_wire.h"
+#include "memcopy/clock.h"
+#include "ringbuf/segment.h"
+
+namespace mpigpu::boot {
+
+struct BootServer::Conn {
+  int fd = -1;
+  int rank = -1;  // once its hello passed
+  double accepted_at = 0;
+  std::string peer;  // its address, for the log
+  BootHello hello{};
+  size_t got = 0;  // bytes of hello, then of the card
+  std::string card;
+};
+
+BootServer::~BootServer() {
+  if (thread_.joinable()) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+    thread_.join();
+  }
+  for (auto& c : conns_)
+    if (c->fd >= 0) ::close(c->fd);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Status BootServer::NewSecret(std::string* bytes, std::string* hex) {
+  bytes->clear();
+  hex->clear();
+  for (size_t i = 0; i < kSecretBytes; i += sizeof(uint64_t)) {
+    uint64_t t = 0;
+    MPIGPU_RETURN_IF_ERROR(RandomToken(&t));
+    bytes->append(reinterpret_cast<const char*>(&t), sizeof t);
+  }
+  for (unsigned char b : *bytes) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", b);
+    *hex += two;
+  }
+  return Status::Ok();
+}
+
+Status BootServer::Start(const std::string& bind_address, int size, const std::string& secret,
+                         Log log, std::unique_ptr<BootServer>* out) {
+  if (size < 1 || secret.size() != kSecretBytes)
+    return Status(Err::kInvalidArg, "boot server: a job of at least one rank and a secret");
+  std::unique_ptr<BootServer> s(new BootServer());
+  s->size_ = size;
+  s->secret_ = secret;
+  s->log_ = std::move(log);
+  s->cards_.resize(size);
+  s->have_.assign(size, false);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, bind_address.c_str(), &a.sin_addr) != 1)
+    return Status(Err::kInvalidArg, "boot server: '" + bind_address + "' is not an IPv4 address");
+  s->listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s->listen_fd_ < 0) return SysError("boot server: socket");
+  if (::bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+    return SysError(("boot server: bind " + bind_address).c_str());
+  if (::listen(s->listen_fd_, 1024) != 0) return SysError("boot server: listen");
+  socklen_t n = sizeof a;
+  if (::getsockname(s->listen_fd_, reinterpret_cast<sockaddr*>(&a), &n) != 0)
+    return SysError("boot server: getsockname");
+  s->address_ = bind_address + ":" + std::to_string(ntohs(a.sin_port));
+  s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wake_fd_ < 0) return SysError("boot server: eventfd");
+  s->thread_ = std::thread([p = s.get()] { p->Run(); });
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+// Reads what `c` sent; false when it must go (a stranger, garbage, a duplicate, a close).
+bool BootServer::ReadFrom(Conn& c) {
+  for (;;) {
+    char* at;
+    size_t want;
+    if (c.got < sizeof c.hello) {
+      at = reinterpret_cast<char*>(&c.hello) + c.got;
+      want = sizeof c.hello - c.got;
+    } else if (c.rank >= 0 && c.card.size() < c.hello.card_len) {
+      const size_t have = c.got - sizeof c.hello;
+      at = c.card.data() + have;
+      want = c.hello.card_len - have;
+    } else {
+      char probe;  // after its card a rank sends nothing: only its close
+      const ssize_t k = ::recv(c.fd, &probe, 1, MSG_DONTWAIT);
+      if (k == 0) return false;
+      if (k > 0) {
+        log_("boot server: rank " + std::to_string(c.rank) + " sent bytes after its card");
+        return false;
+      }
+      return errno == EAGAIN || errno == EINTR;
+    }
+    const ssize_t k = ::recv(c.fd, at, want, MSG_DONTWAIT);
+    if (k == 0) return false;
+    if (k < 0) return errno == EAGAIN || errno == EINTR;
+    c.got += static_cast<size_t>(k);
+    if (c.rank < 0 && c.got == sizeof c.hello) {
+      const BootHello& h = c.hello;
+      unsigned char diff = 0;
+      for (size_t i = 0; i < kSecretBytes; ++i)
+        diff |= static_cast<unsigned char>(h.secret[i] ^ static_cast<unsigned char>(secret_[i]));
+      if (h.magic != kHelloMagic || diff != 0 || h.size != size_ || h.rank < 0 ||
+          h.rank >= size_ || h.card_len > kMaxCard) {
+        log_("boot server: refused a connection from " + c.peer + " (not a rank of this job)");
+        return false;
+      }
+      if (have_[h.rank] || [&] {
+            for (auto& o : conns_)
+              if (o.get() != &c && o->rank == h.rank) return true;
+            return false;
+          }()) {
+        log_("boot server: refused a second connection for rank " + std::to_string(h.rank) +
+             " from " + c.peer);
+        return false;
+      }
+      c.rank = h.rank;
+      c.card.resize(h.card_len);
+    }
+    if (c.rank >= 0 && !have_[c.rank] && c.got == sizeof c.hello + c.hello.card_len) {
+      cards_[c.rank] = c.card;
+      have_[c.rank] = true;
+      if (++have_count_ == size_) SendTables();
+    }
+  }
+}
+
+void BootServer::SendTables() {
+  std::string table;
+  const BootTable head{kTableMagic, size_, 0};
+  table.append(reinterpret_cast<const char*>(&head), sizeof head);
+  for (const std::string& card : cards_) {
+    const uint32_t len = static_cast<uint32_t>(card.size());
+    table.append(reinterpret_cast<const char*>(&len), sizeof len);
+    table += card;
+  }
+  for (auto& c : conns_) {
+    if (c->rank < 0) continue;
+    size_t done = 0;
+    const double deadline = MonotonicSeconds() + kHelloTimeoutS;
+    while (done < table.size() && MonotonicSeconds() < deadline) {
+      const ssize_t k =
+          ::send(c->fd, table.data() + done, table.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (k > 0) {
+        done += static_cast<size_t>(k);
+      } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+        pollfd p{c->fd, POLLOUT, 0};
+        (void)::poll(&p, 1, 100);
+      } else {
+        break;  // that rank is gone: it fails its own start-up
+      }
+    }
+  }
+  complete_.store(true, std::memory_order_release);
+}
+
+void BootServer::Run() {
+  for (;;) {
+    std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    for (auto& c : conns_) fds.push_back({c->fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) return;
+    if (fds[0].revents != 0) return;
+    for (size_t i = 0; i < conns_.size(); ++i) {
+      Conn& c = *conns_[i];
+      const bool quiet = c.rank < 0 && MonotonicSeconds() - c.accepted_at > kHelloTimeoutS;
+      if (quiet) log_("boot server: dropped " + c.peer + ": no hello within 10 s");
+      if (quiet || (fds[i + 2].revents != 0 && !ReadFrom(c))) {
+        ::close(c.fd);
+        c.fd = -1;
+      }
+    }
+    for (size_t i = conns_.size(); i-- > 0;)
+      if (conns_[i]->fd < 0) conns_.erase(conns_.begin() + static_cast<long>(i));
+    if (fds[1].revents != 0) {
+      for (;;) {
+        sockaddr_in from{};
+        socklen_t n = sizeof from;
+        const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &n,
+                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        char text[INET_ADDRSTRLEN] = "?";
+        ::inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
+        if (conns_.size() >= static_cast<size_t>(size_) + 64) {  // a flood: refuse the excess
+          log_(std::string("boot server: refused ") + text + ": too many connections");
+          ::close(fd);
+          continue;
+        }
+        auto c = std::make_unique<Conn>();
+        c->fd = fd;
+        c->accepted_at = MonotonicSeconds();
+        c->peer = std::string(text) + ":" + std::to_string(ntohs(from.sin_port));
+        conns_.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+}  // namespace mpigpu::boot

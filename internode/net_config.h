@@ -1,0 +1,27 @@
+// The netmods' settings (which peers take a netmod, which one, its interface and its timeout),
+// declared here where they are used and registered in the one registry (memcopy/params.h) that
+// mpigpu-info prints and MPIGPU_Init checks. Also the names the cross-node launchers set.
+#pragma once
+
+#include <cstddef>
+
+#include "memcopy/params.h"
+
+namespace mpigpu {
+
+enum class NetmodMode : int {
+  kAuto = 0,  // the best netmod this node has (TCP until the ibverbs one lands)
+  kTcp = 1,
+};
+
+struct NetConfig {
+  bool shm = true;                      // peers on this node take shared memory (0: the netmod)
+  NetmodMode netmod = NetmodMode::kAuto;
+  char net_if[64] = "";                 // address or interface to listen on; "" = the bootstrap's
+  size_t net_timeout_s = 0;             // a peer that does not answer this long is lost
+};
+
+const NetConfig& GetNetConfig();
+const Params<NetConfig>& NetParams();
+
+}  // namespace mpigpu

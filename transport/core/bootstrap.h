@@ -1,0 +1,31 @@
+// Bootstrap: what a rank learns from the job beyond its own node once it has started: the job's
+// secret and every rank's card (the address a back-end publishes so peers can reach it).
+//
+// Implementations: transport/local_job.h for a job on one node (through its shared segment),
+// internode/boot/boot_client.h for a job that spans nodes (mpigpurun's boot server); a PMIx
+// client is the next. The engine asks only this interface, and only when some channel publishes
+// a card (Channel::Card), so a job on one node over shared memory never exchanges anything.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memcopy/status.h"
+
+namespace mpigpu::transport {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  // Bytes only the job's ranks know: network back-ends admit a connection that proves it.
+  virtual const std::string& secret() const = 0;
+  // Collective over every rank of the job: `mine` in, every rank's card out (in rank order).
+  // kTimeout after timeout_s; kPeerFailed when the exchange's other side is gone.
+  virtual Status Allgather(const std::string& mine, std::vector<std::string>* all,
+                           double timeout_s) = 0;
+  // This host's address as the bootstrap reached it (the default for network back-ends'
+  // listeners: the interface the job's hosts already use).
+  virtual std::string LocalAddress() const = 0;
+};
+
+}  // namespace mpigpu::transport

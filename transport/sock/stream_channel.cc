@@ -1,0 +1,308 @@
+#include "transport/sock/stream_channel.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "memcopy/clock.h"
+#include "memcopy/log.h"
+
+namespace mpigpu::transport {
+
+StreamChannel::~StreamChannel() {
+  for (Out& o : out_)
+    if (o.fd >= 0) ::close(o.fd);
+  for (In& in : in_)
+    if (in.fd >= 0) ::close(in.fd);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+Status StreamChannel::Attach(TransportHost* host, char*, char*) {
+  host_ = host;
+  rank_ = host->rank();
+  out_.resize(host->size());
+  return Listen(&listen_fd_);
+}
+
+void StreamChannel::Append(Out& o, const void* p, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  o.buf.insert(o.buf.end(), b, b + n);
+}
+
+// Dials dst; *later when its backlog is full (nothing done: try again).
+Status StreamChannel::Connect(int dst, bool* later) {
+  Out& o = out_[dst];
+  int fd = -1;
+  Status st = Dial(dst, &fd, later);
+  if (*later) return Status::Ok();
+  if (!st.ok()) {
+    o.broken = true;  // refused or unreachable: the peer is lost (the liveness check says so)
+    MPIGPU_INFO("%s channel: rank %d does not answer (%s)", caps().name, dst,
+                st.message().c_str());
+    return Status::Ok();
+  }
+  o.fd = fd;
+  o.connecting = true;
+  o.dialled_at = MonotonicSeconds();
+  Tune(fd);
+  Hello hello{};
+  hello.magic = kHelloMagic;
+  hello.rank = rank_;
+  const std::string secret = HelloSecret();
+  std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));
+  Append(o, &hello, sizeof hello);
+  return Status::Ok();
+}
+
+bool StreamChannel::Connected(Out& o, int dst) {
+  if (!o.connecting) return true;
+  pollfd p{o.fd, POLLOUT, 0};
+  if (::poll(&p, 1, 0) == 0) {
+    if (DialTimeoutS() > 0 && MonotonicSeconds() - o.dialled_at > DialTimeoutS()) {
+      MPIGPU_INFO("%s channel: no connection to rank %d within %.0f s", caps().name, dst,
+                  DialTimeoutS());
+      o.broken = true;
+    }
+    return false;
+  }
+  int err = 0;
+  socklen_t n = sizeof err;
+  if (::getsockopt(o.fd, SOL_SOCKET, SO_ERROR, &err, &n) != 0) err = errno;
+  if (err != 0 || !Trust(o.fd, dst)) {
+    MPIGPU_INFO("%s channel: rank %d does not answer (%s)", caps().name, dst,
+                err != 0 ? std::strerror(err) : "not the job's rank");
+    o.broken = true;
+    return false;
+  }
+  o.connecting = false;
+  return true;
+}
+
+Status StreamChannel::Flush(Out& o) {
+  if (o.connecting && !Connected(o, static_cast<int>(&o - out_.data()))) return Status::Ok();
+  while (!o.broken && o.head < o.buf.size()) {
+    const ssize_t n = ::send(o.fd, o.buf.data() + o.head, o.buf.size() - o.head,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      o.head += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    o.broken = true;  // EPIPE, ECONNRESET, a timeout: the peer is lost
+  }
+  if (o.broken || o.head == o.buf.size()) {
+    o.buf.clear();
+    o.head = 0;
+  } else if (o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
+    o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(o.head));
+    o.head = 0;
+  }
+  return Status::Ok();
+}
+
+bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) {
+  Out& o = out_[dst];
+  if (o.fd < 0 && !o.broken) {
+    bool later = false;
+    Status st = Connect(dst, &later);
+    if (later) return false;
+    if (!st.ok()) {
+      *copy_error = std::move(st);
+      return true;
+    }
+  }
+  if (o.broken) return true;  // the peer is lost: its requests fail by the liveness check
+  if (p.len > kMaxPayload) {
+    *copy_error = Status(Err::kInternal, std::string(caps().name) +
+                                             " channel: payload larger than a frame");
+    return true;
+  }
+  if (o.buf.size() - o.head > kMaxBuffered) {
+    (void)Flush(o);
+    if (o.buf.size() - o.head > kMaxBuffered) return false;
+  }
+  const size_t start = o.buf.size();
+  const FrameHead head{static_cast<uint32_t>(p.len), kFrameMagic};
+  o.buf.resize(start + sizeof head + sizeof *h + p.len);
+  unsigned char* at = o.buf.data() + start;
+  std::memcpy(at, &head, sizeof head);
+  std::memcpy(at + sizeof head, h, sizeof *h);
+  unsigned char* payload = at + sizeof head + sizeof *h;
+  if (p.user != nullptr) {
+    Status st = host_->CopyPackedNow(PackDir::kPack, *p.user, p.offset, p.len, payload);
+    if (!st.ok()) {
+      o.buf.resize(start);
+      *copy_error = std::move(st);
+      return true;
+    }
+  } else if (p.len > 0) {
+    std::memcpy(payload, p.bytes, p.len);
+  }
+  (void)Flush(o);
+  return true;
+}
+
+Status StreamChannel::Accept() {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR) continue;
+      return Status::Ok();  // EAGAIN: none waiting (others: try again next poll)
+    }
+    size_t strangers = 0;
+    for (const In& in : in_) strangers += in.fd >= 0 && in.rank < 0;
+    if (strangers >= kMaxStrangers) {  // a flood of connections that say nothing
+      MPIGPU_WARN("%s channel: refusing a connection: %zu others have not said who they are",
+                  caps().name, strangers);
+      ::close(fd);
+      continue;
+    }
+    Tune(fd);
+    // A closed slot is reused: strangers that come and go do not grow the list.
+    auto slot = std::find_if(in_.begin(), in_.end(), [](const In& in) { return in.fd < 0; });
+    if (slot == in_.end()) slot = in_.insert(in_.end(), In());
+    *slot = In();
+    slot->fd = fd;
+    slot->accepted_at = MonotonicSeconds();
+  }
+}
+
+void StreamChannel::Drop(In& in) {
+  ::close(in.fd);
+  in.fd = -1;
+  in.closed = true;
+  in.buf = {};
+  in.have = 0;
+}
+
+bool StreamChannel::Greet(In& in, size_t* at) {
+  if (in.have < sizeof(Hello)) {
+    if (in.closed || MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) Drop(in);
+    return false;
+  }
+  Hello hello;
+  std::memcpy(&hello, in.buf.data(), sizeof hello);
+  const bool known = hello.magic == kHelloMagic && hello.rank >= 0 &&
+                     hello.rank < host_->size() && Admit(in.fd, hello);
+  bool twice = false;
+  for (const In& other : in_) twice |= known && &other != &in && other.rank == hello.rank;
+  if (!known || twice) {  // not one of the job's ranks, or a second connection: refused
+    MPIGPU_WARN("%s channel: refusing a connection that is not a rank of this job",
+                caps().name);
+    Drop(in);
+    return false;
+  }
+  in.rank = hello.rank;
+  *at = sizeof hello;
+  return true;
+}
+
+// Reads what the connection has, then hands every whole frame to the sink, in order.
+Status StreamChannel::Read(In& in, ChannelSink* sink) {
+  for (;;) {
+    if (in.buf.size() - in.have < (size_t{64} << 10)) in.buf.resize(in.have + (size_t{256} << 10));
+    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have, in.buf.size() - in.have, MSG_DONTWAIT);
+    if (n > 0) {
+      in.have += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+      in.closed = true;  // EOF or a reset: finalized (after its goodbye) or lost
+    break;
+  }
+  size_t at = 0;
+  if (in.rank < 0 && !Greet(in, &at)) return Status::Ok();
+  Status st;
+  while (st.ok() && in.have - at >= sizeof(FrameHead) + sizeof(MsgHeader)) {
+    FrameHead head;
+    std::memcpy(&head, in.buf.data() + at, sizeof head);
+    if (head.magic == kByeMagic) {
+      in.bye = true;
+      at += sizeof head + sizeof(MsgHeader);
+      continue;
+    }
+    if (head.magic != kFrameMagic || head.len > kMaxPayload)
+      return Status(Err::kInternal, std::string(caps().name) + " channel: a bad frame from rank " +
+                                        std::to_string(in.rank));
+    const size_t whole = sizeof head + sizeof(MsgHeader) + head.len;
+    if (in.have - at < whole) {
+      if (in.buf.size() < at + whole) in.buf.resize(at + whole);
+      break;
+    }
+    MsgHeader h;
+    std::memcpy(&h, in.buf.data() + at + sizeof head, sizeof h);
+    h.src = in.rank;  // the connection says who sent it
+    st = sink->Deliver(h, in.buf.data() + at + sizeof head + sizeof h, head.len);
+    at += whole;
+  }
+  if (at > 0) {
+    std::memmove(in.buf.data(), in.buf.data() + at, in.have - at);
+    in.have -= at;
+  }
+  return st;
+}
+
+Status StreamChannel::Poll(ChannelSink* sink) {
+  MPIGPU_RETURN_IF_ERROR(Accept());
+  for (size_t i = 0; i < in_.size(); ++i)
+    if (in_[i].fd >= 0 && !in_[i].closed) MPIGPU_RETURN_IF_ERROR(Read(in_[i], sink));
+  for (Out& o : out_)
+    if (o.fd >= 0 && (o.connecting || o.head < o.buf.size())) MPIGPU_RETURN_IF_ERROR(Flush(o));
+  return Status::Ok();
+}
+
+bool StreamChannel::Pending() const {
+  for (const In& in : in_) {
+    if (in.fd < 0 || in.closed) continue;
+    unsigned char c;
+    if (::recv(in.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0) return true;
+  }
+  return false;
+}
+
+PeerState StreamChannel::Peer(int peer) {
+  if (peer < 0 || peer >= static_cast<int>(out_.size()) || peer == rank_) return PeerState::kAlive;
+  for (const In& in : in_)
+    if (in.rank == peer && in.closed) return in.bye ? PeerState::kFinalized : PeerState::kLost;
+  Out& o = out_[peer];
+  if (o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only), so a refusal shows
+    bool later = false;
+    (void)Connect(peer, &later);
+  }
+  if (o.fd >= 0 && !o.broken) {
+    (void)Flush(o);
+    // The peer never writes on our connection: readable means it closed or reset.
+    pollfd p{o.fd, POLLIN | POLLRDHUP, 0};
+    if (!o.connecting && ::poll(&p, 1, 0) > 0) o.broken = true;
+  }
+  if (!o.broken) return PeerState::kAlive;
+  for (const In& in : in_)
+    if (in.rank == peer && in.bye) return PeerState::kFinalized;
+  return PeerState::kLost;
+}
+
+// Finalize: what is still buffered goes out (bounded: a peer that stopped reading is gone), then
+// a goodbye on every connection we opened.
+Status StreamChannel::Close() {
+  const double deadline = MonotonicSeconds() + 2;
+  for (Out& o : out_) {
+    if (o.fd < 0 || o.broken) continue;
+    const FrameHead bye{0, kByeMagic};
+    const MsgHeader none{};
+    Append(o, &bye, sizeof bye);
+    Append(o, &none, sizeof none);
+    while (!o.broken && (o.connecting || o.head < o.buf.size()) && MonotonicSeconds() < deadline) {
+      (void)Flush(o);
+      if (o.connecting || o.head < o.buf.size()) ::usleep(100);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace mpigpu::transport

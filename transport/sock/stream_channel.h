@@ -1,0 +1,115 @@
+// StreamChannel: a channel whose pairs talk over stream sockets, the part that does not depend on
+// the socket's family. The Unix-socket loopback back-end (sock_channel.h) and the TCP netmod
+// (internode/tcp/tcp_channel.h) are it plus how to listen, dial and admit.
+//
+// A rank dials a peer on its first message to it and uses that connection for its messages to
+// that peer only (the peer's come on the connection the peer opens): no connect race. Its first
+// bytes are a Hello (who opens it, and the job's secret where the family needs one); the
+// listener hands the hello to Admit and refuses what does not pass, a second connection for a
+// rank included. Then frames: FrameHead (the payload's length), the MsgHeader (src set by the
+// receiver from the connection), the payload. At Close a rank sends a goodbye frame, so that its
+// peers tell a finalized rank (goodbye, then EOF) from a lost one (EOF or a reset without it).
+//
+// Writes are non-blocking: what the socket does not take waits in the connection's buffer (up
+// to kMaxBuffered, then TrySend says no room), and every Poll moves it. Connections that have
+// not said hello after kHelloTimeoutS, and more than kMaxStrangers of them, are dropped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transport/core/backend.h"
+
+namespace mpigpu::transport {
+
+class StreamChannel : public Channel {
+ public:
+  ~StreamChannel() override;
+
+  SegmentNeeds Needs(const TransportConfig&, int) const override { return {}; }
+  Status Attach(TransportHost* host, char* dense, char* sparse) override;
+  bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
+  bool TrySendEagerNow(int, int, int, const void*, size_t) override { return false; }
+  bool PeekEager(int, size_t, int, MsgHeader*, const unsigned char**) override { return false; }
+  void ConsumePeeked(int) override {}
+  Status Poll(ChannelSink* sink) override;
+  bool Pending() const override;
+  void PrepareDeviceCopy() override {}
+  Status Close() override;
+  PeerState Peer(int peer) override;
+
+  static constexpr size_t kMaxPayload = size_t{1} << 20;
+  static constexpr size_t kMaxBuffered = size_t{8} << 20;
+  static constexpr double kHelloTimeoutS = 10;
+  static constexpr size_t kMaxStrangers = 64;
+  static constexpr size_t kSecretBytes = 16;
+  // A connection's first bytes: who opens it.
+  struct Hello {
+    uint64_t magic;  // kHelloMagic
+    int32_t rank;
+    int32_t pad;
+    unsigned char secret[kSecretBytes];  // the job's (Bootstrap::secret), zero where unused
+  };
+  static constexpr uint64_t kHelloMagic = 0x6d70696775736f63ull;
+
+ protected:
+  // The family's part. Listen: the listening socket (non-blocking). Dial: a connection to
+  // `dst` under way or made (*fd); *later: the peer's backlog is full, nothing done; an error
+  // status ends the pair (its peer is lost). Admit: whether the hello on accepted `fd` comes
+  // from the rank it names. Trust: whether the connection we dialled reaches `dst` (checked
+  // once it is made). Tune: options for each connection, either side.
+  virtual Status Listen(int* fd) = 0;
+  virtual Status Dial(int dst, int* fd, bool* later) = 0;
+  virtual bool Admit(int fd, const Hello& hello) const = 0;
+  virtual bool Trust(int fd, int dst) const = 0;
+  virtual void Tune(int fd) const {}
+  // The bytes our hellos carry as the job's secret (empty: zeros).
+  virtual std::string HelloSecret() const { return {}; }
+  // How long a dial may take before the peer counts as lost (0: no limit).
+  virtual double DialTimeoutS() const { return 0; }
+
+  TransportHost* host_ = nullptr;
+  int rank_ = 0;
+
+ private:
+  struct FrameHead {
+    uint32_t len;    // payload bytes
+    uint32_t magic;  // kFrameMagic, or kByeMagic (len 0: the sender finalized)
+  };
+  static constexpr uint32_t kFrameMagic = 0x6d706766;  // "mpgf"
+  static constexpr uint32_t kByeMagic = 0x6d706762;    // "mpgb"
+  struct Out {  // our connection to a peer
+    int fd = -1;
+    bool connecting = false;  // dialled, not yet made
+    double dialled_at = 0;
+    bool broken = false;  // refused, or a write failed: the peer is lost
+    std::vector<unsigned char> buf;  // bytes not yet taken by the socket
+    size_t head = 0;                 // first of them
+  };
+  struct In {  // a connection from a peer (rank -1 until its hello)
+    int fd = -1;
+    int rank = -1;
+    bool closed = false;
+    bool bye = false;  // its rank said goodbye before closing
+    double accepted_at = 0;
+    std::vector<unsigned char> buf;
+    size_t have = 0;
+  };
+
+  Status Connect(int dst, bool* later);
+  bool Connected(Out& o, int dst);  // a dial under way finished (or failed: broken)
+  Status Flush(Out& o);
+  Status Accept();
+  Status Read(In& in, ChannelSink* sink);
+  bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
+  void Drop(In& in);
+  void Append(Out& o, const void* p, size_t n);
+
+  int listen_fd_ = -1;
+  std::vector<Out> out_;
+  std::vector<In> in_;
+};
+
+}  // namespace mpigpu::transport
