@@ -619,5 +619,94 @@ TEST(LauncherE2E, BindToNoneKeepsTheLaunchersCpus) {
     EXPECT_EQ(ParseCpuList(ReadRankEnv(dir, rank)["probe.affinity"]), MyCpus()) << rank;
 }
 
+// ---- jobs across hosts (--host, --launch-agent) ----
+
+// A launch agent that runs the "remote" command on this machine: 127.0.0.2 is not one of this
+// machine's addresses to the launcher (exact match), so its ranks start as remote ranks.
+std::string LocalAgent() { return Runfile("tests/testdata/local_agent.sh"); }
+
+std::vector<std::string> TwoHosts(const std::vector<std::string>& program) {
+  std::vector<std::string> args = {"-n", "4", "--host", "127.0.0.1:2,127.0.0.2:2",
+                                   "--launch-agent", LocalAgent()};
+  args.insert(args.end(), program.begin(), program.end());
+  return args;
+}
+
+TEST(LauncherE2E, RemoteRanksGetTheirVariablesAndNoSecretOnACommandLine) {
+  const std::string dir = TempDir(), log = dir + "/agent.log";
+  Result r = RunLauncher(TwoHosts({Probe(), dir, "ok"}), {{"LOCAL_AGENT_LOG", log}});
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string secret = ReadRankEnv(dir, 0)["MPIGPU_JOB_SECRET"];
+  ASSERT_EQ(secret.size(), 32u);
+  const std::string creator = ReadRankEnv(dir, 0)["probe.pid"];
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    Env env = ReadRankEnv(dir, rank);
+    EXPECT_EQ(env["MPIGPU_RANK"], std::to_string(rank));
+    EXPECT_EQ(env["MPIGPU_SIZE"], "4");
+    EXPECT_EQ(env["MPIGPU_LOCAL_RANK"], std::to_string(rank % 2));
+    EXPECT_EQ(env["MPIGPU_LOCAL_SIZE"], "2");
+    EXPECT_EQ(env["MPIGPU_NODE_MAP"], "0*2,1*2");
+    EXPECT_EQ(env["MPIGPU_BOOT_ADDR"].rfind("127.0.0.1:", 0), 0u) << env["MPIGPU_BOOT_ADDR"];
+    EXPECT_EQ(env["MPIGPU_JOB_SECRET"], secret);
+    EXPECT_EQ(env["MPIGPU_JOBID"], ReadRankEnv(dir, 0)["MPIGPU_JOBID"]);
+    // The launcher's link, the creator's pid and the job's CPUs are this node's only.
+    EXPECT_EQ(env.count("MPIGPU_LAUNCHER_FD"), rank < 2 ? 1u : 0u);
+    EXPECT_EQ(env.count("MPIGPU_CREATOR_PID"), rank < 2 ? 1u : 0u);
+    if (rank < 2) EXPECT_EQ(env["MPIGPU_CREATOR_PID"], creator);
+  }
+  const std::string agents = ReadFile(log);
+  EXPECT_EQ(CountLines(agents, "127.0.0.2 sh -c "), 2) << agents;
+  EXPECT_EQ(agents.find(secret), std::string::npos) << "the secret is on an agent's command line";
+  ExpectJobGone(dir, 4);
+}
+
+TEST(LauncherE2E, FailingRemoteRankEndsTheJobWithItsStatus) {
+  const std::string dir = TempDir();
+  Result r = RunLauncher(TwoHosts({Probe(), dir, "exit", "3", "3"}));
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("mpigpurun: rank 3 (pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(") exited with status 3; ending the job"), std::string::npos) << r.err;
+  ExpectJobGone(dir, 4);
+}
+
+TEST(LauncherE2E, TimeoutEndsRemoteRanks) {
+  const std::string dir = TempDir();
+  Result r = RunLauncher(
+      {"-n", "2", "--timeout", "0.5", "--host", "127.0.0.1,127.0.0.2", "--launch-agent",
+       LocalAgent(), Probe(), dir, "sleep"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 124) << r.err;
+  ExpectJobGone(dir, 2);
+}
+
+TEST(LauncherE2E, MissingLaunchAgentExits127) {
+  Result r = RunLauncher({"--host", "127.0.0.1,127.0.0.2", "--launch-agent",
+                          "/nonexistent/agent -x", "/bin/true"});
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 127);
+  EXPECT_NE(r.err.find("cannot execute '/nonexistent/agent'"), std::string::npos) << r.err;
+}
+
+// Every pair of ranks exchanges messages; peers on the other "host" go by tcp, those on the
+// same one by shm. DISABLED: two bugs in the library keep a job across nodes from starting
+// (reported, not fixed here): internode/boot/boot_server.cc ReadFrom tests
+// `c.card.size() < card_len` after resizing the card, so every card is read as "bytes after its
+// card" and the rank dropped; transport/shm/shm_channel.cc Attach formats the queues only in world
+// rank 0, so on every other node all ranks wait to attach. With both fixed it passed here.
+TEST(LauncherE2E, DISABLED_TwoHostJobTalksTcpAcrossAndShmWithin) {
+  Result r = RunLauncher(TwoHosts({"-x", "MPIGPU_DEBUG=info", RankProgram(), "pairs"}));
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string me = "[mpigpu " + std::to_string(rank) + "] info: ";
+    const bool first = rank < 2;
+    EXPECT_NE(r.err.find(me + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(me + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace mpigpu::testing

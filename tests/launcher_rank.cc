@@ -3,6 +3,9 @@
 //   launcher_rank ok                  Init, Barrier, Finalize, exit 0
 //   launcher_rank no-finalize R       as ok, but rank R returns 0 from main without Finalize (the
 //                                     others exit 0 whatever their Finalize returns)
+//   launcher_rank pairs               Init, then every pair of ranks exchanges a small and a large
+//                                     message (every shift of a ring, by Sendrecv), each byte
+//                                     checked; Finalize, exit 0 (3 on a wrong or failed message)
 //   launcher_rank recv-forever DIR    Init, make /dev/shm/mpigpu-<uid>-<jobid>-test-<rank>, write
 //                                     "<pid> <jobid>" to DIR/rank-<rank>.pid, then block in
 //                                     MPIGPU_Recv from a peer that never sends (ended only by
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "mpigpu_api/mpigpu.h"
 
@@ -41,12 +45,34 @@ bool Record(const std::string& dir, int rank) {
   return std::fclose(f) == 0 && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+// What rank `from` sends rank `to` as its i-th int.
+int Word(int from, int to, int i) { return from * 1000003 + to * 7919 + i; }
+
+// Every ordered pair of ranks, a small (eager) and a large message each way; false on an error
+// or a wrong value.
+bool AllPairs(int rank, int size) {
+  for (const int count : {16, 1 << 18}) {
+    std::vector<int> out(static_cast<size_t>(count)), in(static_cast<size_t>(count));
+    for (int d = 1; d < size; ++d) {
+      const int to = (rank + d) % size, from = (rank - d + size) % size;
+      for (int i = 0; i < count; ++i) out[static_cast<size_t>(i)] = Word(rank, to, i);
+      if (MPIGPU_Sendrecv(out.data(), MPIGPU_BUF_HOST, count, MPIGPU_INT, to, d, in.data(),
+                          MPIGPU_BUF_HOST, count, MPIGPU_INT, from, d, MPIGPU_COMM_WORLD,
+                          MPIGPU_STATUS_IGNORE) != MPIGPU_SUCCESS)
+        return false;
+      for (int i = 0; i < count; ++i)
+        if (in[static_cast<size_t>(i)] != Word(from, rank, i)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   alarm(60);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: launcher_rank ok | no-finalize R | recv-forever DIR\n");
+    std::fprintf(stderr, "usage: launcher_rank ok | pairs | no-finalize R | recv-forever DIR\n");
     return 100;
   }
   const std::string mode = argv[1];
@@ -61,6 +87,7 @@ int main(int argc, char** argv) {
                 MPIGPU_STATUS_IGNORE);
     return Fail(rank, "the receive ended");
   }
+  if (mode == "pairs" && !AllPairs(rank, size)) return Fail(rank, "a message between a pair failed");
   if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
   if (mode == "no-finalize" && argc == 3) {
     if (rank == std::atoi(argv[2])) return 0;
@@ -70,7 +97,7 @@ int main(int argc, char** argv) {
     MPIGPU_Finalize();
     return 0;
   }
-  if (mode != "ok") return Fail(rank, "bad arguments");
+  if (mode != "ok" && mode != "pairs") return Fail(rank, "bad arguments");
   if (MPIGPU_Finalize() != MPIGPU_SUCCESS) return Fail(rank, "MPIGPU_Finalize failed");
   return 0;
 }

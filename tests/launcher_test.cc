@@ -18,7 +18,9 @@
 #include "tests/e2e_util.h"
 #include "tools/binding.h"
 #include "ringbuf/segment.h"
+#include "tools/hosts.h"
 #include "tools/launcher.h"
+#include "tools/remote_start.h"
 
 namespace mpigpu {
 namespace launcher {
@@ -355,6 +357,130 @@ TEST(LauncherBinding, PlansOnePerRank) {
   // Oversubscribed: auto binds nothing.
   ASSERT_TRUE(PlanBindings(BindTo::kAuto, ncpus * 4, &plan).ok());
   EXPECT_EQ(plan.policy, BindTo::kNone);
+}
+
+// ---- hosts (--host, --hostfile, --launch-agent) ----
+
+TEST(LauncherHosts, HostListSlotsAndDefaultRanks) {
+  Options o;
+  ASSERT_TRUE(Parse({"--host", "a:2,b,c:3", "./app"}, &o).ok());
+  ASSERT_EQ(o.hosts.size(), 3u);
+  EXPECT_EQ(o.hosts[0].name, "a");
+  EXPECT_EQ(o.hosts[0].slots, 2);
+  EXPECT_EQ(o.hosts[1].slots, 1);
+  EXPECT_EQ(o.nranks, 6);  // -n omitted: every slot
+  EXPECT_EQ(o.launch_agent, std::vector<std::string>({"ssh"}));
+  ASSERT_TRUE(Parse({"-n", "2", "-H", "a,a", "--launch-agent", " ssh  -p 22 ", "./app"}, &o).ok());
+  ASSERT_EQ(o.hosts.size(), 1u);  // a repeated host adds its slots
+  EXPECT_EQ(o.hosts[0].slots, 2);
+  EXPECT_EQ(o.launch_agent, std::vector<std::string>({"ssh", "-p", "22"}));
+}
+
+TEST(LauncherHosts, BadHosts) {
+  ExpectBad({"-n", "8", "--host", "a:2,b:2", "./app"}, "-n 8 is more than the 4 slot(s)");
+  ExpectBad({"--host", "a,,b", "./app"}, "empty host name");
+  ExpectBad({"--host", "", "./app"}, "empty host name");
+  ExpectBad({"--host", "a:0", "./app"}, "bad slots '0'");
+  ExpectBad({"--host", "a:x", "./app"}, "bad slots 'x'");
+  ExpectBad({"--host", "a:", "./app"}, "bad slots ''");
+  ExpectBad({"--host", "-oProxyCommand=x", "./app"}, "bad host name");
+  ExpectBad({"--host", "a:4000,b:97", "./app"}, "more than 4096 slots");
+  ExpectBad({"--hostfile", "/nonexistent/hosts", "./app"}, "cannot read host file");
+  ExpectBad({"--launch-agent", "  ", "-n", "1", "./app"}, "bad --launch-agent");
+}
+
+TEST(LauncherHosts, Hostfile) {
+  std::vector<HostSlots> hosts;
+  ASSERT_TRUE(ParseHostfile("# cluster\n\nn1\nn2:4  # four\n  n3 slots=2\n", "f", 100, &hosts).ok());
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].slots, 1);
+  EXPECT_EQ(hosts[1].name, "n2");
+  EXPECT_EQ(hosts[1].slots, 4);
+  EXPECT_EQ(hosts[2].slots, 2);
+  hosts.clear();
+  Status st = ParseHostfile("n1\nn2 cpus=3\n", "f", 100, &hosts);
+  EXPECT_NE(st.message().find("host file f line 2"), std::string::npos) << st.message();
+  hosts.clear();
+  EXPECT_FALSE(ParseHostfile("n1 slots=0\n", "f", 100, &hosts).ok());
+  hosts.clear();
+  EXPECT_FALSE(ParseHostfile("# nothing\n", "f", 100, &hosts).ok());
+  const std::string path = testing::MakeTempDir("hostfile") + "/hosts";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("x slots=2\ny\n", f);
+  std::fclose(f);
+  Options o;
+  ASSERT_TRUE(Parse({"--hostfile", path, "./app"}, &o).ok());
+  EXPECT_EQ(o.nranks, 3);
+  ExpectBad({"--hostfile", path, "--host", "a", "./app"}, "not both");
+}
+
+TEST(LauncherHosts, PlacementFillsHostsInOrder) {
+  auto local = [](const std::string& h) { return h == "me" || h == "127.0.0.1"; };
+  Placement p = PlaceRanks({{"me", 2}, {"b", 2}, {"c", 2}}, 5, local);
+  EXPECT_EQ(p.node_of, std::vector<int>({0, 0, 1, 1, 2}));
+  EXPECT_EQ(p.local_rank, std::vector<int>({0, 1, 0, 1, 0}));
+  EXPECT_EQ(p.local_size, std::vector<int>({2, 2, 1}));
+  EXPECT_EQ(p.local_node, 0);
+  // Two names of the launcher's host are one node; nodes are numbered as they get ranks.
+  p = PlaceRanks({{"b", 1}, {"me", 1}, {"127.0.0.1", 1}}, 3, local);
+  EXPECT_EQ(p.node_of, std::vector<int>({0, 1, 1}));
+  EXPECT_EQ(p.local_rank, std::vector<int>({0, 0, 1}));
+  EXPECT_EQ(p.local_node, 1);
+  EXPECT_EQ(p.node_host, std::vector<std::string>({"b", "me"}));
+  p = PlaceRanks({{"b", 4}, {"c", 4}}, 2, local);  // c gets none
+  EXPECT_EQ(p.nodes(), 1);
+  EXPECT_EQ(p.local_node, -1);
+}
+
+TEST(LauncherHosts, WhichHostIsThisOne) {
+  LocalIdentity me{"node7", {"127.0.0.1", "10.0.0.5"}};
+  for (const char* h : {"localhost", "node7", "127.0.0.1", "10.0.0.5"}) EXPECT_TRUE(IsLocalHost(h, me)) << h;
+  for (const char* h : {"127.0.0.2", "node70", "10.0.0.50", ""}) EXPECT_FALSE(IsLocalHost(h, me)) << h;
+  LocalIdentity real = ThisHost();
+  EXPECT_TRUE(IsLocalHost("127.0.0.1", real));
+  EXPECT_FALSE(IsLocalHost("127.0.0.2", real));
+}
+
+TEST(LauncherHosts, RemoteCommandQuotesEveryWord) {
+  EXPECT_EQ(ShellQuote("a b"), "'a b'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  const std::string cmd =
+      RemoteCommand({{"A", "x y"}, {"B", "q'uote"}}, {"/bin/prog", "$HOME", "a;b"}, "/w d", true);
+  // What the remote login shell runs: sh -c with the script as one quoted word.
+  EXPECT_EQ(cmd.rfind("sh -c '", 0), 0u) << cmd;
+  EXPECT_NE(cmd.find("IFS= read -r MPIGPU_JOB_SECRET"), std::string::npos) << cmd;
+  // Run the script here with the secret on stdin: each word arrives as it was.
+  const std::string dir = testing::MakeTempDir("remote-cmd");
+  const std::string script = RemoteCommand(
+      {{"A", "x y"}, {"B", "q'uote"}}, {"/bin/sh", "-c",
+       "printf '%s|%s|%s|%s|%s' \"$A\" \"$B\" \"$MPIGPU_JOB_SECRET\" \"$0\" \"$(pwd)\" > out",
+       "a;b $x"}, dir, true);
+  const std::string run = "echo 0123abcd | sh -c " + ShellQuote(script);
+  ASSERT_EQ(std::system(run.c_str()), 0) << run;
+  EXPECT_EQ(testing::ReadFile(dir + "/out"), "x y|q'uote|0123abcd|a;b $x|" + dir);
+}
+
+TEST(LauncherHosts, RemoteRanksGetSettingsExportsAndTheirVariables) {
+  RankInfo info;
+  info.rank = 2;
+  info.size = 4;
+  info.node_map = "0*2,1*2";
+  auto vars = RemoteRankVariables({"MPIGPU_EAGER_LIMIT=4K", "HOME=/h", "MPIGPU_RANK=9"},
+                                  {{"X", "1"}}, info, "abc");
+  std::map<std::string, std::string> m(vars.begin(), vars.end());
+  EXPECT_EQ(m["MPIGPU_EAGER_LIMIT"], "4K");
+  EXPECT_EQ(m.count("HOME"), 0u);
+  EXPECT_EQ(m["X"], "1");
+  EXPECT_EQ(m["MPIGPU_RANK"], "2");
+  EXPECT_EQ(m["MPIGPU_NODE_MAP"], "0*2,1*2");
+  EXPECT_EQ(m.count("MPIGPU_JOB_SECRET"), 0u);
+  EXPECT_TRUE(IsLauncherVariable("MPIGPU_JOB_SECRET"));
+  EXPECT_TRUE(IsLauncherVariable("MPIGPU_BOOT_ADDR"));
+  EXPECT_TRUE(IsLauncherVariable("MPIGPU_NODE_MAP"));
+  std::string ip;
+  ASSERT_TRUE(AddressTowards("127.0.0.2", &ip).ok());
+  EXPECT_EQ(ip.rfind("127.", 0), 0u) << ip;
 }
 
 }  // namespace

@@ -89,7 +89,20 @@ const char* const kRankVariableNames[] = {
 };
 
 // Set where RankInfo has them (after the names above).
-const char* const kInternalVariableNames[] = {kCreatorPidVar, kLauncherFdVar, kJobCpusVar};
+const char* const kInternalVariableNames[] = {kNodeMapVar,    kBootAddrVar,   kJobSecretVar,
+                                              kCreatorPidVar, kLauncherFdVar, kJobCpusVar};
+
+// "CMD ARGS" split on spaces (no quoting: an agent that needs it goes in a script).
+std::vector<std::string> SplitWords(const std::string& text) {
+  std::vector<std::string> words;
+  size_t at = 0;
+  while ((at = text.find_first_not_of(' ', at)) != std::string::npos) {
+    const size_t end = text.find(' ', at);
+    words.push_back(text.substr(at, end == std::string::npos ? end : end - at));
+    at = end;
+  }
+  return words;
+}
 
 }  // namespace
 
@@ -106,6 +119,7 @@ const char* BindToName(BindTo b) {
 Status ParseArgs(const std::vector<std::string>& args,
                  const std::function<const char*(const char*)>& getenv, Options* out) {
   *out = Options();
+  bool host_list = false, host_file = false;
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& word = args[i];
@@ -163,6 +177,20 @@ Status ParseArgs(const std::vector<std::string>& args,
       MPIGPU_RETURN_IF_ERROR(take_value());
       if (!ParseSeconds(value, &out->timeout_s))
         return Bad("bad --timeout '" + value + "': expected seconds > 0 (e.g. 30 or 0.5)");
+    } else if (name == "--host" || name == "-H") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      if (host_file) return Bad("give --host or --hostfile, not both");
+      host_list = true;
+      MPIGPU_RETURN_IF_ERROR(ParseHostList(value, kMaxRanks, &out->hosts));
+    } else if (name == "--hostfile") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      if (host_list) return Bad("give --host or --hostfile, not both");
+      host_file = true;
+      MPIGPU_RETURN_IF_ERROR(ReadHostfile(value, kMaxRanks, &out->hosts));
+    } else if (name == "--launch-agent") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      out->launch_agent = SplitWords(value);
+      if (out->launch_agent.empty()) return Bad("bad --launch-agent '" + value + "': no command");
     } else if (name == "-x") {
       MPIGPU_RETURN_IF_ERROR(take_value());
       std::pair<std::string, std::string> var;
@@ -175,7 +203,12 @@ Status ParseArgs(const std::vector<std::string>& args,
   out->program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
 
   if (out->help || out->version) return Status::Ok();
+  const int slots = TotalSlots(out->hosts);
+  if (!out->hosts.empty() && out->nranks == 0) out->nranks = slots;
   if (out->nranks == 0) return Bad("the number of ranks is missing: give -n N");
+  if (!out->hosts.empty() && out->nranks > slots)
+    return Bad("-n " + std::to_string(out->nranks) + " is more than the " + std::to_string(slots) +
+               " slot(s) of the hosts given");
   if (out->program.empty()) return Bad("no program given: mpigpurun -n N prog [args]");
   return Status::Ok();
 }
@@ -183,7 +216,7 @@ Status ParseArgs(const std::vector<std::string>& args,
 std::string UsageText() {
   std::string t;
   t += "usage: mpigpurun -n N [options] prog [args...]\n";
-  t += "Starts N ranks of prog on this node and waits for them.\n\n";
+  t += "Starts N ranks of prog on this node (or on the hosts given) and waits for them.\n\n";
   t += "options:\n";
   t += "  -n, -np N               number of ranks (1 to " + std::to_string(kMaxRanks) + ")\n";
   t += "  --bind-to none|core|numa\n";
@@ -196,13 +229,28 @@ std::string UsageText() {
   t += "  --report-bindings       print each rank's binding to stderr\n";
   t += "  -x VAR[=VALUE]          set VAR in every rank (-x VAR: the launcher's value)\n";
   t += "  --timeout S             end the job after S seconds (exit status 124)\n";
+  t += "  -H, --host H[:SLOTS],...\n";
+  t += "                          run on these hosts, SLOTS ranks each (default 1): ranks fill\n";
+  t += "                          them in order, host by host; -n defaults to all the slots\n";
+  t += "  --hostfile F            the hosts from file F: one a line, 'host', 'host:N' or\n";
+  t += "                          'host slots=N'; '#' starts a comment\n";
+  t += "  --launch-agent \"CMD ARGS\"\n";
+  t += "                          how ranks start on another host: `CMD ARGS host command`\n";
+  t += "                          (default: ssh); the words are split on spaces\n";
   t += "  -h, --help              this text\n";
   t += "  --version               the version\n\n";
   t += "Each rank's environment gets MPIGPU_RANK, MPIGPU_SIZE, MPIGPU_LOCAL_RANK,\n";
   t += "MPIGPU_LOCAL_SIZE, MPIGPU_JOBID and PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS,\n";
   t += "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, LOCAL_RANK, WORLD_SIZE, and the\n";
   t += "internal MPIGPU_LAUNCHER_FD, MPIGPU_CREATOR_PID and MPIGPU_JOB_CPUS (for the mpigpu\n";
-  t += "library).\n";
+  t += "library).\n\n";
+  t += "Hosts: localhost, this machine's name and its IPv4 addresses are this node, where\n";
+  t += "ranks start as without --host (binding, janitor). Ranks on other hosts run under the\n";
+  t += "launch agent, which counts as the rank: its exit status is the rank's, and it gets\n";
+  t += "SIGTERM/SIGKILL when the job ends. They get -x's variables and the launcher's MPIGPU_*\n";
+  t += "settings, start in the launcher's directory when it exists there, and are not bound.\n";
+  t += "A job on more than one host also gets MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR (the launcher's\n";
+  t += "boot server) and MPIGPU_JOB_SECRET (sent on the agent's stdin, never on a command line).\n";
   t += "CUDA_VISIBLE_DEVICES is passed as is; each program picks its GPU (mpigpu: local rank\n";
   t += "mod visible devices).\n\n";
   t += "If a rank fails (non-zero exit or signal, or exit 0 after MPIGPU_Init without\n";
@@ -236,6 +284,9 @@ std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& i
   std::vector<std::pair<std::string, std::string>> vars;
   for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); ++k)
     vars.emplace_back(kRankVariableNames[k], values[k]);
+  if (!info.node_map.empty()) vars.emplace_back(kNodeMapVar, info.node_map);
+  if (!info.boot_addr.empty()) vars.emplace_back(kBootAddrVar, info.boot_addr);
+  if (!info.job_secret.empty()) vars.emplace_back(kJobSecretVar, info.job_secret);
   if (info.creator_pid == 0) {
     vars.emplace_back(kCreatorPidVar, kSelfPidPlaceholder);
   } else if (info.creator_pid > 0) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "memcopy/status.h"
+#include "tools/hosts.h"
 
 namespace mpigpu {
 namespace launcher {
@@ -38,12 +39,16 @@ struct Options {
   // -x: variables to set in every rank, already resolved (-x VAR takes the launcher's value).
   std::vector<std::pair<std::string, std::string>> exports;
   std::vector<std::string> program;  // program and its arguments (program[0] searched in PATH)
+  // --host / --hostfile: where ranks run (filled host by host); empty: all on this node.
+  std::vector<HostSlots> hosts;
+  // --launch-agent: the command that runs a command on another host, as `agent... host cmd`.
+  std::vector<std::string> launch_agent = {"ssh"};
 };
 
 // Parses argv[1..]. Options come first; the first word that is not an option (or the word after
 // "--") is the program, and everything after it belongs to the program. `getenv` resolves
 // "-x VAR" (tests pass their own). Returns kInvalidArg with a message naming the bad word.
-// With --help or --version nothing else is required.
+// With --help or --version nothing else is required. With hosts, -n defaults to their slots.
 Status ParseArgs(const std::vector<std::string>& args,
                  const std::function<const char*(const char*)>& getenv, Options* out);
 
@@ -59,11 +64,16 @@ inline constexpr const char* kCreatorPidVar = "MPIGPU_CREATOR_PID";
 // The CPUs the job may use (the launcher's affinity mask before it binds ranks): waits yield
 // when the node's ranks outnumber them (mpigpu_api/wait_policy.h).
 inline constexpr const char* kJobCpusVar = "MPIGPU_JOB_CPUS";
+// A job on more than one node (internode/boot/boot_client.h, transport/local_job.h): each rank's
+// node, the launcher's boot server and the job's secret (never on a command line).
+inline constexpr const char* kNodeMapVar = "MPIGPU_NODE_MAP";
+inline constexpr const char* kBootAddrVar = "MPIGPU_BOOT_ADDR";
+inline constexpr const char* kJobSecretVar = "MPIGPU_JOB_SECRET";
 // The value of MPIGPU_CREATOR_PID in local rank 0's environment before fork: the child writes
 // its own pid over it (WriteSelfPid), as the launcher cannot know it earlier.
 inline constexpr char kSelfPidPlaceholder[] = "..........";  // room for any pid
 
-// What a rank is told about its place in the job. One node, so local = world for now.
+// What a rank is told about its place in the job (local: among its node's ranks).
 struct RankInfo {
   int rank = 0;
   int size = 1;
@@ -74,10 +84,15 @@ struct RankInfo {
   pid_t creator_pid = -1;
   int launcher_fd = -1;  // the link's fd in the rank, < 0 not set
   int job_cpus = 0;      // CPUs the job may use, 0 not set
+  // A job on more than one node: MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR, MPIGPU_JOB_SECRET ("": unset).
+  std::string node_map;
+  std::string boot_addr;
+  std::string job_secret;
 };
 
 // The variables the launcher sets for a rank (MPIGPU_*, PMI_*, OMPI_COMM_WORLD_*, ...), in order;
-// MPIGPU_CREATOR_PID, MPIGPU_LAUNCHER_FD and MPIGPU_JOB_CPUS last, where RankInfo has them.
+// then MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR, MPIGPU_JOB_SECRET, MPIGPU_CREATOR_PID,
+// MPIGPU_LAUNCHER_FD and MPIGPU_JOB_CPUS, where RankInfo has them.
 std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& info,
                                                                const std::string& jobid);
 
@@ -95,8 +110,6 @@ void WriteSelfPid(char* value, pid_t pid);
 std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
                                       const std::vector<std::pair<std::string, std::string>>& exports,
                                       const RankInfo& info, const std::string& jobid);
-
-
 
 // An entry of the shared-memory directory that another user owns.
 struct ForeignEntry {

@@ -40,16 +40,22 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <set>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "tools/binding.h"
+#include "internode/boot/boot_server.h"
 #include "memcopy/clock.h"
 #include "memcopy/process.h"
 #include "ringbuf/segment.h"
+#include "tools/binding.h"
+#include "tools/hosts.h"
+#include "tools/janitor.h"
 #include "tools/launcher.h"
+#include "tools/remote_start.h"
+#include "tools/spawn.h"
+#include "transport/local_job.h"
 
 extern char** environ;
 
@@ -66,7 +72,6 @@ constexpr int kExitCannotExec = 127;
 constexpr int kExitTimeout = 124;
 constexpr int kExitInternal = 1;
 constexpr int kExitNoFinalize = 1;  // a rank exited 0 after MPIGPU_Init without MPIGPU_Finalize
-constexpr const char* kShmDir = "/dev/shm";
 
 struct Rank {
   pid_t pid = -1;
@@ -74,229 +79,6 @@ struct Rank {
   bool joined = false;     // sent "J": MPIGPU_Init joined the job
   bool finalized = false;  // sent "F": MPIGPU_Finalize ended
 };
-
-void SleepSeconds(double s) {
-  struct timespec ts;
-  ts.tv_sec = static_cast<time_t>(s);
-  ts.tv_nsec = static_cast<long>((s - std::floor(s)) * 1e9);
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-// Null-terminated char* view of strings (for execvpe); `strings` must outlive it.
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> v;
-  for (std::string& s : strings) v.push_back(&s[0]);
-  v.push_back(nullptr);
-  return v;
-}
-
-// Removes the job's /dev/shm names; another user's names with the prefix get one line.
-void SweepJobShm(const std::string& prefix) {
-  std::vector<std::string> failed;
-  std::vector<ForeignEntry> foreign;
-  SweepShm(kShmDir, prefix, &failed, &foreign);
-  for (const std::string& f : failed)
-    std::fprintf(stderr, "mpigpurun: cannot remove %s/%s\n", kShmDir, f.c_str());
-  if (!foreign.empty())
-    std::fprintf(stderr, "mpigpurun: %s\n", DescribeForeignEntries(kShmDir, foreign).c_str());
-}
-
-// The janitor's side of its pipe: 8-byte records, written whole (< PIPE_BUF, so atomic).
-struct JanitorRecord {
-  char kind;  // 'S' rank started, 'E' rank reaped, 'D' the job ended normally
-  char pad[3];
-  int32_t pid;
-};
-static_assert(sizeof(JanitorRecord) == 8, "one record, one atomic write");
-
-// Cleans up after a launcher that died: started before the ranks, it holds the read end of a
-// pipe whose write end only the launcher holds. Never returns.
-[[noreturn]] void JanitorMain(int fd, pid_t launcher, const std::string& jobid,
-                              const std::string& prefix) {
-  std::set<pid_t> ranks;  // started and not reaped by the launcher
-  char buf[4096];
-  size_t have = 0;
-  while (true) {
-    ssize_t n = read(fd, buf + have, sizeof buf - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF (or an error): the launcher is gone without saying "done"
-    have += static_cast<size_t>(n);
-    size_t at = 0;
-    for (; at + sizeof(JanitorRecord) <= have; at += sizeof(JanitorRecord)) {
-      JanitorRecord rec;
-      std::memcpy(&rec, buf + at, sizeof rec);
-      if (rec.kind == 'D') _exit(0);
-      if (rec.kind == 'S') ranks.insert(rec.pid);
-      if (rec.kind == 'E') ranks.erase(rec.pid);
-    }
-    std::memmove(buf, buf + at, have - at);
-    have -= at;
-  }
-  // The launcher died. Ranks that are its children got SIGKILL from the kernel already (parent
-  // death signal); this covers the rest, then the names they left.
-  int killed = 0;
-  for (pid_t pid : ranks)
-    if (pid > 0 && ProcessAlive(pid) && kill(pid, SIGKILL) == 0) ++killed;
-  const double give_up = MonotonicSeconds() + 1.0;
-  for (pid_t pid : ranks)
-    while (ProcessAlive(pid) && MonotonicSeconds() < give_up) SleepSeconds(0.005);
-  std::vector<std::string> failed;
-  std::vector<ForeignEntry> foreign;
-  int removed = SweepShm(kShmDir, prefix, &failed, &foreign);
-  // Ranks the launcher did not start itself (through `sh -c`) end at their next mpigpu call
-  // (the link hangs up), within ~20 ms; sweep again for names they made meanwhile.
-  SleepSeconds(0.3);
-  failed.clear();
-  foreign.clear();
-  removed += SweepShm(kShmDir, prefix, &failed, &foreign);
-  std::fprintf(stderr,
-               "mpigpurun: the launcher (pid %d) of job %s died; its janitor killed %d more "
-               "rank(s) and removed %d shared-memory name(s)\n",
-               static_cast<int>(launcher), jobid.c_str(), killed, removed);
-  for (const std::string& f : failed)
-    std::fprintf(stderr, "mpigpurun: cannot remove %s/%s\n", kShmDir, f.c_str());
-  if (!foreign.empty())
-    std::fprintf(stderr, "mpigpurun: %s\n", DescribeForeignEntries(kShmDir, foreign).c_str());
-  std::fflush(stderr);
-  _exit(0);
-}
-
-class Janitor {
- public:
-  // Forks the janitor; without one (fork failed) the job runs as before, with a warning.
-  void Start(const std::string& jobid, const std::string& prefix) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-      std::fprintf(stderr, "mpigpurun: warning: no janitor (pipe: %s)\n", std::strerror(errno));
-      return;
-    }
-    const pid_t launcher = getpid();
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[1]);
-      setsid();  // its own session: a terminal's Ctrl-C or hang-up does not reach it
-      int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-      if (null_fd >= 0) {
-        dup2(null_fd, STDIN_FILENO);
-        dup2(null_fd, STDOUT_FILENO);  // keeps no reader of the job's stdout waiting
-      }
-      prctl(PR_SET_NAME, "mpigpu-janitor", 0, 0, 0);
-      JanitorMain(fds[0], launcher, jobid, prefix);
-    }
-    close(fds[0]);
-    if (pid < 0) {
-      std::fprintf(stderr, "mpigpurun: warning: no janitor (fork: %s)\n", std::strerror(errno));
-      close(fds[1]);
-      return;
-    }
-    pid_ = pid;
-    fd_ = fds[1];
-  }
-
-  pid_t pid() const { return pid_; }
-  void RankStarted(pid_t pid) { Send('S', pid); }
-  void RankReaped(pid_t pid) { Send('E', pid); }
-
-  // The job ended normally: the janitor leaves without doing anything; reaped here (bounded).
-  void Done() {
-    if (fd_ < 0) return;
-    Send('D', 0);
-    close(fd_);
-    fd_ = -1;
-    const double give_up = MonotonicSeconds() + 2.0;
-    int st;
-    while (waitpid(pid_, &st, WNOHANG) == 0) {
-      if (MonotonicSeconds() >= give_up) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &st, 0);
-        break;
-      }
-      SleepSeconds(0.001);
-    }
-  }
-
- private:
-  void Send(char kind, pid_t pid) {
-    if (fd_ < 0) return;
-    JanitorRecord rec{kind, {0, 0, 0}, static_cast<int32_t>(pid)};
-    ssize_t w;
-    do {
-      w = write(fd_, &rec, sizeof rec);  // SIGPIPE is ignored: a dead janitor is EPIPE
-    } while (w < 0 && errno == EINTR);
-  }
-
-  int fd_ = -1;
-  pid_t pid_ = -1;
-};
-
-// What the child does between fork and exec besides exec itself.
-struct ChildSetup {
-  const sigset_t* mask = nullptr;                // the signal mask the launcher started with
-  const struct sigaction* sigpipe = nullptr;     // SIGPIPE's original disposition
-  pid_t launcher = -1;
-  int link_fd = -1;  // the ranks' end of the link: inherited by the program (not close on exec)
-};
-
-// Forks rank `r` and execs the program in it. Returns the child's pid, or -1 with `exec_errno`
-// set when the exec failed (the child reports errno through a close-on-exec pipe: EOF on the
-// pipe means the exec succeeded) or `fork_errno` when there was no child at all.
-pid_t StartRank(const Options& opts, std::vector<std::string> env, const RankBinding& binding,
-                const ChildSetup& setup, int* exec_errno, int* fork_errno) {
-  std::vector<std::string> args = opts.program;
-  std::vector<char*> argv = CStrings(args);
-  std::vector<char*> envp = CStrings(env);
-  // Local rank 0 learns its own pid as the job's creator in the child (see kSelfPidPlaceholder).
-  char* self_pid = nullptr;
-  const std::string self_entry = std::string(kCreatorPidVar) + "=" + kSelfPidPlaceholder;
-  for (std::string& e : env)
-    if (e == self_entry) self_pid = &e[std::strlen(kCreatorPidVar) + 1];
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    *fork_errno = errno;
-    return -1;
-  }
-  std::fflush(nullptr);  // no buffered output may be written twice
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    close(fds[0]);
-    // Die with the launcher; if it died before this line, no signal will come: leave now.
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != setup.launcher) _exit(kExitInternal);
-    sigaction(SIGPIPE, setup.sigpipe, nullptr);
-    sigprocmask(SIG_SETMASK, setup.mask, nullptr);
-    if (setup.link_fd >= 0) fcntl(setup.link_fd, F_SETFD, 0);
-    if (self_pid != nullptr) WriteSelfPid(self_pid, getpid());
-    if (binding.bound) sched_setaffinity(0, sizeof(binding.cpus), &binding.cpus);
-    execvpe(argv[0], argv.data(), envp.data());
-    int e = errno;
-    ssize_t w = write(fds[1], &e, sizeof(e));
-    (void)w;
-    _exit(kExitCannotExec);
-  }
-  close(fds[1]);
-  if (pid < 0) {
-    *fork_errno = errno;
-    close(fds[0]);
-    return -1;
-  }
-  int e = 0;
-  ssize_t got;
-  do {
-    got = read(fds[0], &e, sizeof(e));
-  } while (got < 0 && errno == EINTR);
-  close(fds[0]);
-  if (got == static_cast<ssize_t>(sizeof(e))) {
-    *exec_errno = e;
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return -1;
-  }
-  return pid;
-}
 
 // The job's life once its first rank starts: who runs, how it ends, with which exit code.
 class Supervisor {
@@ -513,10 +295,21 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
-  std::string jobid;
+  // Where ranks run: without --host all on this node, one node, as always.
+  const bool hosts_given = !opts.hosts.empty();
+  const LocalIdentity me = hosts_given ? ThisHost() : LocalIdentity{};
+  const Placement place = PlaceRanks(
+      hosts_given ? opts.hosts : std::vector<HostSlots>{{"localhost", opts.nranks}}, opts.nranks,
+      [&](const std::string& h) { return !hosts_given || IsLocalHost(h, me); });
+  const int local_count = place.local_node >= 0 ? place.local_size[place.local_node] : 0;
+
+  std::string jobid, boot_ip;
   st = RandomJobId(&jobid);
   BindingPlan plan;
-  if (st.ok()) st = PlanBindings(opts.bind_to, opts.nranks, &plan);
+  if (st.ok()) st = PlanBindings(opts.bind_to, std::max(local_count, 1), &plan);
+  // The boot server listens where the other hosts reach this one (the first remote host's route).
+  for (int n = 0; st.ok() && place.nodes() > 1 && n < place.nodes() && boot_ip.empty(); ++n)
+    if (!place.node_local[n]) st = AddressTowards(place.node_host[n], &boot_ip);
   if (!st.ok()) {
     std::fprintf(stderr, "mpigpurun: %s\n", st.message().c_str());
     return kExitInternal;
@@ -530,9 +323,28 @@ int Main(int argc, char** argv) {
   ignore_pipe.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore_pipe, &orig_pipe);
 
-  // Before the link and the ranks: it must hold neither.
+  // Before the link, the ranks and the boot server's thread: it must hold none of them.
   Janitor janitor;
   janitor.Start(jobid, shm_prefix);
+
+  // A job on several nodes: its secret and boot server, alive until the job has ended.
+  std::unique_ptr<boot::BootServer> boot_server;
+  std::string secret_hex, node_map;
+  if (place.nodes() > 1) {
+    std::string secret;
+    st = boot::BootServer::NewSecret(&secret, &secret_hex);
+    if (st.ok())
+      st = boot::BootServer::Start(
+          boot_ip, opts.nranks, secret,
+          [](const std::string& line) { std::fprintf(stderr, "mpigpurun: %s\n", line.c_str()); },
+          &boot_server);
+    if (!st.ok()) {
+      std::fprintf(stderr, "mpigpurun: %s\n", st.message().c_str());
+      janitor.Done();
+      return kExitInternal;
+    }
+    node_map = transport::JobInfo::FormatNodeMap(place.node_of);
+  }
 
   sigset_t wait_set, child_mask;
   sigemptyset(&wait_set);
@@ -554,6 +366,9 @@ int Main(int argc, char** argv) {
 
   std::vector<std::string> base_env;
   for (char** e = environ; e && *e; ++e) base_env.emplace_back(*e);
+  const std::vector<std::string> agent_env = AgentEnv(base_env);
+  char cwd_buf[4096];
+  const std::string cwd = getcwd(cwd_buf, sizeof cwd_buf) != nullptr ? cwd_buf : "";
 
   std::vector<Rank> ranks(static_cast<size_t>(opts.nranks));
   Supervisor supervisor(&ranks, opts.timeout_s, signal_fd, link[0], &janitor);
@@ -562,6 +377,8 @@ int Main(int argc, char** argv) {
   setup.sigpipe = &orig_pipe;
   setup.launcher = getpid();
   setup.link_fd = link[1];
+  ChildSetup agent_setup = setup;
+  agent_setup.link_fd = -1;  // the link is this node's: an agent holding it would keep it open
   pid_t creator = -1;
   // The CPUs the job may use, before any binding narrows a rank's mask (MPIGPU_JOB_CPUS).
   cpu_set_t allowed;
@@ -571,16 +388,40 @@ int Main(int argc, char** argv) {
     // the start at once instead of after N forks.
     supervisor.Poll();
     if (supervisor.ending()) break;
-    RankInfo info{r, opts.nranks, r, opts.nranks};
-    info.creator_pid = r == 0 ? 0 : creator;  // local rank 0 creates the job segment
-    info.launcher_fd = link[1];
-    info.job_cpus = job_cpus;
+    const int node = place.node_of[static_cast<size_t>(r)];
+    const int local_rank = place.local_rank[static_cast<size_t>(r)];
+    RankInfo info;
+    info.rank = r;
+    info.size = opts.nranks;
+    info.local_rank = local_rank;
+    info.local_size = place.local_size[static_cast<size_t>(node)];
+    info.node_map = node_map;
+    if (boot_server) info.boot_addr = boot_server->address();
+    const bool local = place.node_local[static_cast<size_t>(node)];
+    const RankBinding& binding = plan.ranks[static_cast<size_t>(local ? local_rank : 0)];
     int exec_errno = 0, fork_errno = 0;
-    pid_t pid = StartRank(opts, BuildRankEnv(base_env, opts.exports, info, jobid),
-                          plan.ranks[static_cast<size_t>(r)], setup, &exec_errno, &fork_errno);
+    pid_t pid;
+    if (local) {
+      info.creator_pid = local_rank == 0 ? 0 : creator;  // local rank 0 creates the job segment
+      info.launcher_fd = link[1];
+      info.job_cpus = job_cpus;
+      info.job_secret = secret_hex;
+      pid = StartProcess(opts.program, BuildRankEnv(base_env, opts.exports, info, jobid),
+                         binding.bound ? &binding.cpus : nullptr, -1, setup, &exec_errno,
+                         &fork_errno);
+      if (local_rank == 0) creator = pid;
+    } else {
+      const std::string command =
+          RemoteCommand(RemoteRankVariables(base_env, opts.exports, info, jobid), opts.program,
+                        cwd, !secret_hex.empty());
+      pid = StartAgent(AgentArgv(opts.launch_agent, place.node_host[static_cast<size_t>(node)],
+                                 command),
+                       agent_env, secret_hex, agent_setup, &exec_errno, &fork_errno);
+    }
     if (pid < 0) {
       if (exec_errno != 0) {
-        std::fprintf(stderr, "mpigpurun: cannot execute '%s': %s\n", opts.program[0].c_str(),
+        std::fprintf(stderr, "mpigpurun: cannot execute '%s': %s\n",
+                     (local ? opts.program : opts.launch_agent)[0].c_str(),
                      std::strerror(exec_errno));
         supervisor.End(kExitCannotExec, SIGTERM);
       } else {
@@ -589,16 +430,18 @@ int Main(int argc, char** argv) {
       }
       break;
     }
-    if (r == 0) creator = pid;
     supervisor.Started(static_cast<size_t>(r), pid);
     if (opts.report_bindings)
       std::fprintf(stderr, "mpigpurun: rank %d (pid %d) %s\n", r, static_cast<int>(pid),
-                   DescribeBinding(plan.ranks[static_cast<size_t>(r)]).c_str());
+                   local ? DescribeBinding(binding).c_str()
+                         : ("on " + place.node_host[static_cast<size_t>(node)] +
+                            " through the launch agent, not bound").c_str());
   }
   // Only ranks hold their end now: once they all closed it, the launcher's end reads EOF.
   if (link[1] >= 0) close(link[1]);
 
   int code = supervisor.Run();
+  boot_server.reset();      // the job has ended: remote ranks see its connections close
   SweepJobShm(shm_prefix);  // the transport unlinks its names; this is the safety net
   janitor.Done();
   if (link[0] >= 0) close(link[0]);
