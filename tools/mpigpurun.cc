@@ -1,7 +1,12 @@
-// mpigpurun: starts N ranks of a program on this node, supervises them, cleans up after them.
+// mpigpurun: starts N ranks of a program on this node (or on the --host hosts), supervises them,
+// cleans up after them.
 //
-//   parse -> job id -> binding plan -> janitor -> start ranks (fork + execvpe), supervising
-//   them already -> supervise -> sweep /dev/shm -> tell the janitor "done"
+//   parse -> placement (hosts.h) -> job id -> binding plan -> janitor (janitor.h) -> boot server
+//   when the job spans hosts -> start ranks (spawn.h; other hosts: through the launch agent,
+//   remote_start.h), supervising them already -> supervise -> sweep /dev/shm -> janitor "done"
+//
+// A launch agent is supervised as its rank: its exit status is the rank's, and it gets the
+// end signal with the others.
 //
 // Supervision runs with SIGCHLD, SIGINT, SIGTERM and SIGHUP blocked and read from a signalfd,
 // polled together with the ranks' link (below), so there are no signal handlers and no races
