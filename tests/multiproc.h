@@ -1,6 +1,11 @@
 // RunJob: runs a function as the ranks of one job, each in its own forked process with the
 // launcher's environment (MPIGPU_RANK/SIZE/JOBID), and reports how they ended. A rank that
 // hangs is killed at the deadline, so a test fails instead of hanging.
+//
+// MPIGPU_TEST_NODES=k (k > 1) makes every job span k nodes of this machine: ranks in blocks
+// (rank r on node r * k / n), joined by a boot server in the parent as mpigpurun --host would
+// (MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR, MPIGPU_JOB_SECRET): suites run over the netmod between
+// nodes and shared memory within them, unchanged.
 #pragma once
 
 #include <signal.h>
@@ -11,9 +16,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "internode/boot/boot_server.h"
+#include "transport/local_job.h"
 
 namespace mpigpu::testing {
 
@@ -47,10 +56,31 @@ inline const char kSkipped[] = "skipped";
 inline std::string RunJob(int n, const std::function<int(int)>& body, int timeout_s = 60,
                           const std::vector<int>& allowed_to_die = {}) {
   const std::string jobid = RandomHexJobId();
+  const char* nodes_text = std::getenv("MPIGPU_TEST_NODES");
+  const int nodes = nodes_text ? std::atoi(nodes_text) : 1;
+  std::unique_ptr<boot::BootServer> server;
+  std::string node_map, secret_hex;
+  if (nodes > 1 && n > 1) {
+    std::vector<int> node_of;
+    for (int r = 0; r < n; ++r) node_of.push_back(r * nodes / n);
+    node_map = transport::JobInfo::FormatNodeMap(node_of);
+    std::string secret;
+    if (!boot::BootServer::NewSecret(&secret, &secret_hex).ok() ||
+        !boot::BootServer::Start("127.0.0.1", n, secret,
+                                 [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); },
+                                 &server)
+             .ok())
+      return "cannot start the boot server";
+  }
   std::vector<pid_t> pids(n, -1);
   for (int r = 0; r < n; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
+      if (server) {
+        setenv("MPIGPU_NODE_MAP", node_map.c_str(), 1);
+        setenv("MPIGPU_BOOT_ADDR", server->address().c_str(), 1);
+        setenv("MPIGPU_JOB_SECRET", secret_hex.c_str(), 1);
+      }
       setenv("MPIGPU_RANK", std::to_string(r).c_str(), 1);
       setenv("MPIGPU_SIZE", std::to_string(n).c_str(), 1);
       setenv("MPIGPU_LOCAL_RANK", std::to_string(r).c_str(), 1);

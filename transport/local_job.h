@@ -90,6 +90,8 @@ class LocalJob final : public Bootstrap {
   void Abandon();
 
   int rank() const { return rank_; }
+  // This rank creates the node's segment (and formats the areas in it that need formatting).
+  bool leader() const { return rank_ == job_.Leader(); }
   int size() const { return size_; }
   const std::string& jobid() const { return jobid_; }
   // The size of the caller's dense payload the segment was opened with.
@@ -107,7 +109,6 @@ class LocalJob final : public Bootstrap {
   struct RankSlot;
   struct CardSlot;
   RankSlot* slot(int rank) const;
-  bool leader() const { return rank_ == job_.Leader(); }
 
   JobInfo job_;
   int rank_ = 0;

@@ -93,7 +93,7 @@ bool BootServer::ReadFrom(Conn& c) {
     if (c.got < sizeof c.hello) {
       at = reinterpret_cast<char*>(&c.hello) + c.got;
       want = sizeof c.hello - c.got;
-    } else if (c.rank >= 0 && c.card.size() < c.hello.card_len) {
+    } else if (c.rank >= 0 && c.got < sizeof c.hello + c.hello.card_len) {
       const size_t have = c.got - sizeof c.hello;
       at = c.card.data() + have;
       want = c.hello.card_len - have;

@@ -46,7 +46,7 @@ Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const size_t fbox_data = c.fastbox_size + sizeof(MsgHeader);
   const int timeout_ms = BootstrapTimeoutMs(c);
-  if (rank_ == 0) {
+  if (host->job().leader()) {  // the node's segment is new: format its areas
     if (fbox_bytes) {
       // The header is the one part of the sparse tail written now: its page first gets memory.
       MPIGPU_RETURN_IF_ERROR(PopulateForWrite(sparse, kSegmentPage, "the fastboxes' header"));
