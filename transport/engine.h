@@ -97,10 +97,10 @@ class Engine final : public LmtHost, public ChannelSink {
   bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
   // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and one
   // source, when no posted receive or unexpected message could take the message first, it asks
-  // src's channel up to `spins` times for src's next message (Channel::PeekEager; no Progress
-  // meanwhile). If that one is eager and matches, it is copied straight into buf and consumed:
-  // true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing was taken
-  // (false) and the caller uses Irecv, which also reports any bad argument.
+  // src's channel up to `spins` times for src's next message (Channel::TryRecvEagerNow; no
+  // Progress meanwhile). If that one is eager and matches, it is copied straight into buf and
+  // consumed: true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing
+  // was taken (false) and the caller uses Irecv, which also reports any bad argument.
   bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
                   Status* st);
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.

@@ -99,13 +99,9 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
   // A posted receive or an unexpected message may come first in MPI's order: then the full path
   // decides. Nothing here changes that while the channel looks (no Progress).
   if (!posted_.empty() || !unexpected_.empty()) return false;
-  MsgHeader h;
-  const unsigned char* payload = nullptr;
-  if (!chan_[src]->PeekEager(src, capacity, spins, &h, &payload) || h.context != context ||
-      (tag != kAnyTag && h.tag != tag))
+  if (!chan_[src]->TryRecvEagerNow(src, tag, context, buf.ptr, capacity, spins, info))
     return false;  // not this receive's message
-  *st = UnpackEager(h, payload, buf, capacity, info);
-  chan_[src]->ConsumePeeked(src);
+  *st = TruncationOf(*info, capacity);
   return true;
 }
 

@@ -89,7 +89,7 @@ struct Payload {
 struct ChannelCaps {
   const char* name;
   size_t max_payload;  // largest payload of one message (bounds the eager size)
-  bool fast_paths;     // TrySendEagerNow / PeekEager can succeed
+  bool fast_paths;     // TrySendEagerNow / TryRecvEagerNow can succeed
   bool same_node;      // reaches only ranks on this node
 };
 
@@ -119,12 +119,13 @@ class Channel {
   // bytes sent at once, true when sent ...
   virtual bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) = 0;
   // ... and a look, up to `spins` times, at src's next message where it can be taken without a
-  // poll: true with its header and payload (still the channel's) when it is the pair's next one,
-  // an eager one, and nothing else from src waits before it; ConsumePeeked lets it go. False when
-  // none, or when something else arrived meanwhile (the full path decides then).
-  virtual bool PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
-                         const unsigned char** payload) = 0;
-  virtual void ConsumePeeked(int src) = 0;
+  // poll: when it is the pair's next one, an eager one of `context` and `tag` (or kAnyTag), and
+  // nothing else from src waits before it, what fits of its payload is copied to host memory
+  // `data` (`capacity` bytes) and it is consumed: true, with *info its envelope and size. False,
+  // nothing taken, when none came, or another or something else arrived meanwhile (the full path
+  // decides then). One call per message: the shortcut of every blocking receive.
+  virtual bool TryRecvEagerNow(int src, int tag, int context, void* data, size_t capacity,
+                               int spins, MsgInfo* info) = 0;
   // Delivers what has arrived, each pair's messages in order, and moves what waits to go out.
   virtual Status Poll(ChannelSink* sink) = 0;
   // Something arrived that Poll has not delivered yet.

@@ -177,8 +177,8 @@ bool ShmChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_e
   return true;
 }
 
-bool ShmChannel::PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
-                           const unsigned char** payload) {
+bool ShmChannel::TryRecvEagerNow(int src, int tag, int context, void* data, size_t capacity,
+                                 int spins, MsgInfo* info) {
   // A receive larger than a slot most likely waits for a cell: posted at once, it takes the cell
   // where it lands, and its posting is off the message's path. A held cell comes first.
   if (!box_from_[src] || capacity > fastbox_size_ || !held_[src].empty()) return false;
@@ -190,18 +190,24 @@ bool ShmChannel::PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
       if (queues_.Pending(rank_)) return false;
       continue;
     }
-    size_t len = 0;
-    if (!DecodeBox(src, *b, h, payload, &len).ok() || h->seq != seq_in_[src] ||
-        h->type != MsgType::kEager)
-      return false;  // not an eager message in turn (or a bad one, which Poll reports)
+    // Only a compact eager header, well formed, in turn and of this receive's envelope; anything
+    // else (a bad one included, which Poll reports) is the full path's.
+    if (static_cast<MsgType>(b->data[0]) != MsgType::kEager || b->len < sizeof(EagerHeader) ||
+        b->len > fastboxes_.data())
+      return false;
+    EagerHeader e;
+    std::memcpy(&e, b->data, sizeof e);
+    if (e.seq != seq_in_[src] || e.context != context || (tag != kAnyTag && e.tag != tag))
+      return false;
+    const size_t bytes = b->len - sizeof e;
+    const size_t n = bytes < capacity ? bytes : capacity;
+    if (n > 0) std::memcpy(data, b->data + sizeof e, n);
+    *info = MsgInfo{src, e.tag, bytes};
+    fastboxes_.Release(src);
+    ++seq_in_[src];
     return true;
   }
   return false;
-}
-
-void ShmChannel::ConsumePeeked(int src) {
-  fastboxes_.Release(src);
-  ++seq_in_[src];
 }
 
 bool ShmChannel::Pending() const { return queues_.Pending(rank_); }

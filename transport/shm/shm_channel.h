@@ -32,9 +32,8 @@ class ShmChannel final : public Channel {
   Status Attach(TransportHost* host, char* dense, char* sparse) override;
   bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
   bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) override;
-  bool PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
-                 const unsigned char** payload) override;
-  void ConsumePeeked(int src) override;
+  bool TryRecvEagerNow(int src, int tag, int context, void* data, size_t capacity, int spins,
+                       MsgInfo* info) override;
   Status Poll(ChannelSink* sink) override;
   bool Pending() const override;
   void PrepareDeviceCopy() override;
