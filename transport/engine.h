@@ -135,8 +135,8 @@ class Engine final : public LmtHost, public ChannelSink {
   const TransportConfig& config() const override { return *config_; }
   const LocalJob& job() const override { return job_; }
   Status CopierFor(MemLoc loc, CopyEngine** out) override;
-  Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                       void* plain) override;
+  Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                            void* plain) override;
   Status UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
                          const void* payload) override;
   void SendControl(int dst, MsgHeader h, const void* payload, size_t len) override;

@@ -226,17 +226,10 @@ Status Engine::CopierFor(MemLoc loc, CopyEngine** out) {
   return Status::Ok();
 }
 
-// Copies packed bytes [offset, offset + n) of `user` to or from `plain` (host memory: a channel's
-// payload) and returns when the copy is complete.
-Status Engine::CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                             void* plain) {
-  if (n == 0) return Status::Ok();
-  if (user.loc.is_host() && user.layout.contiguous()) {  // the common small case: no engine
-    char* p = static_cast<char*>(user.ptr) + offset;
-    if (dir == PackDir::kPack) std::memcpy(plain, p, n);
-    else std::memcpy(p, plain, n);
-    return Status::Ok();
-  }
+// Copies packed bytes [offset, offset + n) of `user` (a device or strided buffer) to or from
+// `plain` (host memory: a channel's payload) and returns when the copy is complete.
+Status Engine::CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                                  void* plain) {
   CopyEngine* copier = nullptr;
   MPIGPU_RETURN_IF_ERROR(CopierFor(user.loc, &copier));
   Status st = CopyPacked(*copier, dir, user.ptr, user.loc, user.layout, offset, n, plain,

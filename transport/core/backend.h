@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "memcopy/status.h"
@@ -69,9 +70,20 @@ class TransportHost {
   // The copy engine for buffers at `loc` (host, or that device's streams), made on first use.
   virtual Status CopierFor(MemLoc loc, CopyEngine** out) = 0;
   // Copies packed bytes [offset, offset + n) of `user` to or from host memory `plain`; complete
-  // on return.
-  virtual Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                               void* plain) = 0;
+  // on return. A contiguous host buffer (every small message's case) is one memcpy, inline here;
+  // the rest goes to CopyPackedByEngine.
+  Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n, void* plain) {
+    if (n == 0) return Status::Ok();
+    if (!user.loc.is_host() || !user.layout.contiguous())
+      return CopyPackedByEngine(dir, user, offset, n, plain);
+    char* p = static_cast<char*>(user.ptr) + offset;
+    if (dir == PackDir::kPack) std::memcpy(plain, p, n);
+    else std::memcpy(p, plain, n);
+    return Status::Ok();
+  }
+  // CopyPackedNow of a device or strided buffer (n > 0): through a copy engine.
+  virtual Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                                    void* plain) = 0;
 
  protected:
   ~TransportHost() = default;
