@@ -137,8 +137,12 @@ class Engine final : public LmtHost, public ChannelSink {
   Status CopierFor(MemLoc loc, CopyEngine** out) override;
   Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
                             void* plain) override;
+  // Here, to be inlined into every eager delivery.
   Status UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
-                         const void* payload) override;
+                         const void* payload) override {
+    if (n > 0 && buf.loc.is_device()) chan_[src]->PrepareDeviceCopy();
+    return CopyPackedNow(PackDir::kUnpack, buf, offset, n, const_cast<void*>(payload));
+  }
   void SendControl(int dst, MsgHeader h, const void* payload, size_t len) override;
   bool TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
                    Status* copy_error) override;
@@ -183,8 +187,6 @@ class Engine final : public LmtHost, public ChannelSink {
     return st;
   }
   bool ArrivalsPending() const;
-  Status UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
-                     size_t capacity, MsgInfo* info);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* offer);
   // Asks the pair's back-ends after req->lmt_index_ to take the matched receive.

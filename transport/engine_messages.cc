@@ -141,18 +141,13 @@ Status Engine::Deliver(const MsgHeader& h, const unsigned char* payload, size_t 
   return UnknownMessage(h);
 }
 
-// Copies what fits of an eager message into `buf` (`capacity` packed bytes) and fills *info;
-// the copy's error, else kTruncate when the message was longer.
-Status Engine::UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
-                           size_t capacity, MsgInfo* info) {
-  *info = MsgInfo{h.src, h.tag, h.bytes};
-  const size_t n = std::min<size_t>(h.bytes, capacity);
-  Status st = UnpackDelivered(h.src, buf, 0, n, payload);
-  return st.ok() ? TruncationOf(*info, capacity) : st;
-}
-
+// Copies what fits of an eager message into the receive's buffer and completes it: the copy's
+// error, else kTruncate when the message was longer.
 void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload) {
-  Complete(req, UnpackEager(h, payload, req->buf_, req->bytes_, &req->info_));
+  req->info_ = MsgInfo{h.src, h.tag, h.bytes};
+  const size_t n = std::min<size_t>(h.bytes, req->bytes_);
+  Status st = UnpackDelivered(h.src, req->buf_, 0, n, payload);
+  Complete(req, st.ok() ? TruncationOf(req->info_, req->bytes_) : std::move(st));
 }
 
 void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* offer) {
@@ -241,12 +236,6 @@ Status Engine::CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t of
   if (done.ok()) done = copier->Wait(t);
   st.KeepFirst(std::move(done));
   return st;
-}
-
-Status Engine::UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
-                               const void* payload) {
-  if (n > 0 && buf.loc.is_device()) chan_[src]->PrepareDeviceCopy();
-  return CopyPackedNow(PackDir::kUnpack, buf, offset, n, const_cast<void*>(payload));
 }
 
 }  // namespace mpigpu::transport
