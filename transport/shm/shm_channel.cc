@@ -288,15 +288,14 @@ Status ShmChannel::DecodeBox(int src, const Fastbox& b, MsgHeader* h,
   return Status::Ok();
 }
 
-// Handles the next message in src's fastbox ring if it is the pair's next one (*took says so).
-Status ShmChannel::TakeFastboxInOrder(ChannelSink* sink, int src, bool* took) {
+// Handles `b`, the next message in src's fastbox ring, if it is the pair's next one (*took says
+// so).
+Status ShmChannel::TakeFastboxInOrder(ChannelSink* sink, int src, const Fastbox& b, bool* took) {
   *took = false;
-  const Fastbox* b = box_from_[src] ? fastboxes_.Peek(src) : nullptr;
-  if (b == nullptr) return Status::Ok();
   MsgHeader h;
   const unsigned char* payload = nullptr;
   size_t len = 0;
-  MPIGPU_RETURN_IF_ERROR(DecodeBox(src, *b, &h, &payload, &len));
+  MPIGPU_RETURN_IF_ERROR(DecodeBox(src, b, &h, &payload, &len));
   if (h.seq != seq_in_[src]) return Status::Ok();  // an earlier queue message goes first
   *took = true;
   Status st = Handle(sink, h, payload, len);
@@ -320,7 +319,10 @@ Status ShmChannel::DrainInOrder(ChannelSink* sink, int src) {
       moved = true;
       break;
     }
-    if (!moved) MPIGPU_RETURN_IF_ERROR(TakeFastboxInOrder(sink, src, &moved));
+    if (moved) continue;
+    // Looked at here: an empty ring, every poll's last look, costs no call.
+    const Fastbox* b = box_from_[src] ? fastboxes_.Peek(src) : nullptr;
+    if (b != nullptr) MPIGPU_RETURN_IF_ERROR(TakeFastboxInOrder(sink, src, *b, &moved));
   }
   return Status::Ok();
 }

@@ -70,7 +70,7 @@ class ShmChannel final : public Channel {
                    size_t* len) const;
   Status Handle(ChannelSink* sink, const MsgHeader& h, const unsigned char* payload, size_t len);
   Status HandleCell(ChannelSink* sink, Cell* cell);
-  Status TakeFastboxInOrder(ChannelSink* sink, int src, bool* took);
+  Status TakeFastboxInOrder(ChannelSink* sink, int src, const Fastbox& b, bool* took);
   Status DrainInOrder(ChannelSink* sink, int src);
 
   ChannelCaps caps_{"shm", 0, true, true};
