@@ -63,7 +63,8 @@
 
 namespace mpigpu::transport {
 
-class Engine final : public LmtHost, public ChannelSink {
+// ChannelSink first: Deliver, called for every arrival, needs no this-adjusting thunk.
+class Engine final : public ChannelSink, public LmtHost {
  public:
   ~Engine();
   Engine(const Engine&) = delete;
