@@ -63,7 +63,8 @@
 
 namespace mpigpu::transport {
 
-class Engine final : public LmtHost, public ChannelSink {
+// ChannelSink first: Deliver, called for every arrival, needs no this-adjusting thunk.
+class Engine final : public ChannelSink, public LmtHost {
  public:
   ~Engine();
   Engine(const Engine&) = delete;
@@ -97,10 +98,10 @@ class Engine final : public LmtHost, public ChannelSink {
   bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
   // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and one
   // source, when no posted receive or unexpected message could take the message first, it asks
-  // src's channel up to `spins` times for src's next message (Channel::PeekEager; no Progress
-  // meanwhile). If that one is eager and matches, it is copied straight into buf and consumed:
-  // true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing was taken
-  // (false) and the caller uses Irecv, which also reports any bad argument.
+  // src's channel up to `spins` times for src's next message (Channel::TryRecvEagerNow; no
+  // Progress meanwhile). If that one is eager and matches, it is copied straight into buf and
+  // consumed: true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing
+  // was taken (false) and the caller uses Irecv, which also reports any bad argument.
   bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
                   Status* st);
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
@@ -136,10 +137,14 @@ class Engine final : public LmtHost, public ChannelSink {
   const LocalJob& job() const override { return job_; }
   const Bootstrap& boot() const override { return *boot_; }
   Status CopierFor(MemLoc loc, CopyEngine** out) override;
-  Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                       void* plain) override;
+  Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                            void* plain) override;
+  // Here, to be inlined into every eager delivery.
   Status UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
-                         const void* payload) override;
+                         const void* payload) override {
+    if (n > 0 && buf.loc.is_device()) chan_[src]->PrepareDeviceCopy();
+    return CopyPackedNow(PackDir::kUnpack, buf, offset, n, const_cast<void*>(payload));
+  }
   void SendControl(int dst, MsgHeader h, const void* payload, size_t len) override;
   bool TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
                    Status* copy_error) override;
@@ -188,8 +193,6 @@ class Engine final : public LmtHost, public ChannelSink {
     return st;
   }
   bool ArrivalsPending() const;
-  Status UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
-                     size_t capacity, MsgInfo* info);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* offer);
   // Asks the pair's back-ends after req->lmt_index_ to take the matched receive.

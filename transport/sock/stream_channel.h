@@ -32,8 +32,7 @@ class StreamChannel : public Channel {
   Status Attach(TransportHost* host, char* dense, char* sparse) override;
   bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
   bool TrySendEagerNow(int, int, int, const void*, size_t) override { return false; }
-  bool PeekEager(int, size_t, int, MsgHeader*, const unsigned char**) override { return false; }
-  void ConsumePeeked(int) override {}
+  bool TryRecvEagerNow(int, int, int, void*, size_t, int, MsgInfo*) override { return false; }
   Status Poll(ChannelSink* sink) override;
   bool Pending() const override;
   void PrepareDeviceCopy() override {}
