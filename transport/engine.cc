@@ -3,7 +3,10 @@
 // The message paths (sending, arrivals, the services back-ends ask for): engine_messages.cc.
 #include "transport/engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -398,12 +401,12 @@ bool Engine::PeerAlive(int rank) {
   if (rank < 0 || rank >= size_ || peer_failed_[rank]) return false;
   if (rank == rank_) return true;
   if (job_info_.SameNode(rank)) return job_.Alive(rank);
-  return chan_[rank]->Peer(rank) != PeerState::kLost;
+  return chan_[rank]->Peer(rank, /*probe=*/true) != PeerState::kLost;
 }
 
 bool Engine::PeerFinalized(int rank) {
   if (job_info_.SameNode(rank)) return job_.Finalized(rank);
-  return chan_[rank]->Peer(rank) == PeerState::kFinalized;
+  return chan_[rank]->Peer(rank, /*probe=*/false) == PeerState::kFinalized;
 }
 
 void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks) {
@@ -415,6 +418,12 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 
 void Engine::CheckPeers() {
   ExitIfLauncherGone(rank_);  // mpigpurun died (SIGKILL): nobody else would end this rank
+  if (boot_->LauncherGone()) {  // the same for a rank on another node than its launcher
+    std::fprintf(stderr, "mpigpu: rank %d: the job's launcher is gone (its boot server closed); "
+                         "ending\n", rank_);
+    std::fflush(nullptr);
+    _exit(1);
+  }
   bool any_source_waiting = probing_ == kAnySource;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
@@ -526,7 +535,9 @@ Status Engine::Finalize() {
   // A job in which a rank died (or left without finalizing) did not end well: say so.
   std::string dead;
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && (peer_failed_[r] || (job_info_.SameNode(r) && !job_.Finalized(r))))
+    if (r != rank_ && (peer_failed_[r] || (job_info_.SameNode(r) ? !job_.Finalized(r)
+                                                                  : chan_[r]->Peer(r, false) ==
+                                                                        PeerState::kLost)))
       dead += (dead.empty() ? "" : ", ") + std::to_string(r);
   if (!dead.empty())
     st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +

@@ -101,6 +101,12 @@ Status BootClient::Connect(const JobInfo& job, const std::string& addr, const st
   return Status::Ok();
 }
 
+bool BootClient::LauncherGone() const {
+  if (!gathered_ || fd_ < 0) return false;
+  pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
 Status BootClient::Allgather(const std::string& mine, std::vector<std::string>* all,
                              double timeout_s) {
   if (gathered_) return Status(Err::kInternal, "boot: the cards are exchanged once");

@@ -27,6 +27,8 @@ class BootClient final : public Bootstrap {
   Status Allgather(const std::string& mine, std::vector<std::string>* all,
                    double timeout_s) override;
   std::string LocalAddress() const override { return local_address_; }
+  // The server never writes after the table: a readable connection means it closed.
+  bool LauncherGone() const override;
 
   // "0a1b..." (32 hex digits) into 16 bytes; false for anything else.
   static bool ParseSecret(const char* hex, std::string* out);

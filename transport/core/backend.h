@@ -163,8 +163,9 @@ class Channel {
   virtual std::string Card() const = 0;
   virtual Status SetCards(const std::vector<std::string>& cards) = 0;
   // How `peer` looks from this channel's connections. The engine asks it for peers on other
-  // nodes (caps().same_node false); their rank table answers for the node's own.
-  virtual PeerState Peer(int peer) = 0;
+  // nodes (caps().same_node false); their rank table answers for the node's own. `probe`: dial a
+  // peer never talked to, so that a refusal (a dead process) shows.
+  virtual PeerState Peer(int peer, bool probe) = 0;
 };
 
 // The explicit stubs of a channel that reaches the ranks of its node only.
@@ -172,7 +173,7 @@ class NodeChannelStubs : public Channel {
  public:
   std::string Card() const override { return {}; }
   Status SetCards(const std::vector<std::string>&) override { return Status::Ok(); }
-  PeerState Peer(int) override { return PeerState::kAlive; }
+  PeerState Peer(int, bool) override { return PeerState::kAlive; }
 };
 
 struct LmtCaps {

@@ -26,6 +26,9 @@ class Bootstrap {
   // This host's address as the bootstrap reached it (the default for network back-ends'
   // listeners: the interface the job's hosts already use).
   virtual std::string LocalAddress() const = 0;
+  // The job's launcher is gone (the exchange's other side closed): nobody else would end this
+  // rank. A check with no wait; false where the launcher link answers it (launcher_link.h).
+  virtual bool LauncherGone() const = 0;
 };
 
 }  // namespace mpigpu::transport

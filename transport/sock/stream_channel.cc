@@ -266,12 +266,12 @@ bool StreamChannel::Pending() const {
   return false;
 }
 
-PeerState StreamChannel::Peer(int peer) {
+PeerState StreamChannel::Peer(int peer, bool probe) {
   if (peer < 0 || peer >= static_cast<int>(out_.size()) || peer == rank_) return PeerState::kAlive;
   for (const In& in : in_)
     if (in.rank == peer && in.closed) return in.bye ? PeerState::kFinalized : PeerState::kLost;
   Out& o = out_[peer];
-  if (o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only), so a refusal shows
+  if (probe && o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only)
     bool later = false;
     (void)Connect(peer, &later);
   }

@@ -37,7 +37,7 @@ class StreamChannel : public Channel {
   bool Pending() const override;
   void PrepareDeviceCopy() override {}
   Status Close() override;
-  PeerState Peer(int peer) override;
+  PeerState Peer(int peer, bool probe) override;
 
   static constexpr size_t kMaxPayload = size_t{1} << 20;
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
