@@ -277,20 +277,29 @@ PeerState StreamChannel::Peer(int peer, bool probe) {
   }
   if (o.fd >= 0 && !o.broken) {
     (void)Flush(o);
-    // The peer never writes on our connection: readable means it closed or reset.
+    // The peer writes on our connection only its goodbye: readable means that, a close or a
+    // reset.
     pollfd p{o.fd, POLLIN | POLLRDHUP, 0};
-    if (!o.connecting && ::poll(&p, 1, 0) > 0) o.broken = true;
+    if (!o.connecting && ::poll(&p, 1, 0) > 0) {
+      FrameHead bye{};
+      o.bye = ::recv(o.fd, &bye, sizeof bye, MSG_DONTWAIT) == sizeof bye && bye.magic == kByeMagic;
+      o.broken = true;
+    }
   }
   if (!o.broken) return PeerState::kAlive;
-  for (const In& in : in_)
-    if (in.rank == peer && in.bye) return PeerState::kFinalized;
-  return PeerState::kLost;
+  bool bye = o.bye;
+  for (const In& in : in_) bye |= in.rank == peer && in.bye;
+  return bye ? PeerState::kFinalized : PeerState::kLost;
 }
 
 // Finalize: what is still buffered goes out (bounded: a peer that stopped reading is gone), then
 // a goodbye on every connection we opened.
 Status StreamChannel::Close() {
   const double deadline = MonotonicSeconds() + 2;
+  const FrameHead goodbye{0, kByeMagic};
+  for (In& in : in_)  // nothing else goes this way: the socket has room for it
+    if (in.fd >= 0 && in.rank >= 0 && !in.closed)
+      (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
     const FrameHead bye{0, kByeMagic};

@@ -7,8 +7,9 @@
 // bytes are a Hello (who opens it, and the job's secret where the family needs one); the
 // listener hands the hello to Admit and refuses what does not pass, a second connection for a
 // rank included. Then frames: FrameHead (the payload's length), the MsgHeader (src set by the
-// receiver from the connection), the payload. At Close a rank sends a goodbye frame, so that its
-// peers tell a finalized rank (goodbye, then EOF) from a lost one (EOF or a reset without it).
+// receiver from the connection), the payload. At Close a rank sends a goodbye frame on every
+// connection, both directions, so that its peers tell a finalized rank (goodbye, then EOF) from
+// a lost one (EOF or a reset without it).
 //
 // Writes are non-blocking: what the socket does not take waits in the connection's buffer (up
 // to kMaxBuffered, then TrySend says no room), and every Poll moves it. Connections that have
@@ -83,7 +84,8 @@ class StreamChannel : public Channel {
     int fd = -1;
     bool connecting = false;  // dialled, not yet made
     double dialled_at = 0;
-    bool broken = false;  // refused, or a write failed: the peer is lost
+    bool broken = false;  // refused, a write failed, or the peer closed: no more sends
+    bool bye = false;     // the peer said goodbye on it (it finalized) before closing
     std::vector<unsigned char> buf;  // bytes not yet taken by the socket
     size_t head = 0;                 // first of them
   };
