@@ -1,5 +1,6 @@
 // The core behind the public C API (mpigpu.h): process-wide state and the internal operations
-// shared by api.cc (environment, point to point, completion), comm.cc (communicators) and
+// shared by api_state.cc (the state, shared checks and errors), api_env.cc (environment),
+// api_p2p.cc (point to point), api_completion.cc (completion), comm.cc (communicators) and
 // coll.cc (collectives). Not part of the public interface.
 //
 // Locking: one mutex (State::mu, an ApiMutex) guards the state and the engine (which expects one
@@ -280,6 +281,16 @@ int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
 
 // cudaStreamSynchronize of the current device's default stream; OTHER on failure.
 int SyncDefaultStream();
+
+// The engine's names for a call's peer (a comm rank or ANY_SOURCE, not PROC_NULL) and tag (may
+// be ANY_TAG).
+inline int EnginePeer(const CommData& comm, int peer) {
+  return peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm.group[peer];
+}
+inline int EngineTag(int tag) { return tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag; }
+
+// Rank for messages: the world rank once known, else the launcher's, else 0.
+int RankForMessages();
 
 // Fills a status for an empty (null request) or a PROC_NULL completion.
 void EmptyStatus(MPIGPU_Status* status, int source);
