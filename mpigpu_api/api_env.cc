@@ -11,6 +11,8 @@
 #include "mpigpu_api/api_entry.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/errors.h"
+#include "transport/local_job.h"
+#include "transport/messenger_factory.h"
 
 namespace mpigpu::api {
 namespace {
@@ -48,7 +50,7 @@ int DoInit() {
   // The GPU first: the engine publishes each rank's device when it joins.
   const int local = mpigpu::LauncherInt("MPIGPU_LOCAL_RANK");
   if (st.ok()) mpigpu::api::SelectDevice(local >= 0 ? local : job.rank);
-  if (st.ok()) st = mpigpu::transport::Engine::Create(job, &s.engine);
+  if (st.ok()) st = mpigpu::transport::CreateMessenger(job, &s.engine);
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   const int local_size = mpigpu::LauncherInt("MPIGPU_LOCAL_SIZE");
   s.yield_after = mpigpu::api::YieldAfterRounds(

@@ -25,7 +25,8 @@
 #include "mpigpu_api/errors.h"
 #include "mpigpu_api/mpigpu.h"
 #include "mpigpu_api/wait_policy.h"
-#include "transport/engine.h"
+#include "transport/core/messenger.h"
+#include "transport/core/request.h"
 
 namespace mpigpu::api {
 
@@ -113,7 +114,7 @@ struct State {
   ApiMutex mu;
   bool initialized = false;
   bool finalized = false;
-  std::unique_ptr<transport::Engine> engine;
+  std::unique_ptr<transport::Messenger> engine;  // the transport, through its interface
   // By handle; null once freed (handles are not reused, so a stale one is caught). WORLD and
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
@@ -231,8 +232,9 @@ int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int 
 void Detach(ApiRequest* r);
 // Tells the engine which ranks take part in c's contexts (failures of others leave them alone).
 void DeclareContexts(const CommData& c);
-// True once `r` can be completed without blocking.
-bool P2PDone(const ApiRequest* r);
+// True once `r` can be completed without blocking. Inline: waits ask it every round, and the
+// completion calls live in another file than the requests (api_completion.cc, api_p2p.cc).
+inline bool P2PDone(const ApiRequest* r) { return r->op == nullptr || r->op->done(); }
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).
 int CompleteP2P(ApiRequest* r, MPIGPU_Status* status);

@@ -70,7 +70,7 @@ int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack
 // rank or ANY_SOURCE (not PROC_NULL), `tag` may be ANY_TAG.
 inline int StartOp(bool recv, const transport::UserBuffer& ub, const CommData& comm, int peer,
                    int tag, int ctx, transport::Request** op) {
-  transport::Engine& e = *GetState().engine;
+  transport::Messenger& e = *GetState().engine;
   const int world = EnginePeer(comm, peer);
   const int etag = EngineTag(tag);
   return ReturnCode(recv ? e.Irecv(ub, world, etag, ctx, op) : e.Isend(ub, world, etag, ctx, op),
@@ -177,8 +177,6 @@ void DeclareContexts(const CommData& c) {
   GetState().engine->SetContextMembers(c.ctx_coll, c.group);
 }
 
-bool P2PDone(const ApiRequest* r) { return r->op == nullptr || r->op->done(); }
-
 int CompleteP2P(ApiRequest* r, MPIGPU_Status* status) {
   State& s = GetState();
   int rc = MPIGPU_SUCCESS;
@@ -236,7 +234,9 @@ void ReapDetached() {
 namespace {
 
 // *c (borrowed, see BorrowComm) and *tb for a call on `comm` with (buf, bt, count, dt).
-int ResolveCommAndBuf(MPIGPU_Comm comm, const CommPtr** c, const void* buf, MPIGPU_Buftype bt,
+// Inline: every point-to-point call resolves its buffer (GCC left it out of line once api.cc
+// was split, +65 instructions per Send + Recv under callgrind).
+inline int ResolveCommAndBuf(MPIGPU_Comm comm, const CommPtr** c, const void* buf, MPIGPU_Buftype bt,
                       int count, MPIGPU_Datatype dt, TypedBuf* tb) {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   if (!(*c = mpigpu::api::BorrowComm(comm))) return MPIGPU_ERR_COMM;
