@@ -6,12 +6,11 @@
 #include <memory>
 #include <new>
 
-#include "memcopy/device_scope.h"
 #include "memcopy/log.h"
-#include "memcopy/memcopy.h"
 #include "mpigpu_api/api_entry.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/errors.h"
+#include "pipeline/pack.h"
 
 namespace mpigpu::api {
 namespace {
@@ -44,26 +43,14 @@ inline bool EngineLayout(const TypedBuf& b, void** ptr, Layout* layout) {
   return true;
 }
 
-// Copies packed bytes [0, bytes) between the typed buffer `b` and the contiguous host `packed`.
-// Host: Pack/Unpack. Device: one strided copy per piece, then one synchronisation.
+// Copies packed bytes [0, bytes) between the typed buffer `b` and the contiguous host `packed`
+// (PackPieces: memcpy per block in host memory; one strided default-stream copy per piece and
+// one synchronisation for a device buffer).
 int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack) {
   if (bytes == 0) return MPIGPU_SUCCESS;
-  if (b.loc.is_host())
-    return pack ? Pack(b.desc, b.ptr, 0, bytes, packed) : Unpack(b.desc, packed, 0, bytes, b.ptr);
-  DeviceScope scope(b.loc);  // default-stream copies run on the current device
-  Status st;
-  char* user = static_cast<char*>(b.ptr);
-  (void)ForEachPiece(b.desc, 0, bytes, [&](const TypePiece& p, size_t pos) {
-    if (pack)
-      st = Copy2D(packed + pos, MemLoc::Host(), p.block_bytes, user + p.offset, b.loc,
-                  p.stride_bytes, p.block_bytes, p.nblocks, nullptr);
-    else
-      st = Copy2D(user + p.offset, b.loc, p.stride_bytes, packed + pos, MemLoc::Host(),
-                  p.block_bytes, p.block_bytes, p.nblocks, nullptr);
-    return st.ok();
-  });
-  if (!st.ok()) return ReturnCode(st, MPIGPU_ERR_BUFFER);
-  return SyncDefaultStream();
+  const Status st = PackPieces(pack ? PackDir::kPack : PackDir::kUnpack, b.desc.shape(), b.ptr,
+                               b.loc, 0, bytes, packed, MemLoc::Host());
+  return b.loc.is_host() ? PackerCode(st) : ReturnCode(st, MPIGPU_ERR_BUFFER);
 }
 
 // Starts the engine's half of a point-to-point call on context `ctx` of `comm`: `peer` is a comm
