@@ -1,4 +1,6 @@
 // Engine: the transport of one process, the core above its back-ends (transport/core/backend.h).
+// The API above reaches it only through Messenger (transport/core/messenger.h, made by
+// CreateMessenger); the back-ends below through LmtHost and ChannelSink.
 //
 // What the core does, whatever carries the bytes: requests (a pool, handle reuse), MPI matching
 // (posted and unexpected queues), the per-destination FIFO of messages that wait for room on
@@ -55,6 +57,7 @@
 #include "pipeline/layout.h"
 #include "transport/backends.h"
 #include "transport/core/backend.h"
+#include "transport/core/messenger.h"
 #include "transport/core/request.h"
 #include "transport/core/wire.h"
 #include "transport/local_job.h"
@@ -63,8 +66,9 @@
 
 namespace mpigpu::transport {
 
-// ChannelSink first: Deliver, called for every arrival, needs no this-adjusting thunk.
-class Engine final : public ChannelSink, public LmtHost {
+// Messenger first: the API's calls need no this-adjusting thunk; then ChannelSink, whose Deliver
+// runs for every arrival.
+class Engine final : public Messenger, public ChannelSink, public LmtHost {
  public:
   ~Engine();
   Engine(const Engine&) = delete;
@@ -90,12 +94,12 @@ class Engine final : public ChannelSink, public LmtHost {
 
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
-  Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out);
+  Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) override;
   // A blocking send's shortcut: a contiguous host message of at most the eager size goes out at
   // once when nothing waits before it to `dst` and its channel has room. Then it is sent and
   // done (the buffer may be reused) and no request exists; true. Otherwise nothing happens
   // (false) and the caller uses Isend, which also reports any bad argument.
-  bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
+  bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context) override;
   // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and one
   // source, when no posted receive or unexpected message could take the message first, it asks
   // src's channel up to `spins` times for src's next message (Channel::TryRecvEagerNow; no
@@ -103,29 +107,29 @@ class Engine final : public ChannelSink, public LmtHost {
   // consumed: true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing
   // was taken (false) and the caller uses Irecv, which also reports any bad argument.
   bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
-                  Status* st);
+                  Status* st) override;
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
-  Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out);
+  Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) override;
   // Looks for a matching message that has arrived, without receiving it.
-  Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info);
+  Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) override;
 
   // Does all work possible now; returns an engine-level error (a broken segment), request
   // errors stay with their requests.
-  Status Progress();
+  Status Progress() override;
   // Progress until `req` is done or `timeout_s` passed (kTimeout); request errors are in req.
   Status Wait(Request* req, double timeout_s = -1);
   // Lets go of a request: deleted now if done, else when it completes.
-  void Release(Request* req);
+  void Release(Request* req) override;
 
   // Completes outstanding sends, waits (bounded) for every peer to finalize or die, removes the
   // shared memory this process created. The engine is unusable afterwards.
-  Status Finalize();
+  Status Finalize() override;
 
   bool PeerAlive(int rank) override;
   // The ranks that take part in `context` (a communicator's): a rank's death fails the wildcard
   // (kAnySource) receives of the contexts it belongs to only. A context never declared counts
   // every rank as a member.
-  void SetContextMembers(int context, const std::vector<int>& world_ranks);
+  void SetContextMembers(int context, const std::vector<int>& world_ranks) override;
   // Marks a peer as failed (tests, the API's fault handling): its requests fail.
   void FailPeer(int rank, const std::string& why);
   // Tests: arms the fault `what` in the back-end that knows it (LmtBackend::InjectFault), e.g.
