@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "internode/boot/boot_server.h"
+#include "transport/core/job_secret.h"
 #include "transport/local_job.h"
 
 namespace mpigpu::testing {
@@ -65,12 +66,13 @@ inline std::string RunJob(int n, const std::function<int(int)>& body, int timeou
     for (int r = 0; r < n; ++r) node_of.push_back(r * nodes / n);
     node_map = transport::JobInfo::FormatNodeMap(node_of);
     std::string secret;
-    if (!boot::BootServer::NewSecret(&secret, &secret_hex).ok() ||
+    if (!transport::NewJobSecret(&secret).ok() ||
         !boot::BootServer::Start("127.0.0.1", n, secret,
                                  [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); },
                                  &server)
              .ok())
       return "cannot start the boot server";
+    secret_hex = transport::JobSecretHex(secret);
   }
   std::vector<pid_t> pids(n, -1);
   for (int r = 0; r < n; ++r) {

@@ -12,6 +12,7 @@
 #include "memcopy/clock.h"
 #include "memcopy/params.h"
 #include "memcopy/process.h"
+#include "transport/core/job_secret.h"
 
 namespace mpigpu::transport {
 
@@ -38,8 +39,6 @@ struct LocalJob::CardSlot {
 };
 
 namespace {
-
-constexpr size_t kSecretBytes = 16;
 
 size_t RoundUpPage(size_t v) { return (v + 4095) / 4096 * 4096; }
 
@@ -156,13 +155,9 @@ Status LocalJob::Open(const JobInfo& job, size_t dense_bytes, size_t sparse_byte
   ranks_ = static_cast<RankSlot*>(segment_.payload());  // zero-filled by the creation: kEmpty
   cards_ = reinterpret_cast<CardSlot*>(static_cast<char*>(segment_.payload()) + ranks_bytes);
   if (leader()) {  // the job's secret, published by the leader's Join
-    char secret[kSecretBytes];
-    for (size_t i = 0; i < kSecretBytes; i += sizeof(uint64_t)) {
-      uint64_t t = 0;
-      MPIGPU_RETURN_IF_ERROR(RandomToken(&t));
-      std::memcpy(secret + i, &t, sizeof t);
-    }
-    std::memcpy(cards_[size_].bytes, secret, kSecretBytes);
+    std::string secret;
+    MPIGPU_RETURN_IF_ERROR(NewJobSecret(&secret));
+    std::memcpy(cards_[size_].bytes, secret.data(), kJobSecretBytes);
   }
   *payload = static_cast<char*>(segment_.payload()) + table_bytes_;
   return Status::Ok();
@@ -194,7 +189,7 @@ Status LocalJob::Join(int device, uint64_t gpu_id, double timeout_s) {
       usleep(200);
     }
   }
-  secret_.assign(cards_[size_].bytes, kSecretBytes);  // the leader's Join published it
+  secret_.assign(cards_[size_].bytes, kJobSecretBytes);  // the leader's Join published it
   if (leader()) (void)segment_.Unlink();
   return Status::Ok();
 }

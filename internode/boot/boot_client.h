@@ -30,9 +30,6 @@ class BootClient final : public Bootstrap {
   // The server never writes after the table: a readable connection means it closed.
   bool LauncherGone() const override;
 
-  // "0a1b..." (32 hex digits) into 16 bytes; false for anything else.
-  static bool ParseSecret(const char* hex, std::string* out);
-
  private:
   BootClient() = default;
   int fd_ = -1;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "transport/core/backend.h"
+#include "transport/core/job_secret.h"
 
 namespace mpigpu::transport {
 
@@ -44,13 +45,12 @@ class StreamChannel : public Channel {
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
   static constexpr double kHelloTimeoutS = 10;
   static constexpr size_t kMaxStrangers = 64;
-  static constexpr size_t kSecretBytes = 16;
   // A connection's first bytes: who opens it.
   struct Hello {
     uint64_t magic;  // kHelloMagic
     int32_t rank;
     int32_t pad;
-    unsigned char secret[kSecretBytes];  // the job's (Bootstrap::secret), zero where unused
+    unsigned char secret[kJobSecretBytes];  // the job's (Bootstrap::secret), zero where unused
   };
   static constexpr uint64_t kHelloMagic = 0x6d70696775736f63ull;
 
