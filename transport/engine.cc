@@ -3,10 +3,7 @@
 // The message paths (sending, arrivals, the services back-ends ask for): engine_messages.cc.
 #include "transport/engine.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -417,13 +414,8 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 }
 
 void Engine::CheckPeers() {
-  ExitIfLauncherGone(rank_);  // mpigpurun died (SIGKILL): nobody else would end this rank
-  if (boot_->LauncherGone()) {  // the same for a rank on another node than its launcher
-    std::fprintf(stderr, "mpigpu: rank %d: the job's launcher is gone (its boot server closed); "
-                         "ending\n", rank_);
-    std::fflush(nullptr);
-    _exit(1);
-  }
+  // mpigpurun died (SIGKILL, or its boot server closed): nobody else would end this rank.
+  if (boot_->LauncherGone()) EndBecauseLauncherGone(rank_);
   bool any_source_waiting = probing_ == kAnySource;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {

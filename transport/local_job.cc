@@ -13,6 +13,7 @@
 #include "memcopy/params.h"
 #include "memcopy/process.h"
 #include "transport/core/job_secret.h"
+#include "transport/launcher_link.h"
 
 namespace mpigpu::transport {
 
@@ -221,6 +222,8 @@ Status LocalJob::Allgather(const std::string& mine, std::vector<std::string>* al
 void LocalJob::Abandon() {
   if (leader() && segment_.valid()) (void)segment_.Unlink();
 }
+
+bool LocalJob::LauncherGone() const { return transport::LauncherGone(); }
 
 LocalJob::RankSlot* LocalJob::slot(int rank) const { return ranks_ + rank; }
 

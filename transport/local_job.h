@@ -84,7 +84,7 @@ class LocalJob final : public Bootstrap {
   Status Allgather(const std::string& mine, std::vector<std::string>* all,
                    double timeout_s) override;
   std::string LocalAddress() const override { return "127.0.0.1"; }
-  bool LauncherGone() const override { return false; }
+  bool LauncherGone() const override;
   static constexpr size_t kCardBytes = 128;
   // After a failed start-up: the creator removes the name, so that a rerun with the same job id
   // does not find it taken.

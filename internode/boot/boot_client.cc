@@ -11,6 +11,7 @@
 
 #include "internode/boot/boot_wire.h"
 #include "internode/tcp/tcp_channel.h"
+#include "transport/launcher_link.h"
 #include "memcopy/clock.h"
 
 namespace mpigpu::transport {
@@ -88,6 +89,7 @@ Status BootClient::Connect(const JobInfo& job, const std::string& addr, const st
 }
 
 bool BootClient::LauncherGone() const {
+  if (transport::LauncherGone()) return true;
   if (!gathered_ || fd_ < 0) return false;
   pollfd p{fd_, POLLIN | POLLRDHUP, 0};
   return ::poll(&p, 1, 0) > 0;

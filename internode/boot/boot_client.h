@@ -27,7 +27,8 @@ class BootClient final : public Bootstrap {
   Status Allgather(const std::string& mine, std::vector<std::string>* all,
                    double timeout_s) override;
   std::string LocalAddress() const override { return local_address_; }
-  // The server never writes after the table: a readable connection means it closed.
+  // The launcher link's hang-up where this rank has one, or the boot connection closing (the
+  // server never writes after the table: readable means closed).
   bool LauncherGone() const override;
 
  private:
