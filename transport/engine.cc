@@ -57,7 +57,6 @@ Status Engine::StartUp(const JobInfo& job) {
   rank_ = job.rank;
   size_ = job.size;
   SetLogRank(rank_);
-  job_info_ = job;
   backends_ = std::make_unique<BackendSet>();
   MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, job, backends_.get()));
   MPIGPU_RETURN_IF_ERROR(MakeBootstrap(job));
@@ -120,7 +119,7 @@ Status Engine::StartUp(const JobInfo& job) {
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d on node %d", job_.jobid().c_str(), rank_, size_,
-              job_info_.node());
+              job_.info().node());
   LogPaths();
   LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
   return Status::Ok();
@@ -397,12 +396,12 @@ Status Engine::ProgressBackends() {
 bool Engine::PeerAlive(int rank) {
   if (rank < 0 || rank >= size_ || peer_failed_[rank]) return false;
   if (rank == rank_) return true;
-  if (job_info_.SameNode(rank)) return job_.Alive(rank);
+  if (job_.info().SameNode(rank)) return job_.Alive(rank);
   return chan_[rank]->Peer(rank, /*probe=*/true) != PeerState::kLost;
 }
 
 bool Engine::PeerFinalized(int rank) {
-  if (job_info_.SameNode(rank)) return job_.Finalized(rank);
+  if (job_.info().SameNode(rank)) return job_.Finalized(rank);
   return chan_[rank]->Peer(rank, /*probe=*/false) == PeerState::kFinalized;
 }
 
@@ -436,11 +435,11 @@ void Engine::CheckPeers() {
       }
       if (!ArrivalsPending()) break;
     }
-    FailPeer(r, job_info_.SameNode(r)
+    FailPeer(r, job_.info().SameNode(r)
                     ? "rank " + std::to_string(r) + " (pid " + std::to_string(job_.pid(r)) +
                           ") died"
                     : "rank " + std::to_string(r) + " (node " +
-                          std::to_string(job_info_.NodeOf(r)) + ") is lost");
+                          std::to_string(job_.info().NodeOf(r)) + ") is lost");
   }
 }
 
@@ -516,7 +515,7 @@ Status Engine::Finalize() {
   // sent them is flushed by their channel's Close.
   job_.MarkFinalized();
   for (int r = 0; r < size_ && st.ok(); ++r) {
-    if (!job_info_.SameNode(r)) continue;
+    if (!job_.info().SameNode(r)) continue;
     while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && MonotonicSeconds() < deadline) {
       st = Progress();
       if (!st.ok()) break;
@@ -527,7 +526,7 @@ Status Engine::Finalize() {
   // A job in which a rank died (or left without finalizing) did not end well: say so.
   std::string dead;
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && (peer_failed_[r] || (job_info_.SameNode(r) ? !job_.Finalized(r)
+    if (r != rank_ && (peer_failed_[r] || (job_.info().SameNode(r) ? !job_.Finalized(r)
                                                                   : chan_[r]->Peer(r, false) ==
                                                                         PeerState::kLost)))
       dead += (dead.empty() ? "" : ", ") + std::to_string(r);

@@ -221,7 +221,6 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   bool in_progress_ = false;
 
   LocalJob job_;  // the job segment, the rank table, who is alive
-  JobInfo job_info_;  // where the ranks are (node map)
   Bootstrap* boot_ = nullptr;  // job_, or net_boot_ for a job that spans nodes
   std::unique_ptr<Bootstrap> net_boot_;
   std::unique_ptr<BackendSet> backends_;  // every channel and LMT back-end this process runs

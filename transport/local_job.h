@@ -90,10 +90,11 @@ class LocalJob final : public Bootstrap {
   // does not find it taken.
   void Abandon();
 
-  int rank() const { return rank_; }
+  const JobInfo& info() const { return job_; }
+  int rank() const { return job_.rank; }
   // This rank creates the node's segment (and formats the areas in it that need formatting).
-  bool leader() const { return rank_ == job_.Leader(); }
-  int size() const { return size_; }
+  bool leader() const { return job_.rank == job_.Leader(); }
+  int size() const { return job_.size; }
   const std::string& jobid() const { return jobid_; }
   // The size of the caller's dense payload the segment was opened with.
   size_t payload_bytes() const;
@@ -112,8 +113,6 @@ class LocalJob final : public Bootstrap {
   RankSlot* slot(int rank) const;
 
   JobInfo job_;
-  int rank_ = 0;
-  int size_ = 1;
   std::string secret_;
   CardSlot* cards_ = nullptr;  // in the segment: one slot per rank, then the secret
   std::string jobid_;
