@@ -523,13 +523,16 @@ Status Engine::Finalize() {
   }
   if (st.ok() && MonotonicSeconds() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
-  // A job in which a rank died (or left without finalizing) did not end well: say so.
+  // A job in which a rank died (or left without finalizing) did not end well: say so. A rank on
+  // another node counts when its connection closed without a goodbye.
+  auto ended_badly = [&](int r) {
+    if (peer_failed_[r]) return true;
+    if (job_.info().SameNode(r)) return !job_.Finalized(r);
+    return chan_[r]->Peer(r, /*probe=*/false) == PeerState::kLost;
+  };
   std::string dead;
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && (peer_failed_[r] || (job_.info().SameNode(r) ? !job_.Finalized(r)
-                                                                  : chan_[r]->Peer(r, false) ==
-                                                                        PeerState::kLost)))
-      dead += (dead.empty() ? "" : ", ") + std::to_string(r);
+    if (r != rank_ && ended_badly(r)) dead += (dead.empty() ? "" : ", ") + std::to_string(r);
   if (!dead.empty())
     st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +
                                               " failed or left without finalizing"));

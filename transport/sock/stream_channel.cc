@@ -281,8 +281,10 @@ PeerState StreamChannel::Peer(int peer, bool probe) {
     // reset.
     pollfd p{o.fd, POLLIN | POLLRDHUP, 0};
     if (!o.connecting && ::poll(&p, 1, 0) > 0) {
-      FrameHead bye{};
-      o.bye = ::recv(o.fd, &bye, sizeof bye, MSG_DONTWAIT) == sizeof bye && bye.magic == kByeMagic;
+      Goodbye bye;
+      bye.head.magic = 0;
+      o.bye = ::recv(o.fd, &bye, sizeof bye, MSG_DONTWAIT) == sizeof bye &&
+              bye.head.magic == kByeMagic;
       o.broken = true;
     }
   }
@@ -292,20 +294,17 @@ PeerState StreamChannel::Peer(int peer, bool probe) {
   return bye ? PeerState::kFinalized : PeerState::kLost;
 }
 
-// Finalize: what is still buffered goes out (bounded: a peer that stopped reading is gone), then
-// a goodbye on every connection we opened.
+// Finalize: a goodbye on every connection, after what is still buffered on ours (bounded: a peer
+// that stopped reading is gone).
 Status StreamChannel::Close() {
   const double deadline = MonotonicSeconds() + 2;
-  const FrameHead goodbye{0, kByeMagic};
+  const Goodbye goodbye;
   for (In& in : in_)  // nothing else goes this way: the socket has room for it
     if (in.fd >= 0 && in.rank >= 0 && !in.closed)
       (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
-    const FrameHead bye{0, kByeMagic};
-    const MsgHeader none{};
-    Append(o, &bye, sizeof bye);
-    Append(o, &none, sizeof none);
+    Append(o, &goodbye, sizeof goodbye);
     while (!o.broken && (o.connecting || o.head < o.buf.size()) && MonotonicSeconds() < deadline) {
       (void)Flush(o);
       if (o.connecting || o.head < o.buf.size()) ::usleep(100);

@@ -80,6 +80,11 @@ class StreamChannel : public Channel {
   };
   static constexpr uint32_t kFrameMagic = 0x6d706766;  // "mpgf"
   static constexpr uint32_t kByeMagic = 0x6d706762;    // "mpgb"
+  // The goodbye, the same frame on either kind of connection: a frame head and an empty header.
+  struct Goodbye {
+    FrameHead head{0, kByeMagic};
+    MsgHeader none{};
+  };
   struct Out {  // our connection to a peer
     int fd = -1;
     bool connecting = false;  // dialled, not yet made
