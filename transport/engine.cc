@@ -153,10 +153,15 @@ Status Engine::MakeBootstrap(const JobInfo& job) {
   return Status::Ok();
 }
 
-// Channels that reach peers through addresses publish a card; then every rank's goes to them.
-Status Engine::ExchangeCards() {
+std::string Engine::Card() const {
   std::string mine;
   for (auto& c : backends_->channels) mine += c->Card();
+  return mine;
+}
+
+// Channels that reach peers through addresses publish a card; then every rank's goes to them.
+Status Engine::ExchangeCards() {
+  const std::string mine = Card();
   if (mine.empty()) return Status::Ok();  // every rank has the same channels: none exchanges
   std::vector<std::string> cards;
   MPIGPU_RETURN_IF_ERROR(

@@ -91,6 +91,8 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   // and its channel's capabilities (tests pick what they exercise by them). peer: a rank.
   std::vector<std::string> LmtPath(int peer) const;
   const ChannelCaps& ChannelCapsFor(int peer) const { return chan_[peer]->caps(); }
+  // What this rank published for its peers to reach it (its channels' cards; "" for none).
+  std::string Card() const;
 
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.

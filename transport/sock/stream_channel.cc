@@ -182,7 +182,14 @@ void StreamChannel::Drop(In& in) {
 
 bool StreamChannel::Greet(In& in, size_t* at) {
   if (in.have < sizeof(Hello)) {
-    if (in.closed || MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) Drop(in);
+    if (in.closed) {
+      MPIGPU_INFO("%s channel: a connection closed before saying who it is", caps().name);
+      Drop(in);
+    } else if (MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) {
+      MPIGPU_WARN("%s channel: dropping a connection that said nothing for %.0f s", caps().name,
+                  kHelloTimeoutS);
+      Drop(in);
+    }
     return false;
   }
   Hello hello;
