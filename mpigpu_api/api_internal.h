@@ -1,5 +1,6 @@
 // The core behind the public C API (mpigpu.h): process-wide state and the internal operations
-// shared by api.cc (environment, point to point, completion), comm.cc (communicators) and
+// shared by api_state.cc (the state, shared checks and errors), api_env.cc (environment),
+// api_p2p.cc (point to point), api_completion.cc (completion), comm.cc (communicators) and
 // coll.cc (collectives). Not part of the public interface.
 //
 // Locking: one mutex (State::mu, an ApiMutex) guards the state and the engine (which expects one
@@ -24,7 +25,8 @@
 #include "mpigpu_api/errors.h"
 #include "mpigpu_api/mpigpu.h"
 #include "mpigpu_api/wait_policy.h"
-#include "transport/engine.h"
+#include "transport/core/messenger.h"
+#include "transport/core/request.h"
 
 namespace mpigpu::api {
 
@@ -112,7 +114,7 @@ struct State {
   ApiMutex mu;
   bool initialized = false;
   bool finalized = false;
-  std::unique_ptr<transport::Engine> engine;
+  std::unique_ptr<transport::Messenger> engine;  // the transport, through its interface
   // By handle; null once freed (handles are not reused, so a stale one is caught). WORLD and
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
@@ -230,8 +232,9 @@ int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int 
 void Detach(ApiRequest* r);
 // Tells the engine which ranks take part in c's contexts (failures of others leave them alone).
 void DeclareContexts(const CommData& c);
-// True once `r` can be completed without blocking.
-bool P2PDone(const ApiRequest* r);
+// True once `r` can be completed without blocking. Inline: waits ask it every round, and the
+// completion calls live in another file than the requests (api_completion.cc, api_p2p.cc).
+inline bool P2PDone(const ApiRequest* r) { return r->op == nullptr || r->op->done(); }
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).
 int CompleteP2P(ApiRequest* r, MPIGPU_Status* status);
@@ -280,6 +283,16 @@ int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
 
 // cudaStreamSynchronize of the current device's default stream; OTHER on failure.
 int SyncDefaultStream();
+
+// The engine's names for a call's peer (a comm rank or ANY_SOURCE, not PROC_NULL) and tag (may
+// be ANY_TAG).
+inline int EnginePeer(const CommData& comm, int peer) {
+  return peer == MPIGPU_ANY_SOURCE ? transport::kAnySource : comm.group[peer];
+}
+inline int EngineTag(int tag) { return tag == MPIGPU_ANY_TAG ? transport::kAnyTag : tag; }
+
+// Rank for messages: the world rank once known, else the launcher's, else 0.
+int RankForMessages();
 
 // Fills a status for an empty (null request) or a PROC_NULL completion.
 void EmptyStatus(MPIGPU_Status* status, int source);

@@ -1,14 +1,13 @@
 #include "mpigpu_api/datatype.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
 
 #include "mpigpu_api/errors.h"
+#include "pipeline/pack.h"
 
 namespace mpigpu {
 namespace {
@@ -60,147 +59,13 @@ std::string TypeLabel(MPIGPU_Datatype type) {
 
 // ---- pieces ----
 
-// A canonical piece (see TypePiece) for nblocks blocks of `block` bytes, `stride` apart.
-TypePiece MakePiece(size_t offset, size_t block, size_t stride, size_t nblocks) {
-  if (nblocks == 1 || stride == block) {
-    return TypePiece{offset, block * nblocks, block * nblocks, 1};
-  }
-  return TypePiece{offset, block, stride, nblocks};
-}
-
-// Extends *p by q (which follows p in packed order) if q continues p's pattern: q dense and
-// adjacent to a dense p, or q's blocks the same size as p's and at the same regular stride.
-bool TryMerge(TypePiece* p, const TypePiece& q) {
-  if (p->nblocks == 1 && q.nblocks == 1 && q.offset == p->offset + p->block_bytes) {
-    p->block_bytes += q.block_bytes;
-    p->stride_bytes = p->block_bytes;
-    return true;
-  }
-  if (p->block_bytes != q.block_bytes || q.offset <= p->offset) return false;
-  const size_t stride = p->nblocks > 1   ? p->stride_bytes
-                        : q.nblocks > 1 ? q.stride_bytes
-                                        : q.offset - p->offset;
-  if (stride <= p->block_bytes) return false;
-  if (q.nblocks > 1 && q.stride_bytes != stride) return false;
-  if (q.offset != p->offset + p->nblocks * stride) return false;
-  p->stride_bytes = stride;
-  p->nblocks += q.nblocks;
-  return true;
-}
-
-// Takes pieces in packed order, merges neighbours, hands finished pieces to sink(piece) (which
-// returns false to stop). Add/Finish return false once the sink stopped.
-template <class Sink>
-class PieceMerger {
- public:
-  explicit PieceMerger(Sink sink) : sink_(std::move(sink)) {}
-
-  bool Add(const TypePiece& q) {
-    if (has_pending_ && TryMerge(&pending_, q)) return true;
-    if (has_pending_ && !sink_(pending_)) return false;
-    pending_ = q;
-    has_pending_ = true;
-    return true;
-  }
-  bool Finish() {
-    if (!has_pending_) return true;
-    has_pending_ = false;
-    return sink_(pending_);
-  }
-
- private:
-  Sink sink_;
-  TypePiece pending_;
-  bool has_pending_ = false;
-};
-
-// Copies of `pieces` placed `extent` apart collapse into one piece: a single dense piece
-// (copies become blocks of a strided piece) or a single strided piece whose pattern runs on.
-bool HasClosedForm(const std::vector<TypePiece>& pieces, size_t extent) {
-  return pieces.size() == 1 &&
-         (pieces[0].nblocks == 1 || pieces[0].stride_bytes * pieces[0].nblocks == extent);
-}
-
-// Feeds copies first..first+ncopies-1 of `pieces` (copy k at k * extent) to the merger.
-template <class Merger>
-bool AddCopies(const std::vector<TypePiece>& pieces, size_t extent, size_t first,
-               size_t ncopies, Merger* merger) {
-  if (ncopies == 0 || pieces.empty()) return true;
-  const size_t base = first * extent;
-  if (HasClosedForm(pieces, extent)) {
-    const TypePiece& p = pieces[0];
-    if (p.nblocks == 1) {
-      return merger->Add(MakePiece(base + p.offset, p.block_bytes, extent, ncopies));
-    }
-    return merger->Add(
-        MakePiece(base + p.offset, p.block_bytes, p.stride_bytes, p.nblocks * ncopies));
-  }
-  for (size_t k = 0; k < ncopies; ++k) {
-    for (const TypePiece& q : pieces) {
-      TypePiece shifted = q;
-      shifted.offset += base + k * extent;
-      if (!merger->Add(shifted)) return false;
-    }
-  }
-  return true;
-}
-
 // *out = merged pieces of ncopies copies of `pieces` placed `extent` apart. Fails (ARG) if the
 // result, or the work to build it, passes kMaxTypePieces.
 int Replicate(const char* fn, const std::vector<TypePiece>& pieces, size_t extent,
               size_t ncopies, std::vector<TypePiece>* out) {
-  out->clear();
-  auto too_complex = [&] {
-    return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": type too complex (more than " +
-                                            std::to_string(kMaxTypePieces) +
-                                            " regular pieces)");
-  };
-  if (!HasClosedForm(pieces, extent) && pieces.size() > 1 &&
-      ncopies > 4 * kMaxTypePieces / pieces.size()) {
-    return too_complex();
-  }
-  auto sink = [out](const TypePiece& p) {
-    out->push_back(p);
-    return out->size() <= kMaxTypePieces;
-  };
-  PieceMerger<decltype(sink)> merger(sink);
-  if (!AddCopies(pieces, extent, 0, ncopies, &merger) || !merger.Finish()) return too_complex();
-  return MPIGPU_SUCCESS;
-}
-
-// Visits the part of piece p, whose packed bytes are [pos, pos + p.bytes()), that falls in
-// [begin, end): a partial first block, the whole blocks, a partial last block.
-bool VisitClipped(const TypePiece& p, size_t pos, size_t begin, size_t end, PieceVisitor visit,
-                  void* ctx) {
-  const size_t lo = std::max(begin, pos) - pos;
-  const size_t hi = std::min(end, pos + p.bytes()) - pos;
-  if (lo >= hi) return true;
-  if (lo == 0 && hi == p.bytes()) return visit(ctx, p, pos);
-  const size_t b = p.block_bytes;
-  auto block_at = [&](size_t i) { return p.offset + i * p.stride_bytes; };
-  size_t first = lo / b;
-  const size_t head_skip = lo % b;
-  const size_t last = (hi - 1) / b;
-  const size_t tail_len = (hi - 1) % b + 1;  // bytes of the last block inside the range
-  if (first == last) {
-    const size_t len = tail_len - head_skip;
-    return visit(ctx, MakePiece(block_at(first) + head_skip, len, len, 1), pos + lo);
-  }
-  if (head_skip != 0) {
-    const size_t len = b - head_skip;
-    if (!visit(ctx, MakePiece(block_at(first) + head_skip, len, len, 1), pos + lo)) return false;
-    ++first;
-  }
-  const size_t full_end = tail_len == b ? last + 1 : last;  // whole blocks are [first, full_end)
-  if (first < full_end &&
-      !visit(ctx, MakePiece(block_at(first), b, p.stride_bytes, full_end - first),
-             pos + first * b)) {
-    return false;
-  }
-  if (tail_len != b) {
-    return visit(ctx, MakePiece(block_at(last), tail_len, tail_len, 1), pos + last * b);
-  }
-  return true;
+  if (ReplicatePieces(pieces, extent, ncopies, kMaxTypePieces, out)) return MPIGPU_SUCCESS;
+  return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": type too complex (more than " +
+                                          std::to_string(kMaxTypePieces) + " regular pieces)");
 }
 
 // ---- registry of derived types ----
@@ -395,33 +260,8 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   return MPIGPU_SUCCESS;
 }
 
-int VisitPieces(const TypeDesc& desc, size_t packed_offset, size_t bytes, PieceVisitor visit,
-                void* ctx) {
-  if (bytes > desc.total_bytes || packed_offset > desc.total_bytes - bytes) {
-    return SetLastError(MPIGPU_ERR_ARG, "packed range [" + std::to_string(packed_offset) +
-                                            ", +" + std::to_string(bytes) + ") passes the " +
-                                            std::to_string(desc.total_bytes) + "-byte buffer");
-  }
-  if (bytes == 0) return MPIGPU_SUCCESS;
-  if (desc.contiguous) {
-    visit(ctx, MakePiece(packed_offset, bytes, bytes, 1), packed_offset);
-    return MPIGPU_SUCCESS;
-  }
-  // Only the elements that hold the range are generated.
-  const size_t end = packed_offset + bytes;
-  const size_t first = packed_offset / desc.size;
-  const size_t last = (end - 1) / desc.size;
-  size_t pos = first * desc.size;  // packed offset of the next piece from the merger
-  auto sink = [&](const TypePiece& p) {
-    const size_t piece_pos = pos;
-    pos += p.bytes();
-    return VisitClipped(p, piece_pos, packed_offset, end, visit, ctx) && pos < end;
-  };
-  PieceMerger<decltype(sink)> merger(sink);
-  if (AddCopies(*desc.type_pieces, desc.extent, first, last - first + 1, &merger)) {
-    merger.Finish();
-  }
-  return MPIGPU_SUCCESS;
+int PackerCode(const Status& st) {
+  return st.ok() ? MPIGPU_SUCCESS : SetLastError(MPIGPU_ERR_ARG, st.message());
 }
 
 std::vector<TypePiece> FlattenPieces(const TypeDesc& desc) {
@@ -433,38 +273,16 @@ std::vector<TypePiece> FlattenPieces(const TypeDesc& desc) {
   return out;
 }
 
-// Host packing uses plain memcpy per block: blocks are typically small, and the streaming-store
-// path of HostCopy pays off only for large runs (the transport copies those itself).
 int Pack(const TypeDesc& desc, const void* buf, size_t packed_offset, size_t bytes,
          void* packed) {
-  if (bytes > 0 && (buf == nullptr || packed == nullptr)) {
-    return SetLastError(MPIGPU_ERR_ARG, "Pack: null buffer");
-  }
-  const char* src = static_cast<const char*>(buf);
-  char* dst = static_cast<char*>(packed) - packed_offset;  // indexed by packed position
-  return ForEachPiece(desc, packed_offset, bytes, [&](const TypePiece& p, size_t pos) {
-    for (size_t i = 0; i < p.nblocks; ++i) {
-      std::memcpy(dst + pos + i * p.block_bytes, src + p.offset + i * p.stride_bytes,
-                  p.block_bytes);
-    }
-    return true;
-  });
+  return PackerCode(PackPieces(PackDir::kPack, desc.shape(), const_cast<void*>(buf),
+                               MemLoc::Host(), packed_offset, bytes, packed, MemLoc::Host()));
 }
 
 int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_t bytes,
            void* buf) {
-  if (bytes > 0 && (buf == nullptr || packed == nullptr)) {
-    return SetLastError(MPIGPU_ERR_ARG, "Unpack: null buffer");
-  }
-  const char* src = static_cast<const char*>(packed) - packed_offset;
-  char* dst = static_cast<char*>(buf);
-  return ForEachPiece(desc, packed_offset, bytes, [&](const TypePiece& p, size_t pos) {
-    for (size_t i = 0; i < p.nblocks; ++i) {
-      std::memcpy(dst + p.offset + i * p.stride_bytes, src + pos + i * p.block_bytes,
-                  p.block_bytes);
-    }
-    return true;
-  });
+  return PackerCode(PackPieces(PackDir::kUnpack, desc.shape(), buf, MemLoc::Host(),
+                               packed_offset, bytes, const_cast<void*>(packed), MemLoc::Host()));
 }
 
 }  // namespace mpigpu

@@ -1,5 +1,5 @@
 // Datatypes: the registry behind MPIGPU_Type_* and the flattened description of a typed buffer
-// that the transport moves.
+// that the transport moves (its pieces, pipeline/type_pieces.h; its packer, pipeline/pack.h).
 //
 // A type is described by its size (bytes of data), its extent (span of one element; the lower
 // bound is always 0 because only non-negative strides are accepted) and a flattened list of
@@ -17,11 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "memcopy/status.h"
 #include "mpigpu_api/mpigpu.h"
+#include "pipeline/type_pieces.h"
 
 // X(handle, C type) for every predefined type, in handle order.
 #define MPIGPU_FOR_EACH_PREDEFINED_TYPE(X)        \
@@ -49,24 +50,6 @@
   X(MPIGPU_UINT64_T, uint64_t)
 
 namespace mpigpu {
-
-// nblocks blocks of block_bytes each; the first starts at `offset`, block starts are
-// stride_bytes apart. Canonical form (every piece handed out is canonical): block_bytes > 0,
-// nblocks >= 1; nblocks == 1 exactly when the piece is one dense run, and then stride_bytes ==
-// block_bytes; otherwise stride_bytes > block_bytes (blocks never overlap or touch).
-// This is the shape of one Copy2D(pitch = stride_bytes, width = block_bytes, height = nblocks).
-struct TypePiece {
-  size_t offset = 0;
-  size_t block_bytes = 0;
-  size_t stride_bytes = 0;
-  size_t nblocks = 0;
-
-  size_t bytes() const { return block_bytes * nblocks; }
-  friend bool operator==(const TypePiece& a, const TypePiece& b) {
-    return a.offset == b.offset && a.block_bytes == b.block_bytes &&
-           a.stride_bytes == b.stride_bytes && a.nblocks == b.nblocks;
-  }
-};
 
 // Upper bound on the pieces of one derived type; beyond it Type_vector/contiguous fail with
 // MPIGPU_ERR_ARG ("type too complex") rather than use unbounded memory.
@@ -96,6 +79,9 @@ struct TypeDesc {
   // One element's pieces; null when contiguous (nothing reads them then, and a predefined
   // type's description, made for every small message, has no reference to count).
   std::shared_ptr<const std::vector<TypePiece>> type_pieces;
+
+  // The packer's view of it (pipeline/type_pieces.h), valid while this description lives.
+  TypeShape shape() const { return {size, extent, total_bytes, contiguous, type_pieces.get()}; }
 };
 
 #define MPIGPU_TYPE_SIZE(handle, ctype) sizeof(ctype),
@@ -137,21 +123,16 @@ inline int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   return MPIGPU_SUCCESS;
 }
 
-// Visits the parts of the buffer that hold packed bytes [packed_offset, packed_offset + bytes),
-// in packed order, as canonical pieces merged where regular: fn(const TypePiece& piece,
-// size_t packed_pos) with piece.offset counted from the buffer's start and packed_pos the packed
-// offset of the piece's first byte; fn returns false to stop. Cost: O(pieces visited), so one
-// ring unit of a long message is cheap. Returns MPIGPU_ERR_ARG if the range passes total_bytes.
-using PieceVisitor = bool (*)(void* ctx, const TypePiece& piece, size_t packed_pos);
-int VisitPieces(const TypeDesc& desc, size_t packed_offset, size_t bytes, PieceVisitor visit,
-                void* ctx);
+// The error class of a packer's failure (pipeline/pack.h, type_pieces.h: a range past the
+// buffer or a null pointer, MPIGPU_ERR_ARG), its message recorded as the detail.
+int PackerCode(const Status& st);
 
+// WalkPieces (pipeline/type_pieces.h) over the buffer's packed bytes [packed_offset,
+// packed_offset + bytes): fn(const TypePiece& piece, size_t packed_pos), false to stop.
+// Returns MPIGPU_ERR_ARG if the range passes total_bytes.
 template <class Fn>
 int ForEachPiece(const TypeDesc& desc, size_t packed_offset, size_t bytes, Fn&& fn) {
-  auto thunk = [](void* ctx, const TypePiece& piece, size_t packed_pos) -> bool {
-    return (*static_cast<std::remove_reference_t<Fn>*>(ctx))(piece, packed_pos);
-  };
-  return VisitPieces(desc, packed_offset, bytes, thunk, &fn);
+  return PackerCode(WalkPieces(desc.shape(), packed_offset, bytes, std::forward<Fn>(fn)));
 }
 template <class Fn>
 int ForEachPiece(const TypeDesc& desc, Fn&& fn) {
@@ -164,8 +145,8 @@ int ForEachPiece(const TypeDesc& desc, Fn&& fn) {
 std::vector<TypePiece> FlattenPieces(const TypeDesc& desc);
 
 // Host memory only: copies packed bytes [packed_offset, packed_offset + bytes) between the typed
-// buffer `buf` and the contiguous `packed` (which holds exactly that range). Errors: ARG (range
-// past total_bytes, null pointer with bytes > 0).
+// buffer `buf` and the contiguous `packed` (which holds exactly that range), by PackPieces
+// (pipeline/pack.h). Errors: ARG (range past total_bytes, null pointer with bytes > 0).
 int Pack(const TypeDesc& desc, const void* buf, size_t packed_offset, size_t bytes,
          void* packed);
 int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_t bytes,

@@ -43,6 +43,10 @@ enum class PackDir {
 // copies: one for a contiguous layout; else a partial head block, one strided copy (Issue2D) for
 // the whole blocks in the middle, and a partial tail block. Does not Mark. kInvalidArg when the
 // range is outside the stream or the layout is invalid.
+// Not a twin of PackPieces (pipeline/pack.h): a Layout is one regular piece, so this is the
+// walker's one-piece case with nothing to walk; it stays apart because a pipeline issues a ring
+// unit's copies on its own CopyEngine, asynchronously (Mark, Poll), where PackPieces walks a
+// datatype's many pieces and completes on return.
 Status CopyPacked(CopyEngine& engine, PackDir dir, void* user, MemLoc user_loc,
                   const Layout& layout, size_t off, size_t len, void* plain, MemLoc plain_loc);
 

@@ -1,19 +1,35 @@
 // RunJob: runs a function as the ranks of one job, each in its own forked process with the
 // launcher's environment (MPIGPU_RANK/SIZE/JOBID), and reports how they ended. A rank that
 // hangs is killed at the deadline, so a test fails instead of hanging.
+//
+// MULTIPROC_NODES=k (k > 1; not an MPIGPU_ name, so the library does not warn of it) makes every job span k nodes of this machine: ranks in blocks
+// (rank r on node r * k / n), joined by a boot server in the parent as mpigpurun --host would
+// (MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR, MPIGPU_JOB_SECRET): suites run over the netmod between
+// nodes and shared memory within them, unchanged. With MULTIPROC_NETNS=ns0,ns1,... node k's
+// ranks also run in network namespace k (/var/run/netns/<name>: hosts of their own), and the
+// boot server listens on MULTIPROC_BOOT_IP (default 127.0.0.1), an address of the parent's
+// namespace that every node reaches.
 #pragma once
 
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "internode/boot/boot_server.h"
+#include "transport/core/job_secret.h"
+#include "transport/local_job.h"
 
 namespace mpigpu::testing {
 
@@ -47,10 +63,49 @@ inline const char kSkipped[] = "skipped";
 inline std::string RunJob(int n, const std::function<int(int)>& body, int timeout_s = 60,
                           const std::vector<int>& allowed_to_die = {}) {
   const std::string jobid = RandomHexJobId();
+  const char* nodes_text = std::getenv("MULTIPROC_NODES");
+  const int nodes = nodes_text ? std::atoi(nodes_text) : 1;
+  std::unique_ptr<boot::BootServer> server;
+  std::string node_map, secret_hex;
+  if (nodes > 1 && n > 1) {
+    std::vector<int> node_of;
+    for (int r = 0; r < n; ++r) node_of.push_back(r * nodes / n);
+    node_map = transport::JobInfo::FormatNodeMap(node_of);
+    std::string secret;
+    if (!transport::NewJobSecret(&secret).ok() ||
+        !boot::BootServer::Start(std::getenv("MULTIPROC_BOOT_IP") ? std::getenv("MULTIPROC_BOOT_IP")
+                                                                     : "127.0.0.1",
+                                 n, secret,
+                                 [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); },
+                                 &server)
+             .ok())
+      return "cannot start the boot server";
+    secret_hex = transport::JobSecretHex(secret);
+  }
+  std::vector<std::string> netns;
+  if (const char* list = std::getenv("MULTIPROC_NETNS"); list != nullptr && server) {
+    std::string all = list;
+    for (size_t at = 0; at <= all.size();) {
+      const size_t comma = std::min(all.find(',', at), all.size());
+      netns.push_back(all.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
   std::vector<pid_t> pids(n, -1);
   for (int r = 0; r < n; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
+      const size_t node = static_cast<size_t>(r * nodes / n);
+      if (node < netns.size()) {
+        const int fd = open(("/var/run/netns/" + netns[node]).c_str(), O_RDONLY | O_CLOEXEC);
+        RANK_CHECK(fd >= 0 && setns(fd, CLONE_NEWNET) == 0);
+        close(fd);
+      }
+      if (server) {
+        setenv("MPIGPU_NODE_MAP", node_map.c_str(), 1);
+        setenv("MPIGPU_BOOT_ADDR", server->address().c_str(), 1);
+        setenv("MPIGPU_JOB_SECRET", secret_hex.c_str(), 1);
+      }
       setenv("MPIGPU_RANK", std::to_string(r).c_str(), 1);
       setenv("MPIGPU_SIZE", std::to_string(n).c_str(), 1);
       setenv("MPIGPU_LOCAL_RANK", std::to_string(r).c_str(), 1);

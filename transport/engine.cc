@@ -57,7 +57,6 @@ Status Engine::StartUp(const JobInfo& job) {
   rank_ = job.rank;
   size_ = job.size;
   SetLogRank(rank_);
-  job_info_ = job;
   backends_ = std::make_unique<BackendSet>();
   MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, job, backends_.get()));
   MPIGPU_RETURN_IF_ERROR(MakeBootstrap(job));
@@ -120,7 +119,7 @@ Status Engine::StartUp(const JobInfo& job) {
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d on node %d", job_.jobid().c_str(), rank_, size_,
-              job_info_.node());
+              job_.info().node());
   LogPaths();
   LauncherLinkJoined(rank_);  // mpigpurun: this rank is in the job
   return Status::Ok();
@@ -154,10 +153,15 @@ Status Engine::MakeBootstrap(const JobInfo& job) {
   return Status::Ok();
 }
 
-// Channels that reach peers through addresses publish a card; then every rank's goes to them.
-Status Engine::ExchangeCards() {
+std::string Engine::Card() const {
   std::string mine;
   for (auto& c : backends_->channels) mine += c->Card();
+  return mine;
+}
+
+// Channels that reach peers through addresses publish a card; then every rank's goes to them.
+Status Engine::ExchangeCards() {
+  const std::string mine = Card();
   if (mine.empty()) return Status::Ok();  // every rank has the same channels: none exchanges
   std::vector<std::string> cards;
   MPIGPU_RETURN_IF_ERROR(
@@ -397,13 +401,13 @@ Status Engine::ProgressBackends() {
 bool Engine::PeerAlive(int rank) {
   if (rank < 0 || rank >= size_ || peer_failed_[rank]) return false;
   if (rank == rank_) return true;
-  if (job_info_.SameNode(rank)) return job_.Alive(rank);
-  return chan_[rank]->Peer(rank) != PeerState::kLost;
+  if (job_.info().SameNode(rank)) return job_.Alive(rank);
+  return chan_[rank]->Peer(rank, /*probe=*/true) != PeerState::kLost;
 }
 
 bool Engine::PeerFinalized(int rank) {
-  if (job_info_.SameNode(rank)) return job_.Finalized(rank);
-  return chan_[rank]->Peer(rank) == PeerState::kFinalized;
+  if (job_.info().SameNode(rank)) return job_.Finalized(rank);
+  return chan_[rank]->Peer(rank, /*probe=*/false) == PeerState::kFinalized;
 }
 
 void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks) {
@@ -414,7 +418,8 @@ void Engine::SetContextMembers(int context, const std::vector<int>& world_ranks)
 }
 
 void Engine::CheckPeers() {
-  ExitIfLauncherGone(rank_);  // mpigpurun died (SIGKILL): nobody else would end this rank
+  // mpigpurun died (SIGKILL, or its boot server closed): nobody else would end this rank.
+  if (boot_->LauncherGone()) EndBecauseLauncherGone(rank_);
   bool any_source_waiting = probing_ == kAnySource;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
   for (int r = 0; r < size_; ++r) {
@@ -435,11 +440,11 @@ void Engine::CheckPeers() {
       }
       if (!ArrivalsPending()) break;
     }
-    FailPeer(r, job_info_.SameNode(r)
+    FailPeer(r, job_.info().SameNode(r)
                     ? "rank " + std::to_string(r) + " (pid " + std::to_string(job_.pid(r)) +
                           ") died"
                     : "rank " + std::to_string(r) + " (node " +
-                          std::to_string(job_info_.NodeOf(r)) + ") is lost");
+                          std::to_string(job_.info().NodeOf(r)) + ") is lost");
   }
 }
 
@@ -515,7 +520,7 @@ Status Engine::Finalize() {
   // sent them is flushed by their channel's Close.
   job_.MarkFinalized();
   for (int r = 0; r < size_ && st.ok(); ++r) {
-    if (!job_info_.SameNode(r)) continue;
+    if (!job_.info().SameNode(r)) continue;
     while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && MonotonicSeconds() < deadline) {
       st = Progress();
       if (!st.ok()) break;
@@ -523,11 +528,16 @@ Status Engine::Finalize() {
   }
   if (st.ok() && MonotonicSeconds() >= deadline)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
-  // A job in which a rank died (or left without finalizing) did not end well: say so.
+  // A job in which a rank died (or left without finalizing) did not end well: say so. A rank on
+  // another node counts when its connection closed without a goodbye.
+  auto ended_badly = [&](int r) {
+    if (peer_failed_[r]) return true;
+    if (job_.info().SameNode(r)) return !job_.Finalized(r);
+    return chan_[r]->Peer(r, /*probe=*/false) == PeerState::kLost;
+  };
   std::string dead;
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && (peer_failed_[r] || (job_info_.SameNode(r) && !job_.Finalized(r))))
-      dead += (dead.empty() ? "" : ", ") + std::to_string(r);
+    if (r != rank_ && ended_badly(r)) dead += (dead.empty() ? "" : ", ") + std::to_string(r);
   if (!dead.empty())
     st.KeepFirst(Status(Err::kPeerFailed, "finalize: rank(s) " + dead +
                                               " failed or left without finalizing"));

@@ -1,4 +1,6 @@
 // Engine: the transport of one process, the core above its back-ends (transport/core/backend.h).
+// The API above reaches it only through Messenger (transport/core/messenger.h, made by
+// CreateMessenger); the back-ends below through LmtHost and ChannelSink.
 //
 // What the core does, whatever carries the bytes: requests (a pool, handle reuse), MPI matching
 // (posted and unexpected queues), the per-destination FIFO of messages that wait for room on
@@ -55,6 +57,7 @@
 #include "pipeline/layout.h"
 #include "transport/backends.h"
 #include "transport/core/backend.h"
+#include "transport/core/messenger.h"
 #include "transport/core/request.h"
 #include "transport/core/wire.h"
 #include "transport/local_job.h"
@@ -63,7 +66,9 @@
 
 namespace mpigpu::transport {
 
-class Engine final : public LmtHost, public ChannelSink {
+// Messenger first: the API's calls need no this-adjusting thunk; then ChannelSink, whose Deliver
+// runs for every arrival.
+class Engine final : public Messenger, public ChannelSink, public LmtHost {
  public:
   ~Engine();
   Engine(const Engine&) = delete;
@@ -86,45 +91,47 @@ class Engine final : public LmtHost, public ChannelSink {
   // and its channel's capabilities (tests pick what they exercise by them). peer: a rank.
   std::vector<std::string> LmtPath(int peer) const;
   const ChannelCaps& ChannelCapsFor(int peer) const { return chan_[peer]->caps(); }
+  // What this rank published for its peers to reach it (its channels' cards; "" for none).
+  std::string Card() const;
 
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
-  Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out);
+  Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) override;
   // A blocking send's shortcut: a contiguous host message of at most the eager size goes out at
   // once when nothing waits before it to `dst` and its channel has room. Then it is sent and
   // done (the buffer may be reused) and no request exists; true. Otherwise nothing happens
   // (false) and the caller uses Isend, which also reports any bad argument.
-  bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context);
+  bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context) override;
   // A blocking receive's shortcut, the mirror of TrySendNow: for a contiguous host buffer and one
   // source, when no posted receive or unexpected message could take the message first, it asks
-  // src's channel up to `spins` times for src's next message (Channel::PeekEager; no Progress
-  // meanwhile). If that one is eager and matches, it is copied straight into buf and consumed:
-  // true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing was taken
-  // (false) and the caller uses Irecv, which also reports any bad argument.
+  // src's channel up to `spins` times for src's next message (Channel::TryRecvEagerNow; no
+  // Progress meanwhile). If that one is eager and matches, it is copied straight into buf and
+  // consumed: true, with *info and *st (ok, or kTruncate as Wait would give). Otherwise nothing
+  // was taken (false) and the caller uses Irecv, which also reports any bad argument.
   bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins, MsgInfo* info,
-                  Status* st);
+                  Status* st) override;
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
-  Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out);
+  Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) override;
   // Looks for a matching message that has arrived, without receiving it.
-  Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info);
+  Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) override;
 
   // Does all work possible now; returns an engine-level error (a broken segment), request
   // errors stay with their requests.
-  Status Progress();
+  Status Progress() override;
   // Progress until `req` is done or `timeout_s` passed (kTimeout); request errors are in req.
   Status Wait(Request* req, double timeout_s = -1);
   // Lets go of a request: deleted now if done, else when it completes.
-  void Release(Request* req);
+  void Release(Request* req) override;
 
   // Completes outstanding sends, waits (bounded) for every peer to finalize or die, removes the
   // shared memory this process created. The engine is unusable afterwards.
-  Status Finalize();
+  Status Finalize() override;
 
   bool PeerAlive(int rank) override;
   // The ranks that take part in `context` (a communicator's): a rank's death fails the wildcard
   // (kAnySource) receives of the contexts it belongs to only. A context never declared counts
   // every rank as a member.
-  void SetContextMembers(int context, const std::vector<int>& world_ranks);
+  void SetContextMembers(int context, const std::vector<int>& world_ranks) override;
   // Marks a peer as failed (tests, the API's fault handling): its requests fail.
   void FailPeer(int rank, const std::string& why);
   // Tests: arms the fault `what` in the back-end that knows it (LmtBackend::InjectFault), e.g.
@@ -136,10 +143,14 @@ class Engine final : public LmtHost, public ChannelSink {
   const LocalJob& job() const override { return job_; }
   const Bootstrap& boot() const override { return *boot_; }
   Status CopierFor(MemLoc loc, CopyEngine** out) override;
-  Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                       void* plain) override;
+  Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                            void* plain) override;
+  // Here, to be inlined into every eager delivery.
   Status UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
-                         const void* payload) override;
+                         const void* payload) override {
+    if (n > 0 && buf.loc.is_device()) chan_[src]->PrepareDeviceCopy();
+    return CopyPackedNow(PackDir::kUnpack, buf, offset, n, const_cast<void*>(payload));
+  }
   void SendControl(int dst, MsgHeader h, const void* payload, size_t len) override;
   bool TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
                    Status* copy_error) override;
@@ -188,8 +199,6 @@ class Engine final : public LmtHost, public ChannelSink {
     return st;
   }
   bool ArrivalsPending() const;
-  Status UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
-                     size_t capacity, MsgInfo* info);
   void DeliverEager(Request* req, const MsgHeader& h, const void* payload);
   void StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* offer);
   // Asks the pair's back-ends after req->lmt_index_ to take the matched receive.
@@ -214,7 +223,6 @@ class Engine final : public LmtHost, public ChannelSink {
   bool in_progress_ = false;
 
   LocalJob job_;  // the job segment, the rank table, who is alive
-  JobInfo job_info_;  // where the ranks are (node map)
   Bootstrap* boot_ = nullptr;  // job_, or net_boot_ for a job that spans nodes
   std::unique_ptr<Bootstrap> net_boot_;
   std::unique_ptr<BackendSet> backends_;  // every channel and LMT back-end this process runs

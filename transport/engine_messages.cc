@@ -99,13 +99,9 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
   // A posted receive or an unexpected message may come first in MPI's order: then the full path
   // decides. Nothing here changes that while the channel looks (no Progress).
   if (!posted_.empty() || !unexpected_.empty()) return false;
-  MsgHeader h;
-  const unsigned char* payload = nullptr;
-  if (!chan_[src]->PeekEager(src, capacity, spins, &h, &payload) || h.context != context ||
-      (tag != kAnyTag && h.tag != tag))
+  if (!chan_[src]->TryRecvEagerNow(src, tag, context, buf.ptr, capacity, spins, info))
     return false;  // not this receive's message
-  *st = UnpackEager(h, payload, buf, capacity, info);
-  chan_[src]->ConsumePeeked(src);
+  *st = TruncationOf(*info, capacity);
   return true;
 }
 
@@ -145,18 +141,13 @@ Status Engine::Deliver(const MsgHeader& h, const unsigned char* payload, size_t 
   return UnknownMessage(h);
 }
 
-// Copies what fits of an eager message into `buf` (`capacity` packed bytes) and fills *info;
-// the copy's error, else kTruncate when the message was longer.
-Status Engine::UnpackEager(const MsgHeader& h, const void* payload, const UserBuffer& buf,
-                           size_t capacity, MsgInfo* info) {
-  *info = MsgInfo{h.src, h.tag, h.bytes};
-  const size_t n = std::min<size_t>(h.bytes, capacity);
-  Status st = UnpackDelivered(h.src, buf, 0, n, payload);
-  return st.ok() ? TruncationOf(*info, capacity) : st;
-}
-
+// Copies what fits of an eager message into the receive's buffer and completes it: the copy's
+// error, else kTruncate when the message was longer.
 void Engine::DeliverEager(Request* req, const MsgHeader& h, const void* payload) {
-  Complete(req, UnpackEager(h, payload, req->buf_, req->bytes_, &req->info_));
+  req->info_ = MsgInfo{h.src, h.tag, h.bytes};
+  const size_t n = std::min<size_t>(h.bytes, req->bytes_);
+  Status st = UnpackDelivered(h.src, req->buf_, 0, n, payload);
+  Complete(req, st.ok() ? TruncationOf(req->info_, req->bytes_) : std::move(st));
 }
 
 void Engine::StartRendezvousRecv(Request* req, const MsgHeader& h, const unsigned char* offer) {
@@ -230,17 +221,10 @@ Status Engine::CopierFor(MemLoc loc, CopyEngine** out) {
   return Status::Ok();
 }
 
-// Copies packed bytes [offset, offset + n) of `user` to or from `plain` (host memory: a channel's
-// payload) and returns when the copy is complete.
-Status Engine::CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                             void* plain) {
-  if (n == 0) return Status::Ok();
-  if (user.loc.is_host() && user.layout.contiguous()) {  // the common small case: no engine
-    char* p = static_cast<char*>(user.ptr) + offset;
-    if (dir == PackDir::kPack) std::memcpy(plain, p, n);
-    else std::memcpy(p, plain, n);
-    return Status::Ok();
-  }
+// Copies packed bytes [offset, offset + n) of `user` (a device or strided buffer) to or from
+// `plain` (host memory: a channel's payload) and returns when the copy is complete.
+Status Engine::CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                                  void* plain) {
   CopyEngine* copier = nullptr;
   MPIGPU_RETURN_IF_ERROR(CopierFor(user.loc, &copier));
   Status st = CopyPacked(*copier, dir, user.ptr, user.loc, user.layout, offset, n, plain,
@@ -252,12 +236,6 @@ Status Engine::CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset,
   if (done.ok()) done = copier->Wait(t);
   st.KeepFirst(std::move(done));
   return st;
-}
-
-Status Engine::UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
-                               const void* payload) {
-  if (n > 0 && buf.loc.is_device()) chan_[src]->PrepareDeviceCopy();
-  return CopyPackedNow(PackDir::kUnpack, buf, offset, n, const_cast<void*>(payload));
 }
 
 }  // namespace mpigpu::transport

@@ -105,7 +105,10 @@ bool LauncherGone() {
 }
 
 void ExitIfLauncherGone(int rank) {
-  if (!LauncherGone()) return;
+  if (LauncherGone()) EndBecauseLauncherGone(rank);
+}
+
+void EndBecauseLauncherGone(int rank) {
   std::fflush(nullptr);
   std::fprintf(stderr, "mpigpu: rank %d: the launcher (mpigpurun) is gone; ending this rank\n",
                rank);

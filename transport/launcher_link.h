@@ -28,6 +28,9 @@ bool LauncherGone();
 // When LauncherGone(): prints one line naming `rank` to stderr and ends the process (_exit(1),
 // after flushing stdio). The launcher is dead: nobody else would end this rank.
 void ExitIfLauncherGone(int rank);
+// What ExitIfLauncherGone does once it knows: the line, then _exit(1). For other signs of the
+// launcher's death (Bootstrap::LauncherGone).
+[[noreturn]] void EndBecauseLauncherGone(int rank);
 
 // Records for the launcher (no-ops without one). Joined: at the end of the bootstrap, once the
 // rank is in the job. Finalized: at the end of finalize, whatever its result.

@@ -12,6 +12,8 @@
 #include "memcopy/clock.h"
 #include "memcopy/params.h"
 #include "memcopy/process.h"
+#include "transport/core/job_secret.h"
+#include "transport/launcher_link.h"
 
 namespace mpigpu::transport {
 
@@ -38,8 +40,6 @@ struct LocalJob::CardSlot {
 };
 
 namespace {
-
-constexpr size_t kSecretBytes = 16;
 
 size_t RoundUpPage(size_t v) { return (v + 4095) / 4096 * 4096; }
 
@@ -134,19 +134,17 @@ std::string JobInfo::FormatNodeMap(const std::vector<int>& node_of) {
 Status LocalJob::Open(const JobInfo& job, size_t dense_bytes, size_t sparse_bytes, int timeout_ms,
                       char** payload) {
   job_ = job;
-  rank_ = job.rank;
-  size_ = job.size;
   jobid_ = job.jobid;
   if (jobid_.empty()) MPIGPU_RETURN_IF_ERROR(RandomJobId(&jobid_));
-  const size_t ranks_bytes = sizeof(RankSlot) * static_cast<size_t>(size_);
-  table_bytes_ = RoundUpPage(ranks_bytes + kCardBytes * (static_cast<size_t>(size_) + 1));
+  const size_t ranks_bytes = sizeof(RankSlot) * static_cast<size_t>(job_.size);
+  table_bytes_ = RoundUpPage(ranks_bytes + kCardBytes * (static_cast<size_t>(job_.size) + 1));
   const size_t total = table_bytes_ + dense_bytes + sparse_bytes;
   // One segment per node; a job on one node keeps the plain name.
   std::string name = SegmentName(jobid_);
   if (job.node() > 0) name += "-node" + std::to_string(job.node());
   if (leader()) {
     MPIGPU_RETURN_IF_ERROR(
-        ShmSegment::Create(name, total, size_, &segment_, /*numa_node=*/-1, sparse_bytes));
+        ShmSegment::Create(name, total, job_.size, &segment_, /*numa_node=*/-1, sparse_bytes));
   } else {
     MPIGPU_RETURN_IF_ERROR(ShmSegment::Attach(name, &segment_, timeout_ms, CreatorAliveCheck()));
     if (segment_.payload_bytes() != total)
@@ -156,13 +154,9 @@ Status LocalJob::Open(const JobInfo& job, size_t dense_bytes, size_t sparse_byte
   ranks_ = static_cast<RankSlot*>(segment_.payload());  // zero-filled by the creation: kEmpty
   cards_ = reinterpret_cast<CardSlot*>(static_cast<char*>(segment_.payload()) + ranks_bytes);
   if (leader()) {  // the job's secret, published by the leader's Join
-    char secret[kSecretBytes];
-    for (size_t i = 0; i < kSecretBytes; i += sizeof(uint64_t)) {
-      uint64_t t = 0;
-      MPIGPU_RETURN_IF_ERROR(RandomToken(&t));
-      std::memcpy(secret + i, &t, sizeof t);
-    }
-    std::memcpy(cards_[size_].bytes, secret, kSecretBytes);
+    std::string secret;
+    MPIGPU_RETURN_IF_ERROR(NewJobSecret(&secret));
+    std::memcpy(cards_[job_.size].bytes, secret.data(), kJobSecretBytes);
   }
   *payload = static_cast<char*>(segment_.payload()) + table_bytes_;
   return Status::Ok();
@@ -173,7 +167,7 @@ size_t LocalJob::payload_bytes() const {
 }
 
 Status LocalJob::Join(int device, uint64_t gpu_id, double timeout_s) {
-  RankSlot* me = slot(rank_);
+  RankSlot* me = slot(job_.rank);
   me->pid.store(getpid(), std::memory_order_relaxed);
   me->gpu.store(device, std::memory_order_relaxed);
   me->gpu_id.store(gpu_id, std::memory_order_relaxed);
@@ -181,7 +175,7 @@ Status LocalJob::Join(int device, uint64_t gpu_id, double timeout_s) {
 
   // Wait until the node's ranks joined: then the name can go (mappings stay).
   const double deadline = MonotonicSeconds() + timeout_s;
-  for (int r = 0; r < size_; ++r) {
+  for (int r = 0; r < job_.size; ++r) {
     if (!job_.SameNode(r)) continue;
     while (slot(r)->state.load(std::memory_order_acquire) == RankSlot::kEmpty) {
       if (MonotonicSeconds() > deadline)
@@ -194,7 +188,7 @@ Status LocalJob::Join(int device, uint64_t gpu_id, double timeout_s) {
       usleep(200);
     }
   }
-  secret_.assign(cards_[size_].bytes, kSecretBytes);  // the leader's Join published it
+  secret_.assign(cards_[job_.size].bytes, kJobSecretBytes);  // the leader's Join published it
   if (leader()) (void)segment_.Unlink();
   return Status::Ok();
 }
@@ -203,14 +197,14 @@ Status LocalJob::Allgather(const std::string& mine, std::vector<std::string>* al
                            double timeout_s) {
   if (job_.SpansNodes())
     return Status(Err::kInternal, "a job that spans nodes exchanges through its boot server");
-  CardSlot& me = cards_[rank_];
+  CardSlot& me = cards_[job_.rank];
   if (mine.size() > sizeof me.bytes)
     return Status(Err::kInvalidArg, "a card of " + std::to_string(mine.size()) + " bytes");
   std::memcpy(me.bytes, mine.data(), mine.size());
   me.len_plus_1.store(static_cast<uint32_t>(mine.size() + 1), std::memory_order_release);
-  all->assign(static_cast<size_t>(size_), std::string());
+  all->assign(static_cast<size_t>(job_.size), std::string());
   const double deadline = MonotonicSeconds() + timeout_s;
-  for (int r = 0; r < size_; ++r) {
+  for (int r = 0; r < job_.size; ++r) {
     uint32_t n;
     while ((n = cards_[r].len_plus_1.load(std::memory_order_acquire)) == 0) {
       if (MonotonicSeconds() > deadline)
@@ -227,6 +221,8 @@ void LocalJob::Abandon() {
   if (leader() && segment_.valid()) (void)segment_.Unlink();
 }
 
+bool LocalJob::LauncherGone() const { return transport::LauncherGone(); }
+
 LocalJob::RankSlot* LocalJob::slot(int rank) const { return ranks_ + rank; }
 
 pid_t LocalJob::pid(int rank) const { return slot(rank)->pid.load(std::memory_order_relaxed); }
@@ -237,14 +233,14 @@ uint64_t LocalJob::gpu_id(int rank) const {
   return slot(rank)->gpu_id.load(std::memory_order_relaxed);
 }
 
-bool LocalJob::Alive(int rank) const { return rank == rank_ || ProcessAlive(pid(rank)); }
+bool LocalJob::Alive(int rank) const { return rank == job_.rank || ProcessAlive(pid(rank)); }
 
 bool LocalJob::Finalized(int rank) const {
   return slot(rank)->state.load(std::memory_order_acquire) == RankSlot::kFinalized;
 }
 
 void LocalJob::MarkFinalized() {
-  slot(rank_)->state.store(RankSlot::kFinalized, std::memory_order_release);
+  slot(job_.rank)->state.store(RankSlot::kFinalized, std::memory_order_release);
 }
 
 }  // namespace mpigpu::transport

@@ -84,13 +84,17 @@ class LocalJob final : public Bootstrap {
   Status Allgather(const std::string& mine, std::vector<std::string>* all,
                    double timeout_s) override;
   std::string LocalAddress() const override { return "127.0.0.1"; }
+  bool LauncherGone() const override;
   static constexpr size_t kCardBytes = 128;
   // After a failed start-up: the creator removes the name, so that a rerun with the same job id
   // does not find it taken.
   void Abandon();
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  const JobInfo& info() const { return job_; }
+  int rank() const { return job_.rank; }
+  // This rank creates the node's segment (and formats the areas in it that need formatting).
+  bool leader() const { return job_.rank == job_.Leader(); }
+  int size() const { return job_.size; }
   const std::string& jobid() const { return jobid_; }
   // The size of the caller's dense payload the segment was opened with.
   size_t payload_bytes() const;
@@ -107,11 +111,8 @@ class LocalJob final : public Bootstrap {
   struct RankSlot;
   struct CardSlot;
   RankSlot* slot(int rank) const;
-  bool leader() const { return rank_ == job_.Leader(); }
 
   JobInfo job_;
-  int rank_ = 0;
-  int size_ = 1;
   std::string secret_;
   CardSlot* cards_ = nullptr;  // in the segment: one slot per rank, then the secret
   std::string jobid_;

@@ -6,12 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
 #include "internode/boot/boot_wire.h"
 #include "internode/tcp/tcp_channel.h"
+#include "transport/launcher_link.h"
 #include "memcopy/clock.h"
 
 namespace mpigpu::transport {
@@ -42,19 +42,6 @@ BootClient::~BootClient() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool BootClient::ParseSecret(const char* hex, std::string* out) {
-  if (hex == nullptr || std::strlen(hex) != boot::kSecretHexChars) return false;
-  out->clear();
-  for (size_t i = 0; i < boot::kSecretHexChars; i += 2) {
-    char byte[3] = {hex[i], hex[i + 1], 0};
-    char* end = nullptr;
-    const long v = std::strtol(byte, &end, 16);
-    if (*end != '\0' || !std::isxdigit(static_cast<unsigned char>(byte[0]))) return false;
-    out->push_back(static_cast<char>(v));
-  }
-  return true;
-}
-
 Status BootClient::FromEnvironment(const JobInfo& job, std::unique_ptr<Bootstrap>* out) {
   const char* addr = std::getenv("MPIGPU_BOOT_ADDR");
   const char* hex = std::getenv("MPIGPU_JOB_SECRET");
@@ -62,7 +49,7 @@ Status BootClient::FromEnvironment(const JobInfo& job, std::unique_ptr<Bootstrap
     return Status(Err::kInvalidArg, "a job that spans nodes needs MPIGPU_BOOT_ADDR (its launcher's "
                                     "boot server): start it with mpigpurun --host");
   std::string secret;
-  if (!ParseSecret(hex, &secret))
+  if (!ParseJobSecretHex(hex, &secret))
     return Status(Err::kInvalidArg, "MPIGPU_JOB_SECRET is missing or not 32 hex digits");
   const double timeout = static_cast<double>(GetTransportConfig().bootstrap_timeout_s);
   return Connect(job, addr, secret, timeout, out);
@@ -101,6 +88,13 @@ Status BootClient::Connect(const JobInfo& job, const std::string& addr, const st
   return Status::Ok();
 }
 
+bool BootClient::LauncherGone() const {
+  if (transport::LauncherGone()) return true;
+  if (!gathered_ || fd_ < 0) return false;
+  pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
 Status BootClient::Allgather(const std::string& mine, std::vector<std::string>* all,
                              double timeout_s) {
   if (gathered_) return Status(Err::kInternal, "boot: the cards are exchanged once");
@@ -112,7 +106,7 @@ Status BootClient::Allgather(const std::string& mine, std::vector<std::string>* 
   hello.magic = boot::kHelloMagic;
   hello.rank = rank_;
   hello.size = size_;
-  std::memcpy(hello.secret, secret_.data(), boot::kSecretBytes);
+  std::memcpy(hello.secret, secret_.data(), kJobSecretBytes);
   hello.card_len = static_cast<uint32_t>(mine.size());
   std::string card = mine;
   if (!Transfer(fd_, &hello, sizeof hello, true, deadline) ||

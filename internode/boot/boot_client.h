@@ -27,9 +27,9 @@ class BootClient final : public Bootstrap {
   Status Allgather(const std::string& mine, std::vector<std::string>* all,
                    double timeout_s) override;
   std::string LocalAddress() const override { return local_address_; }
-
-  // "0a1b..." (32 hex digits) into 16 bytes; false for anything else.
-  static bool ParseSecret(const char* hex, std::string* out);
+  // The launcher link's hang-up where this rank has one, or the boot connection closing (the
+  // server never writes after the table: readable means closed).
+  bool LauncherGone() const override;
 
  private:
   BootClient() = default;

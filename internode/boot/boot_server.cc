@@ -8,12 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include "internode/boot/boot_wire.h"
 #include "memcopy/clock.h"
-#include "ringbuf/segment.h"
 
 namespace mpigpu::boot {
 
@@ -39,25 +37,9 @@ BootServer::~BootServer() {
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-Status BootServer::NewSecret(std::string* bytes, std::string* hex) {
-  bytes->clear();
-  hex->clear();
-  for (size_t i = 0; i < kSecretBytes; i += sizeof(uint64_t)) {
-    uint64_t t = 0;
-    MPIGPU_RETURN_IF_ERROR(RandomToken(&t));
-    bytes->append(reinterpret_cast<const char*>(&t), sizeof t);
-  }
-  for (unsigned char b : *bytes) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02x", b);
-    *hex += two;
-  }
-  return Status::Ok();
-}
-
 Status BootServer::Start(const std::string& bind_address, int size, const std::string& secret,
                          Log log, std::unique_ptr<BootServer>* out) {
-  if (size < 1 || secret.size() != kSecretBytes)
+  if (size < 1 || secret.size() != transport::kJobSecretBytes)
     return Status(Err::kInvalidArg, "boot server: a job of at least one rank and a secret");
   std::unique_ptr<BootServer> s(new BootServer());
   s->size_ = size;
@@ -93,7 +75,7 @@ bool BootServer::ReadFrom(Conn& c) {
     if (c.got < sizeof c.hello) {
       at = reinterpret_cast<char*>(&c.hello) + c.got;
       want = sizeof c.hello - c.got;
-    } else if (c.rank >= 0 && c.card.size() < c.hello.card_len) {
+    } else if (c.rank >= 0 && c.got < sizeof c.hello + c.hello.card_len) {
       const size_t have = c.got - sizeof c.hello;
       at = c.card.data() + have;
       want = c.hello.card_len - have;
@@ -113,10 +95,7 @@ bool BootServer::ReadFrom(Conn& c) {
     c.got += static_cast<size_t>(k);
     if (c.rank < 0 && c.got == sizeof c.hello) {
       const BootHello& h = c.hello;
-      unsigned char diff = 0;
-      for (size_t i = 0; i < kSecretBytes; ++i)
-        diff |= static_cast<unsigned char>(h.secret[i] ^ static_cast<unsigned char>(secret_[i]));
-      if (h.magic != kHelloMagic || diff != 0 || h.size != size_ || h.rank < 0 ||
+      if (h.magic != kHelloMagic || !transport::SameJobSecret(h.secret, secret_) || h.size != size_ || h.rank < 0 ||
           h.rank >= size_ || h.card_len > kMaxCard) {
         log_("boot server: refused a connection from " + c.peer + " (not a rank of this job)");
         return false;

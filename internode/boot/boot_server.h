@@ -21,16 +21,13 @@ class BootServer {
  public:
   using Log = std::function<void(const std::string&)>;
   ~BootServer();
-  // Listens on bind_address (IPv4, any port) for `size` ranks proving `secret` (kSecretBytes).
+  // Listens on bind_address (IPv4, any port) for `size` ranks proving `secret` (transport/core/job_secret.h).
   static Status Start(const std::string& bind_address, int size, const std::string& secret,
                       Log log, std::unique_ptr<BootServer>* out);
   // "a.b.c.d:port": MPIGPU_BOOT_ADDR for the ranks.
   const std::string& address() const { return address_; }
   // Every rank's card came and the table went out.
   bool complete() const { return complete_.load(std::memory_order_acquire); }
-
-  // A fresh secret: its bytes and its hex text (MPIGPU_JOB_SECRET).
-  static Status NewSecret(std::string* bytes, std::string* hex);
 
   static constexpr double kHelloTimeoutS = 10;
 

@@ -9,18 +9,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "transport/core/job_secret.h"
+
 namespace mpigpu::boot {
 
 inline constexpr uint64_t kHelloMagic = 0x6d70676275743031ull;  // "mpgbut01"
 inline constexpr uint64_t kTableMagic = 0x6d70677461623031ull;  // "mpgtab01"
-inline constexpr size_t kSecretBytes = 16;
 inline constexpr uint32_t kMaxCard = 1024;
 
 struct BootHello {
   uint64_t magic;
   int32_t rank;
   int32_t size;
-  unsigned char secret[kSecretBytes];
+  unsigned char secret[transport::kJobSecretBytes];
   uint32_t card_len;
   uint32_t pad;
 };
@@ -30,8 +31,5 @@ struct BootTable {
   int32_t size;
   int32_t pad;
 };
-
-// The secret's text form (MPIGPU_JOB_SECRET): 2 * kSecretBytes hex digits.
-inline constexpr size_t kSecretHexChars = 2 * kSecretBytes;
 
 }  // namespace mpigpu::boot

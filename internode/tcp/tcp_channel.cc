@@ -74,7 +74,7 @@ Status TcpChannel::SetCards(const std::vector<std::string>& cards) {
     if (!ParseCard(cards[r], &peers_[r]))
       return Status(Err::kInvalidArg, "tcp: rank " + std::to_string(r) + " published '" +
                                           cards[r] + "', not an address");
-  if (host_->boot().secret().size() < kSecretBytes)
+  if (host_->boot().secret().size() != kJobSecretBytes)
     return Status(Err::kInvalidArg, "tcp: the job has no secret to admit connections with");
   return Status::Ok();
 }
@@ -96,12 +96,7 @@ Status TcpChannel::Dial(int dst, int* fd, bool* later) {
 }
 
 bool TcpChannel::Admit(int, const Hello& hello) const {
-  const std::string& secret = host_->boot().secret();
-  if (secret.size() < kSecretBytes) return false;
-  unsigned char diff = 0;  // constant time: a stranger learns nothing from how long it took
-  for (size_t i = 0; i < kSecretBytes; ++i)
-    diff |= static_cast<unsigned char>(hello.secret[i] ^ static_cast<unsigned char>(secret[i]));
-  return diff == 0;
+  return SameJobSecret(hello.secret, host_->boot().secret());
 }
 
 void TcpChannel::Tune(int fd) const {

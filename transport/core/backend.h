@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -73,9 +74,20 @@ class TransportHost {
   // The copy engine for buffers at `loc` (host, or that device's streams), made on first use.
   virtual Status CopierFor(MemLoc loc, CopyEngine** out) = 0;
   // Copies packed bytes [offset, offset + n) of `user` to or from host memory `plain`; complete
-  // on return.
-  virtual Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
-                               void* plain) = 0;
+  // on return. A contiguous host buffer (every small message's case) is one memcpy, inline here;
+  // the rest goes to CopyPackedByEngine.
+  Status CopyPackedNow(PackDir dir, const UserBuffer& user, size_t offset, size_t n, void* plain) {
+    if (n == 0) return Status::Ok();
+    if (!user.loc.is_host() || !user.layout.contiguous())
+      return CopyPackedByEngine(dir, user, offset, n, plain);
+    char* p = static_cast<char*>(user.ptr) + offset;
+    if (dir == PackDir::kPack) std::memcpy(plain, p, n);
+    else std::memcpy(p, plain, n);
+    return Status::Ok();
+  }
+  // CopyPackedNow of a device or strided buffer (n > 0): through a copy engine.
+  virtual Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
+                                    void* plain) = 0;
 
  protected:
   ~TransportHost() = default;
@@ -100,7 +112,7 @@ enum class PeerState {
 struct ChannelCaps {
   const char* name;
   size_t max_payload;  // largest payload of one message (bounds the eager size)
-  bool fast_paths;     // TrySendEagerNow / PeekEager can succeed
+  bool fast_paths;     // TrySendEagerNow / TryRecvEagerNow can succeed
   bool same_node;      // reaches only ranks on this node
 };
 
@@ -130,12 +142,13 @@ class Channel {
   // bytes sent at once, true when sent ...
   virtual bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) = 0;
   // ... and a look, up to `spins` times, at src's next message where it can be taken without a
-  // poll: true with its header and payload (still the channel's) when it is the pair's next one,
-  // an eager one, and nothing else from src waits before it; ConsumePeeked lets it go. False when
-  // none, or when something else arrived meanwhile (the full path decides then).
-  virtual bool PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
-                         const unsigned char** payload) = 0;
-  virtual void ConsumePeeked(int src) = 0;
+  // poll: when it is the pair's next one, an eager one of `context` and `tag` (or kAnyTag), and
+  // nothing else from src waits before it, what fits of its payload is copied to host memory
+  // `data` (`capacity` bytes) and it is consumed: true, with *info its envelope and size. False,
+  // nothing taken, when none came, or another or something else arrived meanwhile (the full path
+  // decides then). One call per message: the shortcut of every blocking receive.
+  virtual bool TryRecvEagerNow(int src, int tag, int context, void* data, size_t capacity,
+                               int spins, MsgInfo* info) = 0;
   // Delivers what has arrived, each pair's messages in order, and moves what waits to go out.
   virtual Status Poll(ChannelSink* sink) = 0;
   // Something arrived that Poll has not delivered yet.
@@ -150,8 +163,9 @@ class Channel {
   virtual std::string Card() const = 0;
   virtual Status SetCards(const std::vector<std::string>& cards) = 0;
   // How `peer` looks from this channel's connections. The engine asks it for peers on other
-  // nodes (caps().same_node false); their rank table answers for the node's own.
-  virtual PeerState Peer(int peer) = 0;
+  // nodes (caps().same_node false); their rank table answers for the node's own. `probe`: dial a
+  // peer never talked to, so that a refusal (a dead process) shows.
+  virtual PeerState Peer(int peer, bool probe) = 0;
 };
 
 // The explicit stubs of a channel that reaches the ranks of its node only.
@@ -159,7 +173,7 @@ class NodeChannelStubs : public Channel {
  public:
   std::string Card() const override { return {}; }
   Status SetCards(const std::vector<std::string>&) override { return Status::Ok(); }
-  PeerState Peer(int) override { return PeerState::kAlive; }
+  PeerState Peer(int, bool) override { return PeerState::kAlive; }
 };
 
 struct LmtCaps {

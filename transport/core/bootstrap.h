@@ -26,6 +26,10 @@ class Bootstrap {
   // This host's address as the bootstrap reached it (the default for network back-ends'
   // listeners: the interface the job's hosts already use).
   virtual std::string LocalAddress() const = 0;
+  // The job's launcher is gone, by any sign this bootstrap has (the launcher link's hang-up,
+  // launcher_link.h; the exchange's connection closing): nobody else would end this rank. A
+  // check with no wait.
+  virtual bool LauncherGone() const = 0;
 };
 
 }  // namespace mpigpu::transport

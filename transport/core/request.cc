@@ -4,8 +4,7 @@
 
 namespace mpigpu::transport {
 
-Status TruncationOf(const MsgInfo& m, size_t cap) {
-  if (m.bytes <= cap) return Status::Ok();
+Status TruncationError(const MsgInfo& m, size_t cap) {
   return Status(Err::kTruncate, "message of " + std::to_string(m.bytes) + " bytes from rank " +
                                     std::to_string(m.source) + " (tag " + std::to_string(m.tag) +
                                     ") is longer than the receive buffer (" + std::to_string(cap) +

@@ -90,8 +90,12 @@ class Request : public MatchEntry {
   T* offer_op() const { return static_cast<T*>(offer_op_.get()); }
 };
 
-// The receive's matched size: kTruncate when the message was longer than the buffer, else ok.
-Status TruncationOf(const MsgInfo& m, size_t cap);
+// The receive's matched size: kTruncate when the message was longer than the buffer, else ok
+// (inline: every receive asks).
+Status TruncationError(const MsgInfo& m, size_t cap);
+inline Status TruncationOf(const MsgInfo& m, size_t cap) {
+  return m.bytes <= cap ? Status::Ok() : TruncationError(m, cap);
+}
 // Request errors the back-ends share.
 Status PeerCopyError(int peer);  // its single copy failed on the peer's side
 Status PeerDied(int peer);       // a copy from it found no process

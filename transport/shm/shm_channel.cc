@@ -46,7 +46,7 @@ Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
     return Status(Err::kInvalidArg, "MPIGPU_FASTBOX_SIZE out of range");
   const size_t fbox_data = c.fastbox_size + sizeof(MsgHeader);
   const int timeout_ms = BootstrapTimeoutMs(c);
-  if (rank_ == 0) {
+  if (host->job().leader()) {  // the node's segment is new: format its areas
     if (fbox_bytes) {
       // The header is the one part of the sparse tail written now: its page first gets memory.
       MPIGPU_RETURN_IF_ERROR(PopulateForWrite(sparse, kSegmentPage, "the fastboxes' header"));
@@ -177,8 +177,8 @@ bool ShmChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_e
   return true;
 }
 
-bool ShmChannel::PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
-                           const unsigned char** payload) {
+bool ShmChannel::TryRecvEagerNow(int src, int tag, int context, void* data, size_t capacity,
+                                 int spins, MsgInfo* info) {
   // A receive larger than a slot most likely waits for a cell: posted at once, it takes the cell
   // where it lands, and its posting is off the message's path. A held cell comes first.
   if (!box_from_[src] || capacity > fastbox_size_ || !held_[src].empty()) return false;
@@ -190,18 +190,24 @@ bool ShmChannel::PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
       if (queues_.Pending(rank_)) return false;
       continue;
     }
-    size_t len = 0;
-    if (!DecodeBox(src, *b, h, payload, &len).ok() || h->seq != seq_in_[src] ||
-        h->type != MsgType::kEager)
-      return false;  // not an eager message in turn (or a bad one, which Poll reports)
+    // Only a compact eager header, well formed, in turn and of this receive's envelope; anything
+    // else (a bad one included, which Poll reports) is the full path's.
+    if (static_cast<MsgType>(b->data[0]) != MsgType::kEager || b->len < sizeof(EagerHeader) ||
+        b->len > fastboxes_.data())
+      return false;
+    EagerHeader e;
+    std::memcpy(&e, b->data, sizeof e);
+    if (e.seq != seq_in_[src] || e.context != context || (tag != kAnyTag && e.tag != tag))
+      return false;
+    const size_t bytes = b->len - sizeof e;
+    const size_t n = bytes < capacity ? bytes : capacity;
+    if (n > 0) std::memcpy(data, b->data + sizeof e, n);
+    *info = MsgInfo{src, e.tag, bytes};
+    fastboxes_.Release(src);
+    ++seq_in_[src];
     return true;
   }
   return false;
-}
-
-void ShmChannel::ConsumePeeked(int src) {
-  fastboxes_.Release(src);
-  ++seq_in_[src];
 }
 
 bool ShmChannel::Pending() const { return queues_.Pending(rank_); }
@@ -282,15 +288,14 @@ Status ShmChannel::DecodeBox(int src, const Fastbox& b, MsgHeader* h,
   return Status::Ok();
 }
 
-// Handles the next message in src's fastbox ring if it is the pair's next one (*took says so).
-Status ShmChannel::TakeFastboxInOrder(ChannelSink* sink, int src, bool* took) {
+// Handles `b`, the next message in src's fastbox ring, if it is the pair's next one (*took says
+// so).
+Status ShmChannel::TakeFastboxInOrder(ChannelSink* sink, int src, const Fastbox& b, bool* took) {
   *took = false;
-  const Fastbox* b = box_from_[src] ? fastboxes_.Peek(src) : nullptr;
-  if (b == nullptr) return Status::Ok();
   MsgHeader h;
   const unsigned char* payload = nullptr;
   size_t len = 0;
-  MPIGPU_RETURN_IF_ERROR(DecodeBox(src, *b, &h, &payload, &len));
+  MPIGPU_RETURN_IF_ERROR(DecodeBox(src, b, &h, &payload, &len));
   if (h.seq != seq_in_[src]) return Status::Ok();  // an earlier queue message goes first
   *took = true;
   Status st = Handle(sink, h, payload, len);
@@ -314,7 +319,10 @@ Status ShmChannel::DrainInOrder(ChannelSink* sink, int src) {
       moved = true;
       break;
     }
-    if (!moved) MPIGPU_RETURN_IF_ERROR(TakeFastboxInOrder(sink, src, &moved));
+    if (moved) continue;
+    // Looked at here: an empty ring, every poll's last look, costs no call.
+    const Fastbox* b = box_from_[src] ? fastboxes_.Peek(src) : nullptr;
+    if (b != nullptr) MPIGPU_RETURN_IF_ERROR(TakeFastboxInOrder(sink, src, *b, &moved));
   }
   return Status::Ok();
 }

@@ -32,9 +32,8 @@ class ShmChannel final : public NodeChannelStubs {
   Status Attach(TransportHost* host, char* dense, char* sparse) override;
   bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
   bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) override;
-  bool PeekEager(int src, size_t capacity, int spins, MsgHeader* h,
-                 const unsigned char** payload) override;
-  void ConsumePeeked(int src) override;
+  bool TryRecvEagerNow(int src, int tag, int context, void* data, size_t capacity, int spins,
+                       MsgInfo* info) override;
   Status Poll(ChannelSink* sink) override;
   bool Pending() const override;
   void PrepareDeviceCopy() override;
@@ -71,7 +70,7 @@ class ShmChannel final : public NodeChannelStubs {
                    size_t* len) const;
   Status Handle(ChannelSink* sink, const MsgHeader& h, const unsigned char* payload, size_t len);
   Status HandleCell(ChannelSink* sink, Cell* cell);
-  Status TakeFastboxInOrder(ChannelSink* sink, int src, bool* took);
+  Status TakeFastboxInOrder(ChannelSink* sink, int src, const Fastbox& b, bool* took);
   Status DrainInOrder(ChannelSink* sink, int src);
 
   ChannelCaps caps_{"shm", 0, true, true};

@@ -182,7 +182,14 @@ void StreamChannel::Drop(In& in) {
 
 bool StreamChannel::Greet(In& in, size_t* at) {
   if (in.have < sizeof(Hello)) {
-    if (in.closed || MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) Drop(in);
+    if (in.closed) {
+      MPIGPU_INFO("%s channel: a connection closed before saying who it is", caps().name);
+      Drop(in);
+    } else if (MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) {
+      MPIGPU_WARN("%s channel: dropping a connection that said nothing for %.0f s", caps().name,
+                  kHelloTimeoutS);
+      Drop(in);
+    }
     return false;
   }
   Hello hello;
@@ -266,37 +273,45 @@ bool StreamChannel::Pending() const {
   return false;
 }
 
-PeerState StreamChannel::Peer(int peer) {
+PeerState StreamChannel::Peer(int peer, bool probe) {
   if (peer < 0 || peer >= static_cast<int>(out_.size()) || peer == rank_) return PeerState::kAlive;
   for (const In& in : in_)
     if (in.rank == peer && in.closed) return in.bye ? PeerState::kFinalized : PeerState::kLost;
   Out& o = out_[peer];
-  if (o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only), so a refusal shows
+  if (probe && o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only)
     bool later = false;
     (void)Connect(peer, &later);
   }
   if (o.fd >= 0 && !o.broken) {
     (void)Flush(o);
-    // The peer never writes on our connection: readable means it closed or reset.
+    // The peer writes on our connection only its goodbye: readable means that, a close or a
+    // reset.
     pollfd p{o.fd, POLLIN | POLLRDHUP, 0};
-    if (!o.connecting && ::poll(&p, 1, 0) > 0) o.broken = true;
+    if (!o.connecting && ::poll(&p, 1, 0) > 0) {
+      Goodbye bye;
+      bye.head.magic = 0;
+      o.bye = ::recv(o.fd, &bye, sizeof bye, MSG_DONTWAIT) == sizeof bye &&
+              bye.head.magic == kByeMagic;
+      o.broken = true;
+    }
   }
   if (!o.broken) return PeerState::kAlive;
-  for (const In& in : in_)
-    if (in.rank == peer && in.bye) return PeerState::kFinalized;
-  return PeerState::kLost;
+  bool bye = o.bye;
+  for (const In& in : in_) bye |= in.rank == peer && in.bye;
+  return bye ? PeerState::kFinalized : PeerState::kLost;
 }
 
-// Finalize: what is still buffered goes out (bounded: a peer that stopped reading is gone), then
-// a goodbye on every connection we opened.
+// Finalize: a goodbye on every connection, after what is still buffered on ours (bounded: a peer
+// that stopped reading is gone).
 Status StreamChannel::Close() {
   const double deadline = MonotonicSeconds() + 2;
+  const Goodbye goodbye;
+  for (In& in : in_)  // nothing else goes this way: the socket has room for it
+    if (in.fd >= 0 && in.rank >= 0 && !in.closed)
+      (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
-    const FrameHead bye{0, kByeMagic};
-    const MsgHeader none{};
-    Append(o, &bye, sizeof bye);
-    Append(o, &none, sizeof none);
+    Append(o, &goodbye, sizeof goodbye);
     while (!o.broken && (o.connecting || o.head < o.buf.size()) && MonotonicSeconds() < deadline) {
       (void)Flush(o);
       if (o.connecting || o.head < o.buf.size()) ::usleep(100);

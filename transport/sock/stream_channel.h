@@ -7,8 +7,9 @@
 // bytes are a Hello (who opens it, and the job's secret where the family needs one); the
 // listener hands the hello to Admit and refuses what does not pass, a second connection for a
 // rank included. Then frames: FrameHead (the payload's length), the MsgHeader (src set by the
-// receiver from the connection), the payload. At Close a rank sends a goodbye frame, so that its
-// peers tell a finalized rank (goodbye, then EOF) from a lost one (EOF or a reset without it).
+// receiver from the connection), the payload. At Close a rank sends a goodbye frame on every
+// connection, both directions, so that its peers tell a finalized rank (goodbye, then EOF) from
+// a lost one (EOF or a reset without it).
 //
 // Writes are non-blocking: what the socket does not take waits in the connection's buffer (up
 // to kMaxBuffered, then TrySend says no room), and every Poll moves it. Connections that have
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "transport/core/backend.h"
+#include "transport/core/job_secret.h"
 
 namespace mpigpu::transport {
 
@@ -32,25 +34,23 @@ class StreamChannel : public Channel {
   Status Attach(TransportHost* host, char* dense, char* sparse) override;
   bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) override;
   bool TrySendEagerNow(int, int, int, const void*, size_t) override { return false; }
-  bool PeekEager(int, size_t, int, MsgHeader*, const unsigned char**) override { return false; }
-  void ConsumePeeked(int) override {}
+  bool TryRecvEagerNow(int, int, int, void*, size_t, int, MsgInfo*) override { return false; }
   Status Poll(ChannelSink* sink) override;
   bool Pending() const override;
   void PrepareDeviceCopy() override {}
   Status Close() override;
-  PeerState Peer(int peer) override;
+  PeerState Peer(int peer, bool probe) override;
 
   static constexpr size_t kMaxPayload = size_t{1} << 20;
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
   static constexpr double kHelloTimeoutS = 10;
   static constexpr size_t kMaxStrangers = 64;
-  static constexpr size_t kSecretBytes = 16;
   // A connection's first bytes: who opens it.
   struct Hello {
     uint64_t magic;  // kHelloMagic
     int32_t rank;
     int32_t pad;
-    unsigned char secret[kSecretBytes];  // the job's (Bootstrap::secret), zero where unused
+    unsigned char secret[kJobSecretBytes];  // the job's (Bootstrap::secret), zero where unused
   };
   static constexpr uint64_t kHelloMagic = 0x6d70696775736f63ull;
 
@@ -80,11 +80,17 @@ class StreamChannel : public Channel {
   };
   static constexpr uint32_t kFrameMagic = 0x6d706766;  // "mpgf"
   static constexpr uint32_t kByeMagic = 0x6d706762;    // "mpgb"
+  // The goodbye, the same frame on either kind of connection: a frame head and an empty header.
+  struct Goodbye {
+    FrameHead head{0, kByeMagic};
+    MsgHeader none{};
+  };
   struct Out {  // our connection to a peer
     int fd = -1;
     bool connecting = false;  // dialled, not yet made
     double dialled_at = 0;
-    bool broken = false;  // refused, or a write failed: the peer is lost
+    bool broken = false;  // refused, a write failed, or the peer closed: no more sends
+    bool bye = false;     // the peer said goodbye on it (it finalized) before closing
     std::vector<unsigned char> buf;  // bytes not yet taken by the socket
     size_t head = 0;                 // first of them
   };

@@ -1,0 +1,299 @@
+// The TCP netmod between hosts of their own: two network namespaces joined by a veth pair
+// (10.213.<n>.1 and .2), ranks forked into them (tests/multiproc.h, MULTIPROC_NETNS), a boot
+// server in the first. Bytes checked for every pair across and within hosts at sizes around the
+// thresholds, ANY_SOURCE, a vector layout; then faults: a rank killed on the other host, a
+// stranger at a rank's port, the link taken down mid-transfer. Needs root and `ip`: skips with
+// the reason where namespaces cannot be made.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "internode/tcp/tcp_channel.h"
+#include "memcopy/clock.h"
+#include "memcopy/pattern.h"
+#include "tests/engine_util.h"
+#include "tests/multiproc.h"
+#include "transport/engine.h"
+
+namespace mpigpu::transport {
+namespace {
+
+using mpigpu::testing::FillPattern;
+using mpigpu::testing::FirstMismatch;
+using mpigpu::testing::RunJob;
+
+UserBuffer Host(void* p, size_t n) { return mpigpu::testing::HostBuffer(p, n); }
+
+// Runs `cmd` through the shell; true when it exits 0.
+bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+// Two namespaces as hosts, made once for the suite; the test process moves into the first so
+// that the boot server it starts listens on the first host's address.
+class Netns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string tag = std::to_string(getpid() % 100000);
+    a_ = "mpga" + tag;
+    b_ = "mpgb" + tag;
+    const std::string net = "10.213." + std::to_string(getpid() % 250) + ".";
+    ip_a_ = net + "1";
+    ip_b_ = net + "2";
+    veth_ = "mpgv" + tag;
+    if (geteuid() != 0) {
+      skip_ = "not root: network namespaces cannot be made";
+      return;
+    }
+    const bool made = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
+                      Sh("ip link add " + veth_ + "a type veth peer name " + veth_ + "b") &&
+                      Sh("ip link set " + veth_ + "a netns " + a_) &&
+                      Sh("ip link set " + veth_ + "b netns " + b_) &&
+                      Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth_ + "a") &&
+                      Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth_ + "b") &&
+                      Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " link set lo up") &&
+                      Sh("ip -n " + a_ + " link set " + veth_ + "a up") &&
+                      Sh("ip -n " + b_ + " link set " + veth_ + "b up");
+    if (!made) {
+      skip_ = "cannot make network namespaces and a veth pair here (ip netns/ip link failed)";
+      return;
+    }
+    const int fd = open(("/var/run/netns/" + a_).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) skip_ = "cannot enter the first namespace";
+    if (fd >= 0) close(fd);
+    setenv("MULTIPROC_NODES", "2", 1);
+    setenv("MULTIPROC_NETNS", (a_ + "," + b_).c_str(), 1);
+    setenv("MULTIPROC_BOOT_IP", ip_a_.c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    if (geteuid() != 0) return;
+    Sh("ip netns del " + a_);  // takes the veth pair with it
+    Sh("ip netns del " + b_);
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+  }
+
+  static std::string a_, b_, ip_a_, ip_b_, veth_, skip_;
+};
+std::string Netns::a_, Netns::b_, Netns::ip_a_, Netns::ip_b_, Netns::veth_, Netns::skip_;
+
+void WaitOk(Engine& e, Request* r) {
+  Status st = e.Wait(r, 60);
+  if (!st.ok() || !r->status().ok())
+    std::fprintf(stderr, "wait: %s / %s\n", st.ToString().c_str(), r->status().ToString().c_str());
+  RANK_CHECK(st.ok() && r->status().ok());
+  e.Release(r);
+}
+
+// Every pair, both ways, sizes around the eager limit and the frame size, bytes checked; ranks 0, 1
+// on the first host and 2, 3 on the second: pairs across go by tcp, pairs within by shm.
+TEST_F(Netns, EveryPairEverySizeAcrossAndWithinHosts) {
+  const std::string r = RunJob(4, [](int rank) {
+    auto e = mpigpu::testing::JoinJob();
+    for (int peer = 0; peer < 4; ++peer) {
+      if (peer == rank) continue;
+      const bool across = (peer / 2) != (rank / 2);
+      RANK_CHECK(std::string(e->ChannelCapsFor(peer).name) == (across ? "tcp" : "shm"));
+    }
+    const size_t sizes[] = {0, 1, (64 << 10) - 1, 64 << 10, (64 << 10) + 1, (1 << 20) + 3, 5 << 20};
+    for (size_t n : sizes) {
+      for (int peer = 0; peer < 4; ++peer) {
+        if (peer == rank) continue;
+        std::vector<unsigned char> out(n), in(n + 1, 0xEE);
+        FillPattern(out.data(), n, static_cast<uint32_t>(rank * 16 + peer));
+        Request *s = nullptr, *q = nullptr;
+        RANK_CHECK(e->Irecv(Host(in.data(), n), peer, 7, 0, &q).ok());
+        RANK_CHECK(e->Isend(Host(out.data(), n), peer, 7, 0, &s).ok());
+        WaitOk(*e, s);
+        WaitOk(*e, q);
+        RANK_CHECK(FirstMismatch(in.data(), n, static_cast<uint32_t>(peer * 16 + rank)) == -1);
+        RANK_CHECK(in[n] == 0xEE);
+      }
+    }
+    // ANY_SOURCE: rank 0 takes one message from each other rank, whichever host it is on.
+    int64_t v = rank;
+    if (rank == 0) {
+      int seen = 0;
+      for (int i = 0; i < 3; ++i) {
+        Request* q = nullptr;
+        RANK_CHECK(e->Irecv(Host(&v, sizeof v), kAnySource, 9, 0, &q).ok());
+        RANK_CHECK(e->Wait(q, 60).ok() && q->status().ok() && q->info().source == v);
+        seen |= 1 << v;
+        e->Release(q);
+      }
+      RANK_CHECK(seen == 0xE);
+    } else {
+      Request* s = nullptr;
+      RANK_CHECK(e->Isend(Host(&v, sizeof v), 0, 9, 0, &s).ok());
+      WaitOk(*e, s);
+    }
+    // A vector layout across hosts: 1000 blocks of 24 bytes, 40 apart, rank 0 -> rank 3.
+    if (rank == 0 || rank == 3) {
+      const Layout shape = Layout::Vector(1000, 24, 40);
+      std::vector<unsigned char> buf(shape.extent(), 0xEE);
+      if (rank == 0) {
+        for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(i * 7);
+        Request* s = nullptr;
+        RANK_CHECK(e->Isend(UserBuffer{buf.data(), MemLoc::Host(), shape}, 3, 11, 0, &s).ok());
+        WaitOk(*e, s);
+      } else {
+        Request* q = nullptr;
+        RANK_CHECK(e->Irecv(UserBuffer{buf.data(), MemLoc::Host(), shape}, 0, 11, 0, &q).ok());
+        WaitOk(*e, q);
+        for (size_t i = 0; i < buf.size(); ++i)
+          RANK_CHECK(buf[i] == (i % 40 < 24 ? static_cast<unsigned char>(i * 7) : 0xEE));
+      }
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
+  EXPECT_EQ(r, "");
+}
+
+// Rank 1 (the other host) is killed while rank 0 waits for its message: the receive fails with
+// kPeerFailed within 2 s.
+TEST_F(Netns, ARankKilledOnTheOtherHostFailsItsPeerWithinTwoSeconds) {
+  const std::string r = RunJob(2, [](int rank) {
+    auto e = mpigpu::testing::JoinJob();
+    int64_t v = 1;
+    if (rank == 1) {  // one message first, so the pair's connection exists, then death
+      Request* s = nullptr;
+      RANK_CHECK(e->Isend(Host(&v, sizeof v), 0, 1, 0, &s).ok());
+      WaitOk(*e, s);
+      usleep(200 * 1000);
+      raise(SIGKILL);
+    }
+    Request* q = nullptr;
+    RANK_CHECK(e->Irecv(Host(&v, sizeof v), 1, 1, 0, &q).ok());
+    WaitOk(*e, q);
+    RANK_CHECK(e->Irecv(Host(&v, sizeof v), 1, 2, 0, &q).ok());  // never sent
+    const double t0 = MonotonicSeconds();
+    Status st = e->Wait(q, 30);
+    const double waited = MonotonicSeconds() - t0;
+    std::fprintf(stderr, "dead peer across hosts: %s after %.3f s\n",
+                 q->status().ToString().c_str(), waited);
+    RANK_CHECK(st.ok() && q->status().code() == Err::kPeerFailed && waited < 2.0);
+    e->Release(q);
+    (void)e->Finalize();  // reports the dead rank
+    return 0;
+  }, 60, {1});
+  EXPECT_EQ(r, "");
+}
+
+// Strangers at rank 1's port (a port scan, junk bytes, a well-formed hello with a wrong secret):
+// each is cut off, and the job's messages arrive whole.
+TEST_F(Netns, StrangersAtARanksPortAreRefusedAndTheJobGoesOn) {
+  const std::string r = RunJob(2, [](int rank) {
+    auto e = mpigpu::testing::JoinJob();
+    std::string card = e->Card();
+    std::vector<char> text(64, 0);
+    if (rank == 1) {
+      std::memcpy(text.data(), card.data(), std::min(card.size(), text.size() - 1));
+      Request* s = nullptr;
+      RANK_CHECK(e->Isend(Host(text.data(), text.size()), 0, 1, 0, &s).ok());
+      WaitOk(*e, s);
+    } else {
+      Request* q = nullptr;
+      RANK_CHECK(e->Irecv(Host(text.data(), text.size()), 1, 1, 0, &q).ok());
+      WaitOk(*e, q);
+      sockaddr_in peer{};
+      RANK_CHECK(TcpChannel::ParseCard(text.data(), &peer));
+      // Each stranger: connect, send, and expect the rank to close the connection (EOF or a
+      // reset) within a few seconds, while the job goes on.
+      std::vector<std::vector<unsigned char>> visits;
+      visits.emplace_back();                                  // says nothing (a port scan)
+      visits.emplace_back(std::vector<unsigned char>(4096, 0xAB));  // junk
+      StreamChannel::Hello hello{};
+      hello.magic = StreamChannel::kHelloMagic;
+      hello.rank = 0;  // claims a rank, with a zero secret
+      visits.emplace_back(reinterpret_cast<unsigned char*>(&hello),
+                          reinterpret_cast<unsigned char*>(&hello) + sizeof hello);
+      const pid_t child = fork();
+      if (child == 0) {
+        for (const auto& bytes : visits) {
+          const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&peer), sizeof peer) != 0) _exit(2);
+          if (!bytes.empty() && send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) _exit(3);
+          timeval tv{15, 0};  // the hello timeout is 10 s
+          setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+          char c;
+          const ssize_t k = recv(fd, &c, 1, 0);
+          if (k > 0) _exit(4);                                           // never answered
+          if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) _exit(5);  // nor kept
+          close(fd);
+        }
+        _exit(0);
+      }
+      int status = 0;
+      RANK_CHECK(waitpid(child, &status, 0) == child);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        std::fprintf(stderr, "stranger: status %d\n", status);
+      RANK_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    // The job: a large message each way after the strangers, bytes checked.
+    const size_t n = (3 << 20) + 5;
+    std::vector<unsigned char> out(n), in(n);
+    FillPattern(out.data(), n, static_cast<uint32_t>(rank));
+    Request *s = nullptr, *q = nullptr;
+    RANK_CHECK(e->Irecv(Host(in.data(), n), 1 - rank, 2, 0, &q).ok());
+    RANK_CHECK(e->Isend(Host(out.data(), n), 1 - rank, 2, 0, &s).ok());
+    WaitOk(*e, s);
+    WaitOk(*e, q);
+    RANK_CHECK(FirstMismatch(in.data(), n, static_cast<uint32_t>(1 - rank)) == -1);
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 90);
+  EXPECT_EQ(r, "");
+}
+
+// The link goes down (1 s after the job starts) while rank 0 streams 64 MiB messages to rank 1 on
+// the other host, more than the link carries in that time: with MPIGPU_NET_TIMEOUT=2 both ends'
+// requests fail with kPeerFailed, no hang, within the cut, the timeout and a margin. Last in the
+// suite (Z): the link is brought back up after it.
+TEST_F(Netns, ZTheLinkGoingDownMidTransferEndsInAnErrorWithinTheTimeout) {
+  setenv("MPIGPU_NET_TIMEOUT", "2", 1);
+  const std::string cut = "ip -n " + a_ + " link set " + veth_ + "a down";
+  std::thread cutter([cut] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    Sh(cut);
+  });
+  const std::string r = RunJob(2, [](int rank) {
+    auto e = mpigpu::testing::JoinJob();
+    const size_t n = size_t{64} << 20;
+    std::vector<unsigned char> buf(n, static_cast<unsigned char>(rank));
+    const double t0 = MonotonicSeconds();
+    for (int i = 0; i < 200; ++i) {  // 12.5 GiB: the link goes down long before the end
+      Request* req = nullptr;
+      if (rank == 0) RANK_CHECK(e->Isend(Host(buf.data(), n), 1, 3, 0, &req).ok());
+      else RANK_CHECK(e->Irecv(Host(buf.data(), n), 0, 3, 0, &req).ok());
+      Status st = e->Wait(req, 60);
+      RANK_CHECK(st.ok());
+      if (req->status().ok()) continue;
+      const double waited = MonotonicSeconds() - t0;
+      std::fprintf(stderr, "rank %d, message %d, after the link went down: %s, %.2f s from start\n",
+                   rank, i, req->status().ToString().c_str(), waited);
+      RANK_CHECK(req->status().code() == Err::kPeerFailed && waited < 1 + 2 + 8);
+      _exit(0);  // finalize would report the lost peer again: the request's error is the test
+    }
+    RANK_CHECK(!"the link never went down");
+    return 1;
+  }, 60);
+  cutter.join();
+  unsetenv("MPIGPU_NET_TIMEOUT");
+  Sh("ip -n " + a_ + " link set " + veth_ + "a up");
+  EXPECT_EQ(r, "");
+}
+
+}  // namespace
+}  // namespace mpigpu::transport

@@ -1,0 +1,24 @@
+// The job's secret: bytes only the job's ranks know (Bootstrap::secret), made once per job by its
+// launcher or its first rank, proved by every connection a network back-end or the boot server
+// admits. Its text form (MPIGPU_JOB_SECRET) is hex.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "memcopy/status.h"
+
+namespace mpigpu::transport {
+
+inline constexpr size_t kJobSecretBytes = 16;
+
+// kJobSecretBytes fresh random bytes from the kernel.
+Status NewJobSecret(std::string* secret);
+// 2 * kJobSecretBytes lowercase hex digits, and back (false for anything else).
+std::string JobSecretHex(const std::string& secret);
+bool ParseJobSecretHex(const char* hex, std::string* secret);
+// `claimed` (kJobSecretBytes) is `secret`, compared in constant time: a stranger learns nothing
+// from how long a refusal took. False when `secret` is not a whole secret.
+bool SameJobSecret(const unsigned char* claimed, const std::string& secret);
+
+}  // namespace mpigpu::transport

@@ -1,0 +1,56 @@
+// Messenger: what the layers above the transport (the public API, mpigpu_api) ask of it, and
+// nothing else: point-to-point requests, progress, the job's shape and finalize. The transport's
+// engine (transport/engine.h) implements it; the API holds only this interface, so it never sees
+// the engine's back-ends, queues or settings. A call is one virtual call (the engine is final):
+// nothing is allocated or wrapped on the way.
+//
+// Threading: one thread per process calls a Messenger (the API's lock sees to it).
+#pragma once
+
+#include <vector>
+
+#include "memcopy/status.h"
+#include "transport/core/request.h"
+
+namespace mpigpu::transport {
+
+class Messenger {
+ public:
+  virtual ~Messenger() = default;
+
+  // This process's rank in the job, and the job's size.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
+  // done when the buffer may be reused.
+  virtual Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) = 0;
+  // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
+  virtual Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) = 0;
+  // A blocking send's shortcut: true when the message went out at once and no request exists
+  // (the buffer may be reused); false when nothing happened and the caller uses Isend.
+  virtual bool TrySendNow(const UserBuffer& buf, int dst, int tag, int context) = 0;
+  // A blocking receive's shortcut: true when src's next message matched and was copied into buf
+  // (*info, and *st: ok or kTruncate); false when nothing was taken and the caller uses Irecv.
+  // `spins`: how many times src's channel is asked.
+  virtual bool TryRecvNow(const UserBuffer& buf, int src, int tag, int context, int spins,
+                          MsgInfo* info, Status* st) = 0;
+  // Looks for a matching message that has arrived, without receiving it.
+  virtual Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) = 0;
+
+  // Does all work possible now; returns a transport-level error, request errors stay with
+  // their requests.
+  virtual Status Progress() = 0;
+  // Lets go of a request: deleted now if done, else when it completes.
+  virtual void Release(Request* req) = 0;
+
+  // The ranks that take part in `context` (a communicator's): a rank's death fails the wildcard
+  // receives of the contexts it belongs to only. A context never declared counts every rank.
+  virtual void SetContextMembers(int context, const std::vector<int>& world_ranks) = 0;
+
+  // Completes outstanding sends, waits (bounded) for every peer to finalize or die, removes the
+  // shared memory this process created. The messenger is unusable afterwards.
+  virtual Status Finalize() = 0;
+};
+
+}  // namespace mpigpu::transport
