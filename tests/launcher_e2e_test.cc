@@ -696,7 +696,7 @@ TEST(LauncherE2E, MissingLaunchAgentExits127) {
 // `c.card.size() < card_len` after resizing the card, so every card is read as "bytes after its
 // card" and the rank dropped; transport/shm/shm_channel.cc Attach formats the queues only in world
 // rank 0, so on every other node all ranks wait to attach. With both fixed it passed here.
-TEST(LauncherE2E, DISABLED_TwoHostJobTalksTcpAcrossAndShmWithin) {
+TEST(LauncherE2E, TwoHostJobTalksTcpAcrossAndShmWithin) {
   Result r = RunLauncher(TwoHosts({"-x", "MPIGPU_DEBUG=info", RankProgram(), "pairs"}));
   ASSERT_FALSE(r.hung);
   ASSERT_EQ(r.code, 0) << r.err;

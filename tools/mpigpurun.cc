@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "internode/boot/boot_server.h"
+#include "transport/core/job_secret.h"
 #include "memcopy/clock.h"
 #include "memcopy/process.h"
 #include "ringbuf/segment.h"
@@ -337,7 +338,8 @@ int Main(int argc, char** argv) {
   std::string secret_hex, node_map;
   if (place.nodes() > 1) {
     std::string secret;
-    st = boot::BootServer::NewSecret(&secret, &secret_hex);
+    st = transport::NewJobSecret(&secret);
+    secret_hex = transport::JobSecretHex(secret);
     if (st.ok())
       st = boot::BootServer::Start(
           boot_ip, opts.nranks, secret,
