@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,7 +64,13 @@ Status BootServer::Start(const std::string& bind_address, int size, const std::s
   s->address_ = bind_address + ":" + std::to_string(ntohs(a.sin_port));
   s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->wake_fd_ < 0) return SysError("boot server: eventfd");
+  // The thread takes none of the process's signals: a launcher that reads SIGCHLD through a
+  // signalfd would never see a signal the kernel gave to this thread instead.
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &before);
   s->thread_ = std::thread([p = s.get()] { p->Run(); });
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   *out = std::move(s);
   return Status::Ok();
 }

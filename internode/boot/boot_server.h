@@ -3,7 +3,8 @@
 // names a rank not yet seen, and once every rank's card is in, sends each rank the whole table.
 // It keeps the connections open for the job's life (a rank sees its launcher's end close).
 // Strangers, garbage and ranks that say nothing for kHelloTimeoutS are dropped and reported
-// through `log`; nothing they send can stop the job's exchange. Runs on its own thread.
+// through `log`; nothing they send can stop the job's exchange. Runs on its own thread, which
+// blocks every signal (the process's signals go to its other threads).
 #pragma once
 
 #include <atomic>
