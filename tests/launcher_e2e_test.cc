@@ -691,11 +691,7 @@ TEST(LauncherE2E, MissingLaunchAgentExits127) {
 }
 
 // Every pair of ranks exchanges messages; peers on the other "host" go by tcp, those on the
-// same one by shm. DISABLED: two bugs in the library keep a job across nodes from starting
-// (reported, not fixed here): internode/boot/boot_server.cc ReadFrom tests
-// `c.card.size() < card_len` after resizing the card, so every card is read as "bytes after its
-// card" and the rank dropped; transport/shm/shm_channel.cc Attach formats the queues only in world
-// rank 0, so on every other node all ranks wait to attach. With both fixed it passed here.
+// same one by shm.
 TEST(LauncherE2E, TwoHostJobTalksTcpAcrossAndShmWithin) {
   Result r = RunLauncher(TwoHosts({"-x", "MPIGPU_DEBUG=info", RankProgram(), "pairs"}));
   ASSERT_FALSE(r.hung);
