@@ -2,7 +2,7 @@
 // (10.213.<n>.1 and .2), ranks forked into them (tests/multiproc.h, MULTIPROC_NETNS), a boot
 // server in the first. Bytes checked for every pair across and within hosts at sizes around the
 // thresholds, ANY_SOURCE, a vector layout; then faults: a rank killed on the other host, a
-// stranger at a rank's port, the link taken down mid-transfer. Needs root and `ip`: skips with
+// stranger at a rank's port, the link taken down mid-transfer; and mpigpurun --host across them. Needs root and `ip`: skips with
 // the reason where namespaces cannot be made.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,6 +23,7 @@
 #include "internode/tcp/tcp_channel.h"
 #include "memcopy/clock.h"
 #include "memcopy/pattern.h"
+#include "tests/e2e_util.h"
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
 #include "transport/engine.h"
@@ -159,6 +160,65 @@ TEST_F(Netns, EveryPairEverySizeAcrossAndWithinHosts) {
     return 0;
   }, 120);
   EXPECT_EQ(r, "");
+}
+
+// mpigpurun across the hosts: started in the first namespace, it starts the second host's ranks
+// through a launch agent (ip netns exec, as ssh would on a real host) with the job's secret on the
+// agent's stdin; every pair exchanges checked messages (tests/launcher_rank.cc "pairs"), by tcp
+// across the hosts and shm within them.
+TEST_F(Netns, MpigpurunStartsAJobAcrossTheHosts) {
+  mpigpu::testing::RunOptions options;
+  options.env["NETNS_AGENT_MAP"] = ip_b_ + "=" + b_;
+  options.unset = {"MULTIPROC_NODES", "MULTIPROC_NETNS", "MULTIPROC_BOOT_IP"};
+  mpigpu::testing::BoundedRun run(
+      {mpigpu::testing::Mpigpurun(), "-n", "4", "--host", ip_a_ + ":2," + ip_b_ + ":2",
+       "--launch-agent", mpigpu::testing::Runfile("tests/testdata/netns_agent.sh"), "-x",
+       "MPIGPU_DEBUG=info", mpigpu::testing::Runfile("tests/launcher_rank"), "pairs"},
+      options);
+  const mpigpu::testing::Result r = run.Wait();
+  EXPECT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string me = "[mpigpu " + std::to_string(rank) + "] info: ";
+    const bool first = rank < 2;
+    EXPECT_NE(r.err.find(me + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(me + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos) << r.err;
+  }
+}
+
+// kill -9 of mpigpurun while its ranks block in a receive: the rank on the other host, which has
+// no launcher link (and, started through a shell, no parent-death signal either), ends within
+// seconds because the boot server's connection closed; the local one through its link.
+TEST_F(Netns, KillingTheLauncherEndsTheRankOnTheOtherHost) {
+  const std::string dir = mpigpu::testing::MakeTempDir("ranks");
+  mpigpu::testing::RunOptions options;
+  options.env["NETNS_AGENT_MAP"] = ip_b_ + "=" + b_;
+  options.unset = {"MULTIPROC_NODES", "MULTIPROC_NETNS", "MULTIPROC_BOOT_IP"};
+  options.dir = mpigpu::testing::MakeTempDir("run");
+  // "; true": the shell stays, so the rank is its child and no parent-death signal reaches it.
+  const std::string rank = mpigpu::testing::Runfile("tests/launcher_rank") + " recv-forever " + dir;
+  mpigpu::testing::BoundedRun run(
+      {mpigpu::testing::Mpigpurun(), "-n", "2", "--host", ip_a_ + ":1," + ip_b_ + ":1",
+       "--launch-agent", mpigpu::testing::Runfile("tests/testdata/netns_agent.sh"), "/bin/sh",
+       "-c", rank + "; true"},
+      options);
+  auto recorded = [&](int r) { return access((dir + "/rank-" + std::to_string(r) + ".pid").c_str(), F_OK) == 0; };
+  const double t0 = MonotonicSeconds();
+  while (!(recorded(0) && recorded(1)) && MonotonicSeconds() - t0 < 20) usleep(10000);
+  ASSERT_TRUE(recorded(0) && recorded(1)) << mpigpu::testing::ReadFile(options.dir + "/stderr");
+  const pid_t remote = std::atoi(mpigpu::testing::ReadFile(dir + "/rank-1.pid").c_str());
+  ASSERT_GT(remote, 0);
+  ASSERT_EQ(kill(run.pid(), SIGKILL), 0);
+  run.Wait();
+  const double killed = MonotonicSeconds();
+  while (kill(remote, 0) == 0 && MonotonicSeconds() - killed < 5) usleep(10000);
+  const bool gone = kill(remote, 0) != 0;
+  if (!gone) kill(remote, SIGKILL);
+  EXPECT_TRUE(gone) << "the rank on the other host outlived its launcher by 5 s";
+  std::fprintf(stderr, "the remote rank ended %.2f s after its launcher\n",
+               MonotonicSeconds() - killed);
+  const std::string err = mpigpu::testing::ReadFile(options.dir + "/stderr");
+  EXPECT_NE(err.find("mpigpu: rank 1: the launcher (mpigpurun) is gone"), std::string::npos) << err;
 }
 
 // Rank 1 (the other host) is killed while rank 0 waits for its message: the receive fails with
