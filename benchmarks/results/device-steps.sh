@@ -4,6 +4,12 @@
 #   device_info        the GPUs, their links, the CPU count
 #   gpu_tests T...     each test binary of .device/bin, its pass/fail/skip lines
 #   transport_variants transport_test with the ring forced, and with tiny fastboxes + 2 cells
+#   old_build          O=.device/old (a build to compare with), RO = its 2-rank launcher
+#   mps_start/mps_stop a private MPS daemon (/tmp/mps-pipe, /tmp/mps-log); MPS = the settings that
+#                      exercise the IPC and copier paths on one GPU under it
+#   ab LABEL ENV ARGS  mpigpu-sweep ARGS with ENV, old and new builds alternating, 4 rounds
+#                      ("== round N OLD|NEW LABEL" headers, then the sweep's data lines)
+#   SKIPS              the skip lines of tests that need what one GPU cannot give (filter them)
 
 device_env() {
   B=.device/bin
@@ -31,3 +37,28 @@ transport_variants() {
   MPIGPU_FASTBOX_SIZE=64 MPIGPU_CELLS_PER_RANK=2 MPIGPU_CELL_SIZE=4K MPIGPU_EAGER_LIMIT=4K \
     timeout 180 $B/transport_test 2>&1 | grep -E "$GPU_TEST_LINES"
 }
+
+old_build() {
+  O=.device/old
+  RO="$O/mpigpurun -n 2 --bind-to core"
+}
+
+MPS="MPIGPU_GPU_COPIER_SHARED=1 MPIGPU_SHARED_GPU_IPC_MIN=0"
+
+mps_start() {
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+  nvidia-cuda-mps-control -d
+}
+
+mps_stop() { echo quit | nvidia-cuda-mps-control; }
+
+ab() {
+  local label=$1 envs=$2; shift 2
+  for round in 1 2 3 4; do
+    echo "== round $round OLD $label"; env $envs timeout 60 $RO $O/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
+    echo "== round $round NEW $label"; env $envs timeout 60 $R $B/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
+  done
+}
+
+SKIPS="SKIPPED \] (Pairs|CopyTest|GpuCopy2D|DefaultStreamOrderTest.Without)"

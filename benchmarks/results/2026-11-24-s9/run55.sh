@@ -2,18 +2,19 @@
 # Device run 55 (2026-11-24, session 9), two ranks on one GPU: the build after issue 16's end
 # (instruction cuts, the Messenger interface, one packer) and issue 17's first part (the job's
 # Bootstrap, the TCP netmod, per-peer routes). Every GPU test binary without and with MPS, the
-# conformance variants (chan, socket, tcp = MPIGPU_SHM=0, two nodes = MPIGPU_TEST_NODES=2), halo
-# --check; D->D under MPS, pre-seam build (.device/old) vs this one, 4 alternating rounds; device
-# buffers over TCP loopback (MPIGPU_SHM=0) vs host buffers on the same path.
+# conformance variants (chan, socket, tcp = MPIGPU_SHM=0, two nodes), halo --check; D->D under
+# MPS, pre-seam build (.device/old) vs this one, 4 alternating rounds; device buffers over TCP
+# loopback (MPIGPU_SHM=0) vs host buffers on the same path.
+# Rewritten after the run onto the shared steps of device-steps.sh (old_build, mps_start, ab,
+# SKIPS, MPS): the commands are those that ran. The two-node variant's variable was then called
+# MPIGPU_TEST_NODES; it is MULTIPROC_NODES now.
 set -u
 . benchmarks/results/device-steps.sh
 device_env
-O=.device/old
-RO="$O/mpigpurun -n 2 --bind-to core"
+old_build
 device_info > $OUT/env.txt 2>&1
-SKIPS="SKIPPED \] (Pairs|CopyTest|GpuCopy2D|DefaultStreamOrderTest.Without)"
 conformance() {  # $1: extra environment
-  for v in "MPIGPU_LMT=chan" "MPIGPU_CHANNEL=socket" "MPIGPU_SHM=0" "MPIGPU_TEST_NODES=2"; do
+  for v in "MPIGPU_LMT=chan" "MPIGPU_CHANNEL=socket" "MPIGPU_SHM=0" "MULTIPROC_NODES=2"; do
     echo "== transport_test $v $1"; env $v $1 timeout 120 $B/transport_test 2>&1 | grep -E "$GPU_TEST_LINES|context"
   done
 }
@@ -23,10 +24,7 @@ conformance() {  # $1: extra environment
   conformance ""
   echo "== halo check"; timeout 60 $R $B/halo --mode all --check --type float --iters 50 2>&1 | tail -3
 } 2>&1 | grep -vE "$SKIPS" > $OUT/tests.txt
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
-mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
-nvidia-cuda-mps-control -d && echo "MPS started" >> $OUT/tests.txt
-MPS="MPIGPU_GPU_COPIER_SHARED=1 MPIGPU_SHARED_GPU_IPC_MIN=0"
+mps_start && echo "MPS started" >> $OUT/tests.txt
 {
   for t in transport_faults_test transport_test api_gpu_test api_p2p_test; do
     echo "== $t (MPS, $MPS)"; env $MPS timeout 120 $B/$t 2>&1 | grep -E "$GPU_TEST_LINES|context"
@@ -35,13 +33,6 @@ MPS="MPIGPU_GPU_COPIER_SHARED=1 MPIGPU_SHARED_GPU_IPC_MIN=0"
   echo "== halo check (MPS, $MPS)"
   env $MPS timeout 60 $R $B/halo --mode all --check --type float --iters 50 2>&1 | tail -3
 } 2>&1 | grep -vE "$SKIPS" >> $OUT/tests.txt
-ab() {  # label, environment, sweep arguments
-  local label=$1 envs=$2; shift 2
-  for round in 1 2 3 4; do
-    echo "== round $round OLD $label"; env $envs timeout 60 $RO $O/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
-    echo "== round $round NEW $label"; env $envs timeout 60 $R $B/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
-  done
-}
 {
   ab "mps-bw-DD" "$MPS" bw D D -m 256K:2M -i 30 -x 5
   ab "mps-lat-DD" "$MPS" latency D D -m 1:64K -i 500 -x 50
@@ -52,5 +43,5 @@ ab() {  # label, environment, sweep arguments
     env $MPS MPIGPU_SHM=0 timeout 60 $R $B/pingpong $kind $((64 << 20)) 2>&1 | grep -vE "^#"
   done
 } > $OUT/tcp.txt 2>&1
-echo quit | nvidia-cuda-mps-control
+mps_stop
 echo done
