@@ -147,13 +147,14 @@ void LinkServer::Serve(std::vector<LinkEvent>* events) {
   AppendPollFds(&fds);
   if (poll(fds.data(), fds.size(), 0) <= 0) return;
   // Connections first (fds[1..] in conns_ order), then new ones: the indices still match.
-  for (size_t i = conns_.size(); i-- > 0;) {
-    if (fds[i + 1].revents == 0) continue;
-    if (!Read(conns_[i], events)) {
+  for (size_t i = 0; i < conns_.size(); ++i) {  // in the order they came
+    if (fds[i + 1].revents != 0 && !Read(conns_[i], events)) {
       close(conns_[i].fd);
-      conns_.erase(conns_.begin() + static_cast<long>(i));
+      conns_[i].fd = -1;
     }
   }
+  for (size_t i = conns_.size(); i-- > 0;)
+    if (conns_[i].fd < 0) conns_.erase(conns_.begin() + static_cast<long>(i));
   if (fds[0].revents != 0) Accept();
 }
 
