@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -307,6 +308,19 @@ TEST_F(RemoteLinkTest, BadSettingsMeanNoLink) {
   setenv("MPIGPU_JOB_SECRET", "short", 1);
   ResetLauncherLinkForTest();
   EXPECT_FALSE(LauncherGone());
+}
+
+// A launcher that is gone before the rank's first call: nothing listens at the address. After
+// kRemoteLinkConnectS of refusals the rank counts its launcher as gone (nobody would end it).
+TEST_F(RemoteLinkTest, ALauncherThatNeverAnswersCountsAsGone) {
+  close(listener_);
+  listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // for TearDown; never listens
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(LauncherGone());
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "gave up on the launcher after %.1f s\n", waited);
+  EXPECT_TRUE(LauncherGone());  // and stays so, without a second wait
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ struct Link {
   bool read = false;  // MPIGPU_LAUNCHER_FD was looked at
   int fd = -1;        // the rank's end, or -1 without a launcher
   bool remote = false;  // fd is a TCP connection to the launcher's link server
+  bool unreachable = false;  // MPIGPU_LAUNCHER_ADDR named a server that did not answer
   dev_t dev = 0;      // the socket's identity when first seen: the program may close the fd
   ino_t ino = 0;      // and reuse its number for a socket of its own
 };
@@ -101,13 +102,18 @@ bool SendAll(int fd, const void* data, size_t n, double deadline) {
 }
 
 // The remote link (MPIGPU_LAUNCHER_ADDR): a TCP connection to the launcher's link server that
-// proved the job's secret, or -1 (with one line on stderr saying why: the launcher will not hear
-// from this rank). A refused connect is retried until the deadline: the server listens before any
-// rank starts, so that only covers a slow network.
+// proved the job's secret, or -1 for settings that name no link, or -2 when the server did not
+// answer within kRemoteLinkConnectS (the launcher is gone, or cannot be reached: either way
+// nobody supervises this rank). One line on stderr says why. A refused connect is retried until
+// the deadline: the server listens before any rank starts, so that only covers a slow network.
 int ConnectRemote(const char* addr_text) {
   auto fail = [&](const std::string& why) {
     std::fprintf(stderr, "mpigpu: no link to the launcher at %s: %s\n", addr_text, why.c_str());
     return -1;
+  };
+  auto unreachable = [&](const std::string& why) {
+    fail(why);
+    return -2;
   };
   sockaddr_in addr{};
   if (!ParseAddr(addr_text, &addr)) return fail(std::string(kLauncherAddrVariable) + " is not a.b.c.d:port");
@@ -125,7 +131,7 @@ int ConnectRemote(const char* addr_text) {
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
     const int err = errno;
     close(fd);
-    if (MonotonicSeconds() > deadline) return fail(std::strerror(err));
+    if (MonotonicSeconds() > deadline) return unreachable(std::strerror(err));
     usleep(20000);
   }
   // A launcher host that vanishes (no close ever comes) is noticed by keepalives: ~10 s.
@@ -142,7 +148,7 @@ int ConnectRemote(const char* addr_text) {
   std::memcpy(hello.secret, secret.data(), kJobSecretBytes);
   if (!SendAll(fd, &hello, sizeof hello, deadline)) {
     close(fd);
-    return fail("the hello did not go through");
+    return unreachable("the hello did not go through");
   }
   return fd;
 }
@@ -173,6 +179,8 @@ int LinkFd() {
         link.ino = st.st_ino;
       } else if (remote >= 0) {
         close(remote);
+      } else {
+        link.unreachable = remote == -2;
       }
     }
   } else if (link.fd >= 0 &&
@@ -200,7 +208,7 @@ void Send(char kind, int rank) {
 
 bool LauncherGone() {
   const int fd = LinkFd();
-  if (fd < 0) return false;
+  if (fd < 0) return TheLink().unreachable;  // set once, under the lock, in the first LinkFd
   const bool remote = TheLink().remote;  // set once, with fd, before LinkFd returned it
   struct pollfd p = {fd, static_cast<short>(remote ? POLLIN | POLLRDHUP : POLLIN), 0};
   int r;
@@ -237,6 +245,7 @@ void ResetLauncherLinkForTest() {
   if (link.remote && link.fd >= 0) close(link.fd);
   link.fd = -1;
   link.remote = false;
+  link.unreachable = false;
 }
 
 }  // namespace mpigpu::transport

@@ -20,8 +20,9 @@
 // ("a.b.c.d:port"), which the first call makes (waiting up to kRemoteLinkConnectS). It opens
 // with a RemoteLinkHello that proves the job's secret (MPIGPU_JOB_SECRET), then carries the same
 // records as a byte stream; the launcher never writes to it, so the connection becoming readable
-// (closed, reset, or keepalives unanswered) means the launcher is gone. MPIGPU_LAUNCHER_FD wins
-// where both are set.
+// (closed, reset, or keepalives unanswered) means the launcher is gone, and so does a server that
+// does not answer the first call within kRemoteLinkConnectS. MPIGPU_LAUNCHER_FD wins where both
+// are set.
 #pragma once
 
 #include <cstdint>
