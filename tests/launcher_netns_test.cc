@@ -5,8 +5,8 @@
 // host. Cases: a job all on the other host (no boot server: its ranks' links to the launcher carry
 // its supervision), a remote rank that skips MPIGPU_Finalize, one that dies before any message
 // (through its agent's status, and behind a shell through its link's close), the launcher's
-// death, --tag-output. Every launcher run has a bounded wait; faults must end the job within
-// seconds. Needs root and `ip`: skips with the reason where namespaces cannot be made.
+// death, --tag-output, the hosts' link going down under a job. Every launcher run has a bounded
+// wait; faults must end the job within seconds. Needs root and `ip`: skips with the reason where namespaces cannot be made.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -201,6 +201,38 @@ TEST_F(LauncherNetns, TagOutputAcrossTheHosts) {
   EXPECT_EQ(CheckTaggedChatter(r.out, "stdout", 3, 200), "");
   EXPECT_EQ(CheckTaggedChatter(r.err, "stderr", 3, 200), "");
   ExpectJobGone(dir, 3);
+}
+
+// The link between the hosts goes down under a job all on the other host (its ranks wait in a
+// receive there, over shared memory): nothing closes, but keepalives on both ends of the ranks'
+// links notice within about 10 s, and the job ends in an error instead of hanging. Last in the
+// suite (Z): the link is brought back up after it.
+TEST_F(LauncherNetns, ZTheHostsLinkGoingDownEndsTheJob) {
+  const std::string dir = TempDir(), out = MakeTempDir("run");
+  BoundedRun run = StartLauncher(
+      Args(OnlyB(2), {RankProgram(), "recv-forever", dir}), AgentEnv(), out);
+  ASSERT_TRUE(WaitUntil(20000, [&] { return AllRecorded(dir, 2, ".pid"); }))
+      << ReadFile(out + "/stderr");
+  ASSERT_TRUE(Sh("ip -n " + a_ + " link set " + veth_ + "a down"));
+  const auto cut = std::chrono::steady_clock::now();
+  Result r = run.Wait();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  Sh("ip -n " + a_ + " link set " + veth_ + "a up");
+  ASSERT_FALSE(r.hung) << ReadFile(out + "/stderr");
+  const std::string err = ReadFile(out + "/stderr");
+  EXPECT_EQ(r.code, 1) << err;
+  // Whichever end's keepalives give up first: the launcher's (the rank is lost) or the ranks'
+  // (their launcher is gone, and they exit 1).
+  EXPECT_TRUE(err.find("left the job without MPIGPU_Finalize: its link to the launcher closed") !=
+                  std::string::npos ||
+              err.find("the launcher (mpigpurun) is gone") != std::string::npos)
+      << err;
+  EXPECT_LT(seconds, 20.0);
+  std::fprintf(stderr, "the job ended %.1f s after its hosts' link went down\n", seconds);
+  for (int rank = 0; rank < 2; ++rank) {
+    const pid_t pid = std::atoi(ReadFile(dir + "/rank-" + std::to_string(rank) + ".pid").c_str());
+    EXPECT_TRUE(pid > 0 && kill(pid, 0) != 0) << "rank " << rank << " outlived the job";
+  }
 }
 
 }  // namespace

@@ -274,7 +274,8 @@ std::string UsageText() {
   t += "If mpigpurun itself dies (even by SIGKILL), its ranks end too and a janitor process\n";
   t += "removes the job's shared memory.\n\n";
   t += "exit status: 0 when every rank exits 0; else the first failing rank's status (128+signal\n";
-  t += "for a signal; 1 for a rank that exited without MPIGPU_Finalize), 124 on timeout,\n";
+  t += "for a signal; 1 for a rank that exited without MPIGPU_Finalize or a remote rank whose\n";
+  t += "link closed without it), 124 on timeout,\n";
   t += "128+signal when the launcher was signalled, 2 on bad usage, 127 when prog cannot be\n";
   t += "executed.\n";
   return t;

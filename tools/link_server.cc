@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -79,6 +80,12 @@ void LinkServer::Accept() {
       close(conns_[oldest].fd);
       conns_.erase(conns_.begin() + static_cast<long>(oldest));
     }
+    // A rank's host that vanishes (no close ever comes) is noticed by keepalives: ~10 s.
+    const int one = 1, idle = 4, interval = 2, count = 3;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
     Conn c;
     c.fd = fd;
     c.peer = std::string(text) + ":" + std::to_string(ntohs(from.sin_port));

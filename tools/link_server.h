@@ -4,7 +4,8 @@
 // link yet; then its "J <rank>" / "F <rank>" records and its close are the rank's events.
 // Strangers, garbage, a second link for a rank and records naming another rank are cut off and
 // reported on stderr; at most kMaxPending connections wait for their hello (the oldest is dropped
-// beyond), so a flood cannot crowd the job out.
+// beyond), so a flood cannot crowd the job out. Keepalives (about 10 s) close the link of a rank
+// whose host can no longer be reached.
 //
 // Single-threaded: the supervisor polls Fds() with its other descriptors and calls Serve() when
 // any is ready. Nothing here blocks.
