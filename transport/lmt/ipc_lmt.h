@@ -41,7 +41,7 @@ namespace mpigpu::transport {
 
 class IpcLmt final : public LmtBackend {
  public:
-  IpcLmt() = default;
+  IpcLmt();  // out of line: the op pools hold types this header only names
   ~IpcLmt() override;
 
   const LmtCaps& caps() const override { return kCaps; }
@@ -127,6 +127,8 @@ class IpcLmt final : public LmtBackend {
   uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it: set while pinned
   bool notify_ok_ = true;                // cleared for good if pinning fails
   uint64_t sends_notified_ = 0;          // sends completed by the receiver's kernel (no kFin)
+  LmtOpPool<CopyOp> copy_ops_;
+  LmtOpPool<SendOffer> offer_ops_;
 };
 
 }  // namespace mpigpu::transport
