@@ -1,7 +1,7 @@
 // What one small device copy costs from the moment the CPU asks until the CPU knows it is done,
 // the quantity that bounds small GPU-message latency (ANCHORS.md: 7-10 us through the copy engine,
 // 3.4 us for a resident kernel):
-//  - BM_Copier: the resident copy kernel (transport/device_copier.h), Submit then poll Done;
+//  - BM_Copier: the resident copy kernel (transport/lmt/device_copier.h), Submit then poll Done;
 //  - BM_CopyEngine: cudaMemcpyAsync / cudaMemcpy2DAsync on a non-blocking stream, then an event
 //    polled with cudaEventQuery (what the engine's copy engine does).
 // Shapes: 8 B and 4 KiB contiguous, and a halo column (512 rows of 8 B, pitch 4 KiB); sources on
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "memcopy/memcopy.h"
-#include "transport/device_copier.h"
+#include "transport/lmt/device_copier.h"
 
 namespace mpigpu {
 namespace {

@@ -3,7 +3,7 @@
 // common case: the program's fill is done by the time it sends), and once behind a 1 ms kernel
 // to show it really waits. DefaultStreamOrder (what the engine calls) times two of them on its
 // first use and keeps the cheaper: its choice is printed too. With `--copier`, the table is taken
-// again while the resident copy kernel (transport/device_copier.h) runs on its own stream, as it
+// again while the resident copy kernel (transport/lmt/device_copier.h) runs on its own stream, as it
 // does in a D->D ping-pong (run 43: each default-stream check then cost ~2 us under MPS).
 //   bazel run -c opt //benchmarks:stream_order_bench     (needs a GPU)
 #include <cuda_runtime_api.h>
@@ -16,7 +16,7 @@
 
 #include "memcopy/memcopy.h"
 #include "memcopy/stream_order.h"
-#include "transport/device_copier.h"
+#include "transport/lmt/device_copier.h"
 
 namespace {
 

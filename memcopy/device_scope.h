@@ -11,7 +11,7 @@
 // false; status() then names the failed call. Callers that must not go on return status();
 // others go on and let the CUDA call that follows report (the API's copies).
 //
-// Header only, so nvcc-compiled files (transport/device_copier.cu) use it too, and inline: the
+// Header only, so nvcc-compiled files (transport/lmt/device_copier.cu) use it too, and inline: the
 // copy engines take it on every issued copy.
 #pragma once
 

@@ -21,7 +21,7 @@
 #include "tests/gpu_util.h"
 #include "tests/multiproc.h"
 #include "memcopy/pattern.h"
-#include "transport/cuda_ipc.h"
+#include "transport/lmt/cuda_ipc.h"
 
 namespace mpigpu {
 namespace {

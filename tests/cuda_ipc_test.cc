@@ -2,7 +2,7 @@
 // importer cache's logic (hits, stale buffer ids, overlaps, LRU bound, pinning, retries, Clear)
 // through a fake opener (anywhere), and the exporter on a real GPU (skipped without one).
 // The two-process GPU tests are in cuda_ipc_fork_test.cc.
-#include "transport/cuda_ipc.h"
+#include "transport/lmt/cuda_ipc.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The resident copy kernel: contiguous and strided copies of every alignment, byte-verified; it
 // leaves when idle (cudaDeviceSynchronize returns) and comes back on the next copy; Stop ends it.
-#include "transport/device_copier.h"
+#include "transport/lmt/device_copier.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

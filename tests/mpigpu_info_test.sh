@@ -26,4 +26,9 @@ grep -q "MPIGPU_Init refuses this configuration: MPIGPU_LMT_UNITS='1000000'" <<<
 out=$(MPIGPU_LMT_UNIT_GPU_MIN=8M "$info" --config); rc=$?
 [ "$rc" = 1 ] || fail "exit status $rc with MPIGPU_LMT_UNIT_GPU_MIN above MPIGPU_LMT_UNIT_GPU"
 grep -q 'MPIGPU_Init refuses this configuration: MPIGPU_LMT_UNIT_GPU_MIN (8M) is above MPIGPU_LMT_UNIT_GPU (4M)' <<<"$out" || fail "no verdict for the combination"
+# Without --config: the back-ends and their capabilities, as data (the seam's caps).
+out=$(env -u MPIGPU_DEBUG "$info") || fail "the full report failed"
+grep -qE '^  large +cma +this node, single copy, host only, contiguous only' <<<"$out" || fail "no cma caps"
+grep -qE '^  large +chan +any node, .*universal' <<<"$out" || fail "no chan caps"
+grep -qE '^  channel +tcp +any node' <<<"$out" || fail "no tcp channel"
 echo "mpigpu-info test ok"

@@ -15,6 +15,7 @@
 #include "memcopy/params.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
+#include "transport/backends.h"
 #include "transport/transport_config.h"
 
 extern char** environ;
@@ -76,6 +77,13 @@ void PrintNode() {
 
 }  // namespace
 
+// The back-ends this build has, with their capabilities (transport/core/backend.h's caps).
+void PrintBackends() {
+  std::printf("\nBack-ends (channels carry small messages; large ones go by the first of a "
+              "peer's list that takes them)\n");
+  for (const std::string& l : mpigpu::transport::DescribeBackends()) std::printf("  %s\n", l.c_str());
+}
+
 int main(int argc, char** argv) {
   bool config_only = false;
   for (int i = 1; i < argc; ++i) {
@@ -95,6 +103,9 @@ int main(int argc, char** argv) {
   }
   std::printf("mpigpu 0.1.0\n\n");
   const bool config_ok = PrintConfig();
-  if (!config_only) PrintNode();
+  if (!config_only) {
+    PrintNode();
+    PrintBackends();
+  }
   return config_ok ? 0 : 1;
 }

@@ -1,6 +1,9 @@
 #include "transport/backends.h"
 
+#include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "internode/net_config.h"
 #include "internode/tcp/tcp_channel.h"
@@ -12,6 +15,29 @@
 #include "transport/sock/sock_channel.h"
 
 namespace mpigpu::transport {
+
+namespace {
+
+// A route's back-ends must fit where it leads, as their capabilities say: one to other nodes
+// holds nothing that needs the peer on this node; the list ends with a universal back-end, which
+// carries every buffer location and layout.
+Status CheckRoute(const Channel& channel, const std::vector<LmtBackend*>& path, bool other_nodes) {
+  if (path.empty() || !path.back()->caps().universal || !path.back()->caps().device_buffers ||
+      !path.back()->caps().strided)
+    return Status(Err::kInternal, std::string("the large-message back-ends of channel ") +
+                                      channel.caps().name + " end without a universal one");
+  if (!other_nodes) return Status::Ok();
+  if (channel.caps().same_node)
+    return Status(Err::kInternal, std::string("channel ") + channel.caps().name +
+                                      " reaches this node only but serves other nodes");
+  for (const LmtBackend* b : path)
+    if (b->caps().same_node)
+      return Status(Err::kInternal, std::string("large-message back-end ") + b->caps().name +
+                                        " needs the peer on this node but serves other nodes");
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* out) {
   const NetConfig& net = GetNetConfig();
@@ -40,8 +66,7 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
   out->net_.channel = tcp.get();
   out->net_.path = {chan.get()};
   for (BackendSet::Route* route : {&out->node_, &out->net_}) {
-    if (route->path.empty() || !route->path.back()->caps().universal)
-      return Status(Err::kInternal, "the large-message back-ends end without a universal one");
+    MPIGPU_RETURN_IF_ERROR(CheckRoute(*route->channel, route->path, route == &out->net_));
     for (LmtBackend* b : route->path) {
       if (b->caps().offers_host) route->offer_host.push_back(b);
       if (b->caps().offers_device) route->offer_device.push_back(b);
@@ -62,6 +87,44 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
   out->lmts.push_back(std::move(ring));
   out->lmts.push_back(std::move(chan));
   return Status::Ok();
+}
+
+std::vector<std::string> DescribeBackends() {
+  std::vector<std::string> lines;
+  auto line = [&](const char* kind, const char* name, std::string what) {
+    char head[64];
+    std::snprintf(head, sizeof head, "%-8s %-9s ", kind, name);
+    lines.push_back(head + what);
+  };
+  const std::unique_ptr<Channel> channels[] = {std::make_unique<ShmChannel>(),
+                                               std::make_unique<SockChannel>(),
+                                               std::make_unique<TcpChannel>()};
+  for (const auto& c : channels) {
+    const ChannelCaps& k = c->caps();
+    line("channel", k.name,
+         std::string(k.same_node ? "this node" : "any node") + ", payload <= " +
+             (k.max_payload ? std::to_string(k.max_payload) + " B" : "its cell (MPIGPU_CELL_SIZE)") +
+             (k.fast_paths ? ", blocking fast paths" : ""));
+  }
+  const std::unique_ptr<LmtBackend> lmts[] = {std::make_unique<IpcLmt>(),
+                                              std::make_unique<CmaLmt>(),
+                                              std::make_unique<RingLmt>(),
+                                              std::make_unique<ChanLmt>()};
+  for (const auto& b : lmts) {
+    const LmtCaps& k = b->caps();
+    std::string w = k.same_node ? "this node" : "any node";
+    w += k.single_copy ? ", single copy" : ", staged";
+    if (k.needs_cts) w += ", waits for a CTS";
+    w += k.device_buffers ? ", host+device" : ", host only";
+    w += k.strided ? ", any layout" : ", contiguous only";
+    if (k.max_inflight > 0) w += ", " + std::to_string(k.max_inflight) + " in flight per pair";
+    if (k.offers_host || k.offers_device)
+      w += std::string(", offers for ") +
+           (k.offers_host && k.offers_device ? "all" : k.offers_host ? "host" : "device") + " sends";
+    if (k.universal) w += ", universal";
+    line("large", k.name, w);
+  }
+  return lines;
 }
 
 }  // namespace mpigpu::transport

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "memcopy/status.h"
@@ -48,5 +49,8 @@ struct BackendSet {
 };
 
 Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* out);
+
+// Every back-end this build has and its capabilities, one line each (mpigpu-info).
+std::vector<std::string> DescribeBackends();
 
 }  // namespace mpigpu::transport

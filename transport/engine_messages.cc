@@ -27,6 +27,15 @@ namespace {
                                     std::to_string(h.src));
 }
 
+// What a back-end's capabilities rule out before it is asked: a device buffer on either side, a
+// strided layout on either side.
+bool CapsAllow(const LmtCaps& c, const Request& req) {
+  const RtsBody rts = BodyOf<RtsBody>(req.rts_);
+  if (!c.device_buffers && (!rts.loc.is_host() || !req.buf_.loc.is_host())) return false;
+  if (!c.strided && (!rts.contiguous || !req.buf_.layout.contiguous())) return false;
+  return true;
+}
+
 }  // namespace
 
 // An eager message of buf's packed bytes to `dst` (no request yet).
@@ -163,6 +172,7 @@ void Engine::OfferToLmts(Request* req, const unsigned char* offer) {
   for (int i = req->lmt_index_ + 1; i < static_cast<int>(path.size()); ++i) {
     req->lmt_index_ = i;
     LmtBackend* b = path[i];
+    if (!CapsAllow(b->caps(), *req)) continue;
     if (b->StartRecv(req, b->caps().wire_id == req->rts_.lmt ? offer : nullptr)) return;
   }
   // Not reached: every list ends with a universal back-end (MakeBackends checks).

@@ -1,5 +1,5 @@
 // CMA: single copies between the host buffers of two processes on this node (process_vm_readv /
-// writev, transport/cma.h). Contiguous host buffers on both sides only.
+// writev, transport/lmt/cma.h). Contiguous host buffers on both sides only.
 //   - A plain copy: the receiver reads the sender's buffer at once when it matches the RTS, then
 //     sends kFin (kCopyError if it could not: the send fails too).
 //   - A cooperative copy (after one plain copy showed that the kernel allows it, for messages of
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/cma.h"
+#include "transport/lmt/cma.h"
 #include "transport/core/backend.h"
 #include "transport/core/wire_ids.h"
 

@@ -32,6 +32,7 @@ struct IpcLmt::CopyOp : LmtOp {
   uint64_t put_id = 0;          // receive: its id in puts_ while it waits for the put
 };
 
+IpcLmt::IpcLmt() = default;
 IpcLmt::~IpcLmt() { (void)StopGpuCopier(); }
 
 SegmentNeeds IpcLmt::Needs(const TransportConfig&, int nranks) const {
@@ -80,7 +81,7 @@ size_t IpcLmt::Offer(Request* req, unsigned char* out) {
   offer.block = req->buf_.layout.block;
   offer.stride = req->buf_.layout.stride;
   offer.notify_slot = kNoNotify;
-  auto op = std::make_unique<SendOffer>();
+  std::unique_ptr<SendOffer> op = offer_ops_.Take();
   if (!free_slots_.empty()) {  // else the receiver answers with a kFin
     if (++notify_tokens_ == 0) ++notify_tokens_;
     op->slot = offer.notify_slot = free_slots_.back();
@@ -172,7 +173,7 @@ bool IpcLmt::TryPull(Request* req, const IpcOffer& offer) {
     Unavailable(st);
     return false;
   }
-  auto op = std::make_unique<CopyOp>();
+  std::unique_ptr<CopyOp> op = copy_ops_.Take();
   CopyOp* o = op.get();
   req->lmt_ = this;
   req->op_ = std::move(op);
@@ -269,7 +270,7 @@ bool IpcLmt::TryPutRequest(Request* req) {
   offer.count = 1;
   offer.block = offer.stride = req->buf_.layout.packed_bytes();
   offer.notify_slot = kNoNotify;
-  auto op = std::make_unique<CopyOp>();
+  std::unique_ptr<CopyOp> op = copy_ops_.Take();
   op->put_id = ++next_put_id_;
   MsgHeader put = ControlHeader(kWireIdIpc, kPut);
   put.sreq = req->rts_.sreq;
@@ -290,7 +291,7 @@ Status IpcLmt::StartPut(Request* req, const MsgHeader& h, const IpcOffer& offer)
   MemLoc peer_loc;
   CopyEngine* copier = nullptr;
   MPIGPU_RETURN_IF_ERROR(Map(h.src, offer.ipc, &peer_ptr, &copier, &peer_loc));
-  auto op = std::make_unique<CopyOp>();
+  std::unique_ptr<CopyOp> op = copy_ops_.Take();
   Status st = CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc, req->buf_.layout,
                          0, h.bytes, peer_ptr, peer_loc);
   if (st.ok()) st = copier->Mark(&op->ticket);
@@ -423,11 +424,15 @@ void IpcLmt::DropSlot(Request* req, bool reusable) {
 
 // Called once per completion, for either role (offerer, carrier) or both.
 void IpcLmt::Finished(Request* req) {
-  if (req->offer_lmt_ == this) DropSlot(req, req->status_.ok());
+  if (req->offer_lmt_ == this) {
+    DropSlot(req, req->status_.ok());
+    offer_ops_.Give(std::move(req->offer_op_));
+  }
   if (req->lmt_ != this) return;
   const CopyOp* op = req->op<CopyOp>();
   if (op->running) active_.remove(req);  // completed from outside Progress (a dead peer)
   if (op->put_id != 0) puts_.erase(op->put_id);  // none after its kPutDone: erased twice, harmlessly
+  copy_ops_.Give(std::move(req->op_));
 }
 
 void IpcLmt::FailPeer(int rank, const Status& why) {

@@ -1,6 +1,6 @@
 // CUDA IPC: single copies of device buffers between processes on this node, on the copy engine
 // or, when small (or strided and not large) and both ends are this GPU's memory, on the resident
-// copy kernel (transport/device_copier.h).
+// copy kernel (transport/lmt/device_copier.h).
 //   - Pull (device send): the sender offers its buffer in the RTS (IpcOffer: the export and its
 //     shape), so the message goes by rendezvous whatever its size; the receiver maps it and
 //     copies once (D->D over NVLink, or D->H), then sends kFin. When that copy runs on its
@@ -34,14 +34,14 @@
 
 #include "transport/core/backend.h"
 #include "transport/core/wire_ids.h"
-#include "transport/cuda_ipc.h"
-#include "transport/device_copier.h"
+#include "transport/lmt/cuda_ipc.h"
+#include "transport/lmt/device_copier.h"
 
 namespace mpigpu::transport {
 
 class IpcLmt final : public LmtBackend {
  public:
-  IpcLmt() = default;
+  IpcLmt();  // out of line: the op pools hold types this header only names
   ~IpcLmt() override;
 
   const LmtCaps& caps() const override { return kCaps; }
@@ -127,6 +127,8 @@ class IpcLmt final : public LmtBackend {
   uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it: set while pinned
   bool notify_ok_ = true;                // cleared for good if pinning fails
   uint64_t sends_notified_ = 0;          // sends completed by the receiver's kernel (no kFin)
+  LmtOpPool<CopyOp> copy_ops_;
+  LmtOpPool<SendOffer> offer_ops_;
 };
 
 }  // namespace mpigpu::transport

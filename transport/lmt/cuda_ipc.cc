@@ -1,4 +1,4 @@
-#include "transport/cuda_ipc.h"
+#include "transport/lmt/cuda_ipc.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "transport/cma.h"
+#include "transport/lmt/cma.h"
 
 #include <sys/uio.h>
 

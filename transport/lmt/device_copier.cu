@@ -1,4 +1,4 @@
-#include "transport/device_copier.h"
+#include "transport/lmt/device_copier.h"
 
 #include <atomic>
 #include <cstddef>
