@@ -122,7 +122,8 @@ TEST(LauncherE2E, AJobAllOnOneRemoteHostGetsALinkAndUsesShm) {
   for (int rank = 0; rank < 2; ++rank) {
     Env env = ReadRankEnv(dir, rank);
     EXPECT_EQ(env["MPIGPU_LOCAL_RANK"], std::to_string(rank));
-    EXPECT_EQ(env["MPIGPU_LAUNCHER_ADDR"].rfind("127.0.0.1:", 0), 0u) << env["MPIGPU_LAUNCHER_ADDR"];
+    EXPECT_EQ(env["MPIGPU_LAUNCHER_ADDR"].rfind("127.0.0.1:", 0), 0u)
+        << env["MPIGPU_LAUNCHER_ADDR"];
     EXPECT_EQ(env["MPIGPU_JOB_SECRET"].size(), 32u);
     EXPECT_EQ(env.count("MPIGPU_NODE_MAP"), 0u);
     EXPECT_EQ(env.count("MPIGPU_BOOT_ADDR"), 0u);
@@ -145,8 +146,9 @@ TEST(LauncherE2E, AJobAllOnOneRemoteHostEndsOnAFailure) {
   ASSERT_FALSE(r.hung);
   EXPECT_EQ(r.code, 6) << r.err;
   EXPECT_NE(r.err.find("mpigpurun: rank 1 (pid "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(", its launch agent for host 127.0.0.2) exited with status 6; ending the job"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find(", its launch agent for host 127.0.0.2) exited with status 6; ending the job"),
+      std::string::npos)
       << r.err;
   ExpectJobGone(dir, 3);
 }

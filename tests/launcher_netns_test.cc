@@ -6,7 +6,8 @@
 // its supervision), a remote rank that skips MPIGPU_Finalize, one that dies before any message
 // (through its agent's status, and behind a shell through its link's close), the launcher's
 // death, --tag-output, the hosts' link going down under a job. Every launcher run has a bounded
-// wait; faults must end the job within seconds. Needs root and `ip`: skips with the reason where namespaces cannot be made.
+// wait; faults must end the job within seconds. Needs root and `ip`: skips with the reason where
+// namespaces cannot be made.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -46,7 +47,8 @@ class LauncherNetns : public ::testing::Test {
                       Sh("ip link set " + veth_ + "b netns " + b_) &&
                       Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth_ + "a") &&
                       Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth_ + "b") &&
-                      Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " link set lo up") &&
+                      Sh("ip -n " + a_ + " link set lo up") &&
+                      Sh("ip -n " + b_ + " link set lo up") &&
                       Sh("ip -n " + a_ + " link set " + veth_ + "a up") &&
                       Sh("ip -n " + b_ + " link set " + veth_ + "b up");
     if (!made) {
@@ -177,7 +179,8 @@ TEST_F(LauncherNetns, ARemoteRankThatDiesUnseenIsReported) {
       << r.err;
   EXPECT_LT(seconds, 10.0);
 
-  Result behind = Run(Both(), {"/bin/sh", "-c", RankProgram() + " die-unseen 1; sleep 8"}, &seconds);
+  Result behind =
+      Run(Both(), {"/bin/sh", "-c", RankProgram() + " die-unseen 1; sleep 8"}, &seconds);
   ASSERT_FALSE(behind.hung);
   EXPECT_EQ(behind.code, 1) << behind.err;
   EXPECT_NE(behind.err.find("mpigpurun: rank 1 on host " + ip_b_ +
@@ -216,7 +219,8 @@ TEST_F(LauncherNetns, ZTheHostsLinkGoingDownEndsTheJob) {
   ASSERT_TRUE(Sh("ip -n " + a_ + " link set " + veth_ + "a down"));
   const auto cut = std::chrono::steady_clock::now();
   Result r = run.Wait();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
   Sh("ip -n " + a_ + " link set " + veth_ + "a up");
   ASSERT_FALSE(r.hung) << ReadFile(out + "/stderr");
   const std::string err = ReadFile(out + "/stderr");

@@ -191,9 +191,12 @@ int main(int argc, char** argv) {
   if (action == "chatter" && argc == 4) {
     const int lines = std::atoi(argv[3]);
     for (int i = 0; i < lines; ++i) {
-      const std::string run(static_cast<size_t>(i * 131 % 5000), static_cast<char>('a' + rank % 26));
-      WriteInPieces(1, "rank " + std::to_string(rank) + " out " + std::to_string(i) + " " + run + "\n");
-      WriteInPieces(2, "rank " + std::to_string(rank) + " err " + std::to_string(i) + " " + run + "\n");
+      const std::string run(static_cast<size_t>(i * 131 % 5000),
+                            static_cast<char>('a' + rank % 26));
+      const std::string head = "rank " + std::to_string(rank);
+      const std::string tail = " " + std::to_string(i) + " " + run + "\n";
+      WriteInPieces(1, head + " out" + tail);
+      WriteInPieces(2, head + " err" + tail);
     }
     WriteInPieces(1, "rank " + std::to_string(rank) + " tail");
     return 0;

@@ -77,7 +77,8 @@ bool AllPairs(int rank, int size) {
 int main(int argc, char** argv) {
   alarm(60);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: launcher_rank ok | pairs | no-finalize R | recv-forever DIR | die-unseen R\n");
+    std::fprintf(stderr, "usage: launcher_rank ok | pairs | no-finalize R | recv-forever DIR | "
+                         "die-unseen R\n");
     return 100;
   }
   const std::string mode = argv[1];

@@ -116,7 +116,8 @@ int ConnectRemote(const char* addr_text) {
     return -2;
   };
   sockaddr_in addr{};
-  if (!ParseAddr(addr_text, &addr)) return fail(std::string(kLauncherAddrVariable) + " is not a.b.c.d:port");
+  if (!ParseAddr(addr_text, &addr))
+    return fail(std::string(kLauncherAddrVariable) + " is not a.b.c.d:port");
   std::string secret;
   if (!ParseJobSecretHex(std::getenv("MPIGPU_JOB_SECRET"), &secret))
     return fail("MPIGPU_JOB_SECRET is missing or not 32 hex digits");
@@ -196,8 +197,9 @@ void Send(char kind, int rank) {
   char record[32];
   const int n = std::snprintf(record, sizeof record, "%c %d\n", kind, rank);
   if (n <= 0) return;
-  // One datagram (a remote link: one write of the whole record) per record. Blocks while the launcher's queue is full (it drains it as it
-  // runs); fails at once, without SIGPIPE, when the launcher is gone.
+  // One datagram (a remote link: one send of the whole record) per record. Blocks while the
+  // launcher's queue is full (it drains it as it runs); fails at once, without SIGPIPE, when the
+  // launcher is gone.
   ssize_t w;
   do {
     w = send(fd, record, static_cast<size_t>(n), MSG_NOSIGNAL);
