@@ -1,7 +1,8 @@
 // End-to-end tests of //tools:mpigpurun with //tests:launcher_probe as the ranks' program (and
 // //tests:launcher_rank, on the public API, where the library's side of the launcher counts).
 // Every launcher run has a bounded wait: a hung launcher is killed and fails the test; after a
-// launcher is killed, what it leaves behind must be gone within a deadline.
+// launcher is killed, what it leaves behind must be gone within a deadline. Jobs across hosts:
+// launcher_hosts_e2e_test (a local launch agent) and launcher_netns_test (namespace hosts).
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <hwloc.h>
@@ -19,86 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e_util.h"
+#include "tests/launcher_e2e_util.h"
 
 namespace mpigpu::testing {
 namespace {
-
-constexpr int kLauncherWaitMs = 20000;
-
-using Env = std::map<std::string, std::string>;
-
-std::string Probe() { return Runfile("tests/launcher_probe"); }
-std::string RankProgram() { return Runfile("tests/launcher_rank"); }
-std::string TempDir() { return MakeTempDir("launcher"); }
-
-// A launcher run in the background: Wait() is bounded and kills a hung launcher. Its stdout and
-// stderr go to out_dir/stdout and out_dir/stderr (a fresh directory when out_dir is "").
-BoundedRun StartLauncher(const std::vector<std::string>& args, const Env& env = {},
-                         const std::string& out_dir = "") {
-  std::vector<std::string> argv = {Mpigpurun()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunOptions options;
-  options.timeout_ms = kLauncherWaitMs;
-  options.env = env;
-  options.dir = out_dir;
-  // Not a rank of any job of the test runner.
-  options.unset = {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_JOBID", "MPIGPU_LAUNCHER_FD"};
-  return BoundedRun(argv, options);
-}
-
-// Live processes (not zombies) other than this one whose command line contains `text`: the
-// ranks of a job and its janitor (a fork of the launcher) all name the job's scratch directory.
-std::vector<std::string> ProcessesMentioning(const std::string& text) {
-  std::vector<std::string> found;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return found;
-  while (struct dirent* e = readdir(proc)) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    const int pid = std::atoi(e->d_name);
-    if (pid == getpid()) continue;
-    std::string cmdline = ReadFile(std::string("/proc/") + e->d_name + "/cmdline");
-    if (cmdline.empty()) continue;  // a zombie, or gone meanwhile
-    for (char& c : cmdline)
-      if (c == '\0') c = ' ';
-    std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat");
-    size_t close = stat.rfind(')');
-    if (close != std::string::npos && close + 2 < stat.size() &&
-        (stat[close + 2] == 'Z' || stat[close + 2] == 'X'))
-      continue;
-    if (cmdline.find(text) != std::string::npos)
-      found.push_back(std::string(e->d_name) + ": " + cmdline);
-  }
-  closedir(proc);
-  return found;
-}
-
-// Waits (at most `ms`) until `done()` holds; returns whether it did.
-template <typename F>
-bool WaitUntil(int ms, F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    usleep(10000);
-  }
-  return true;
-}
-
-Result RunLauncher(const std::vector<std::string>& args, const Env& env = {}) {
-  return StartLauncher(args, env).Wait();
-}
-
-// The environment a probe rank recorded (empty when it wrote no file).
-Env ReadRankEnv(const std::string& dir, int rank) {
-  Env env;
-  std::ifstream f(dir + "/rank-" + std::to_string(rank) + ".env");
-  std::string line;
-  while (std::getline(f, line)) {
-    size_t eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
 
 std::set<int> ParseCpuList(const std::string& list) {
   std::set<int> cpus;
@@ -124,50 +49,13 @@ std::set<int> MyCpus() {
   return cpus;
 }
 
-// Names in /dev/shm that belong to the job (the probe records MPIGPU_JOBID).
-std::vector<std::string> JobShmLeft(const std::string& jobid) {
-  std::vector<std::string> left;
-  if (jobid.empty()) return left;
-  std::string prefix = "mpigpu-" + std::to_string(getuid()) + "-" + jobid;
-  if (DIR* d = opendir("/dev/shm")) {
-    while (struct dirent* e = readdir(d))
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) left.push_back(e->d_name);
-    closedir(d);
-  }
-  return left;
-}
-
-// Ranks that recorded themselves must all be gone once the launcher returned, and so must the
-// job's shared memory. Returns the job id (from any rank that wrote one).
-std::string ExpectJobGone(const std::string& dir, int nranks) {
-  std::string jobid;
-  for (int r = 0; r < nranks; ++r) {
-    Env env = ReadRankEnv(dir, r);
-    if (env.empty()) continue;  // ended before it recorded itself
-    jobid = env["MPIGPU_JOBID"];
-    pid_t pid = std::stoi(env["probe.pid"]);
-    EXPECT_NE(kill(pid, 0), 0) << "rank " << r << " (pid " << pid << ") outlived the launcher";
-  }
-  EXPECT_FALSE(jobid.empty()) << "no rank recorded itself";
-  EXPECT_TRUE(JobShmLeft(jobid).empty()) << "left in /dev/shm: " << JobShmLeft(jobid)[0];
-  // Nothing of the job runs on: no rank, and no janitor (it names the directory too).
-  std::vector<std::string> left = ProcessesMentioning(dir);
-  EXPECT_TRUE(left.empty()) << "still running: " << left[0];
-  return jobid;
-}
-
-int CountLines(const std::string& text, const std::string& start) {
-  int n = 0;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) n += line.rfind(start, 0) == 0;
-  return n;
-}
 
 TEST(LauncherE2E, HelpAndVersion) {
   Result help = RunLauncher({"--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("--bind-to none|core|numa"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--tag-output"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("[R]<stdout>:"), std::string::npos) << help.out;
   Result version = RunLauncher({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out.rfind("mpigpurun (mpigpu) ", 0), 0u) << version.out;
@@ -352,30 +240,6 @@ TEST(LauncherE2E, ReportBindingsPrintsOneLinePerRank) {
                          (std::string(policy) == "none" ? "not bound" : "bound to cpus ");
       EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
     }
-  }
-}
-
-// ---- the launcher's death (issue 15, item 4) ----
-
-// The rank pid files of launcher_rank recv-forever (rank-R.pid), or of probes (rank-R.env).
-bool AllRecorded(const std::string& dir, int nranks, const std::string& suffix) {
-  for (int r = 0; r < nranks; ++r)
-    if (access((dir + "/rank-" + std::to_string(r) + suffix).c_str(), F_OK) != 0) return false;
-  return true;
-}
-
-// After `kill -9 mpigpurun`: within 2 s no rank and no janitor runs on, and /dev/shm holds no
-// name of the job.
-void ExpectGoneAfterLauncherDeath(const std::string& dir, const std::string& jobid) {
-  const bool gone = WaitUntil(2000, [&] {
-    return ProcessesMentioning(dir).empty() && JobShmLeft(jobid).empty();
-  });
-  std::vector<std::string> procs = ProcessesMentioning(dir);
-  std::vector<std::string> shm = JobShmLeft(jobid);
-  EXPECT_TRUE(gone) << (procs.empty() ? "" : "still running: " + procs[0] + "\n")
-                    << (shm.empty() ? "" : "left in /dev/shm: " + shm[0]);
-  for (const std::string& p : procs) {  // no orphan outlives a failed test for long
-    kill(std::atoi(p.c_str()), SIGKILL);
   }
 }
 
@@ -619,89 +483,33 @@ TEST(LauncherE2E, BindToNoneKeepsTheLaunchersCpus) {
     EXPECT_EQ(ParseCpuList(ReadRankEnv(dir, rank)["probe.affinity"]), MyCpus()) << rank;
 }
 
-// ---- jobs across hosts (--host, --launch-agent) ----
+// ---- --tag-output ----
 
-// A launch agent that runs the "remote" command on this machine: 127.0.0.2 is not one of this
-// machine's addresses to the launcher (exact match), so its ranks start as remote ranks.
-std::string LocalAgent() { return Runfile("tests/testdata/local_agent.sh"); }
-
-std::vector<std::string> TwoHosts(const std::vector<std::string>& program) {
-  std::vector<std::string> args = {"-n", "4", "--host", "127.0.0.1:2,127.0.0.2:2",
-                                   "--launch-agent", LocalAgent()};
-  args.insert(args.end(), program.begin(), program.end());
-  return args;
-}
-
-TEST(LauncherE2E, RemoteRanksGetTheirVariablesAndNoSecretOnACommandLine) {
-  const std::string dir = TempDir(), log = dir + "/agent.log";
-  Result r = RunLauncher(TwoHosts({Probe(), dir, "ok"}), {{"LOCAL_AGENT_LOG", log}});
-  ASSERT_FALSE(r.hung);
-  ASSERT_EQ(r.code, 0) << r.err;
-  const std::string secret = ReadRankEnv(dir, 0)["MPIGPU_JOB_SECRET"];
-  ASSERT_EQ(secret.size(), 32u);
-  const std::string creator = ReadRankEnv(dir, 0)["probe.pid"];
-  for (int rank = 0; rank < 4; ++rank) {
-    SCOPED_TRACE("rank " + std::to_string(rank));
-    Env env = ReadRankEnv(dir, rank);
-    EXPECT_EQ(env["MPIGPU_RANK"], std::to_string(rank));
-    EXPECT_EQ(env["MPIGPU_SIZE"], "4");
-    EXPECT_EQ(env["MPIGPU_LOCAL_RANK"], std::to_string(rank % 2));
-    EXPECT_EQ(env["MPIGPU_LOCAL_SIZE"], "2");
-    EXPECT_EQ(env["MPIGPU_NODE_MAP"], "0*2,1*2");
-    EXPECT_EQ(env["MPIGPU_BOOT_ADDR"].rfind("127.0.0.1:", 0), 0u) << env["MPIGPU_BOOT_ADDR"];
-    EXPECT_EQ(env["MPIGPU_JOB_SECRET"], secret);
-    EXPECT_EQ(env["MPIGPU_JOBID"], ReadRankEnv(dir, 0)["MPIGPU_JOBID"]);
-    // The launcher's link, the creator's pid and the job's CPUs are this node's only.
-    EXPECT_EQ(env.count("MPIGPU_LAUNCHER_FD"), rank < 2 ? 1u : 0u);
-    EXPECT_EQ(env.count("MPIGPU_CREATOR_PID"), rank < 2 ? 1u : 0u);
-    if (rank < 2) EXPECT_EQ(env["MPIGPU_CREATOR_PID"], creator);
-  }
-  const std::string agents = ReadFile(log);
-  EXPECT_EQ(CountLines(agents, "127.0.0.2 sh -c "), 2) << agents;
-  EXPECT_EQ(agents.find(secret), std::string::npos) << "the secret is on an agent's command line";
-  ExpectJobGone(dir, 4);
-}
-
-TEST(LauncherE2E, FailingRemoteRankEndsTheJobWithItsStatus) {
+// Three ranks write 300 lines each to stdout and stderr, every line in three pieces with pauses
+// (so pieces of different ranks meet in the launcher): every line comes out whole behind its
+// rank's tag, in its rank's order, on the stream it was written to; the last line without a
+// newline gets one.
+TEST(LauncherE2E, TagOutputPrefixesEveryWholeLine) {
   const std::string dir = TempDir();
-  Result r = RunLauncher(TwoHosts({Probe(), dir, "exit", "3", "3"}));
+  Result r = RunLauncher({"-n", "3", "--tag-output", Probe(), dir, "chatter", "300"});
   ASSERT_FALSE(r.hung);
-  EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("mpigpurun: rank 3 (pid "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(") exited with status 3; ending the job"), std::string::npos) << r.err;
-  ExpectJobGone(dir, 4);
+  ASSERT_EQ(r.code, 0) << r.err.substr(0, 2000);
+  EXPECT_EQ(CheckTaggedChatter(r.out, "stdout", 3, 300), "");
+  EXPECT_EQ(CheckTaggedChatter(r.err, "stderr", 3, 300), "");
+  ExpectJobGone(dir, 3);
 }
 
-TEST(LauncherE2E, TimeoutEndsRemoteRanks) {
-  const std::string dir = TempDir();
-  Result r = RunLauncher(
-      {"-n", "2", "--timeout", "0.5", "--host", "127.0.0.1,127.0.0.2", "--launch-agent",
-       LocalAgent(), Probe(), dir, "sleep"});
+// A failing rank's last words are tagged too, and the launcher's own lines are not.
+TEST(LauncherE2E, TagOutputKeepsTheLaunchersOwnLinesPlain) {
+  Result r = RunLauncher({"-n", "2", "--tag-output", "/bin/sh", "-c",
+                          "echo bye from $MPIGPU_RANK >&2; [ $MPIGPU_RANK = 1 ] && exit 3; "
+                          "exec sleep 10"});
   ASSERT_FALSE(r.hung);
-  EXPECT_EQ(r.code, 124) << r.err;
-  ExpectJobGone(dir, 2);
-}
-
-TEST(LauncherE2E, MissingLaunchAgentExits127) {
-  Result r = RunLauncher({"--host", "127.0.0.1,127.0.0.2", "--launch-agent",
-                          "/nonexistent/agent -x", "/bin/true"});
-  ASSERT_FALSE(r.hung);
-  EXPECT_EQ(r.code, 127);
-  EXPECT_NE(r.err.find("cannot execute '/nonexistent/agent'"), std::string::npos) << r.err;
-}
-
-// Every pair of ranks exchanges messages; peers on the other "host" go by tcp, those on the
-// same one by shm.
-TEST(LauncherE2E, TwoHostJobTalksTcpAcrossAndShmWithin) {
-  Result r = RunLauncher(TwoHosts({"-x", "MPIGPU_DEBUG=info", RankProgram(), "pairs"}));
-  ASSERT_FALSE(r.hung);
-  ASSERT_EQ(r.code, 0) << r.err;
-  for (int rank = 0; rank < 4; ++rank) {
-    const std::string me = "[mpigpu " + std::to_string(rank) + "] info: ";
-    const bool first = rank < 2;
-    EXPECT_NE(r.err.find(me + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find(me + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos) << r.err;
-  }
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("[0]<stderr>:bye from 0\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[1]<stderr>:bye from 1\n"), std::string::npos) << r.err;
+  EXPECT_EQ(CountLines(r.err, "mpigpurun: rank "), 1) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 // The rank's side of the launcher link (transport/launcher_link.h) against a socket pair made
 // here, as mpigpurun makes it: the records, FD_CLOEXEC, the hang-up when the launcher's end
-// closes, and a variable that does not name a link socket. Children that must end are waited for
+// closes, and a variable that does not name a link socket. Then the remote kind (a TCP connection
+// to a listener here, as mpigpurun's link server): the hello with the secret, the records, the
+// launcher's close, bad settings. Children that must end are waited for
 // with a deadline, so a hang fails the test.
 #include "transport/launcher_link.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,7 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -204,6 +211,116 @@ TEST(LauncherLinkBadFd, AVariableThatNamesNoLinkSocketIsIgnored) {
   unlink(p.c_str());
   unsetenv(kLauncherFdVariable);
   ResetLauncherLinkForTest();
+}
+
+// ---- a rank on another host: the link is a TCP connection (MPIGPU_LAUNCHER_ADDR) ----
+
+class RemoteLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(NewJobSecret(&secret_).ok());
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ASSERT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(listener_, 4), 0);
+    socklen_t n = sizeof a;
+    ASSERT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &n), 0);
+    unsetenv(kLauncherFdVariable);
+    setenv(kLauncherAddrVariable, ("127.0.0.1:" + std::to_string(ntohs(a.sin_port))).c_str(), 1);
+    setenv("MPIGPU_JOB_SECRET", JobSecretHex(secret_).c_str(), 1);
+    setenv("MPIGPU_RANK", "1", 1);
+    setenv("MPIGPU_SIZE", "3", 1);
+    ResetLauncherLinkForTest();
+  }
+  void TearDown() override {
+    ResetLauncherLinkForTest();
+    for (const char* v : {kLauncherAddrVariable, "MPIGPU_JOB_SECRET", "MPIGPU_RANK", "MPIGPU_SIZE"})
+      unsetenv(v);
+    if (conn_ >= 0) close(conn_);
+    close(listener_);
+  }
+  // Reads exactly n bytes from the accepted connection within 5 s ("" on a short read).
+  std::string ReadExactly(size_t n) {
+    if (conn_ < 0) {
+      pollfd p{listener_, POLLIN, 0};
+      if (poll(&p, 1, 5000) != 1) return "";
+      conn_ = accept(listener_, nullptr, nullptr);
+    }
+    std::string got;
+    while (got.size() < n) {
+      pollfd p{conn_, POLLIN, 0};
+      if (poll(&p, 1, 5000) != 1) break;
+      char buf[256];
+      const ssize_t k = recv(conn_, buf, std::min(sizeof buf, n - got.size()), 0);
+      if (k <= 0) break;
+      got.append(buf, static_cast<size_t>(k));
+    }
+    return got;
+  }
+
+  std::string secret_;
+  int listener_ = -1;
+  int conn_ = -1;
+};
+
+TEST_F(RemoteLinkTest, HelloProvesTheSecretThenRecordsFollow) {
+  LauncherLinkJoined(1);  // the first call connects
+  const std::string hello = ReadExactly(sizeof(RemoteLinkHello));
+  ASSERT_EQ(hello.size(), sizeof(RemoteLinkHello));
+  RemoteLinkHello h;
+  std::memcpy(&h, hello.data(), sizeof h);
+  EXPECT_EQ(h.magic, kRemoteLinkMagic);
+  EXPECT_EQ(h.rank, 1);
+  EXPECT_EQ(h.size, 3);
+  EXPECT_TRUE(SameJobSecret(h.secret, secret_));
+  EXPECT_EQ(ReadExactly(4), "J 1\n");
+  EXPECT_FALSE(LauncherGone());
+  LauncherLinkFinalized(1);
+  EXPECT_EQ(ReadExactly(4), "F 1\n");
+}
+
+// The launcher's end closing (its death) is the rank's sign, as with the local link.
+TEST_F(RemoteLinkTest, TheLaunchersCloseIsNoticed) {
+  EXPECT_FALSE(LauncherGone());  // connects
+  ASSERT_EQ(ReadExactly(sizeof(RemoteLinkHello)).size(), sizeof(RemoteLinkHello));
+  EXPECT_FALSE(LauncherGone());
+  close(conn_);
+  conn_ = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!LauncherGone() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(LauncherGone());
+}
+
+// Nothing to reach, or bad settings: no link, one line on stderr, no crash, no wait beyond the
+// connect deadline for a refused port.
+TEST_F(RemoteLinkTest, BadSettingsMeanNoLink) {
+  for (const char* addr : {"nonsense", "127.0.0.1:0", "127.0.0.1:99999", "1.2.3:4"}) {
+    SCOPED_TRACE(addr);
+    setenv(kLauncherAddrVariable, addr, 1);
+    ResetLauncherLinkForTest();
+    EXPECT_FALSE(LauncherGone());
+    LauncherLinkJoined(1);
+  }
+  setenv(kLauncherAddrVariable, "127.0.0.1:1", 1);
+  setenv("MPIGPU_JOB_SECRET", "short", 1);
+  ResetLauncherLinkForTest();
+  EXPECT_FALSE(LauncherGone());
+}
+
+// A launcher that is gone before the rank's first call: nothing listens at the address. After
+// kRemoteLinkConnectS of refusals the rank counts its launcher as gone (nobody would end it).
+TEST_F(RemoteLinkTest, ALauncherThatNeverAnswersCountsAsGone) {
+  close(listener_);
+  listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // for TearDown; never listens
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(LauncherGone());
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "gave up on the launcher after %.1f s\n", waited);
+  EXPECT_TRUE(LauncherGone());  // and stays so, without a second wait
 }
 
 }  // namespace

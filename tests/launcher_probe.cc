@@ -20,6 +20,10 @@
 //   joined-only R           every rank tells the launcher it joined the job (as MPIGPU_Init does,
 //                           through transport/launcher_link.h); rank R then exits 0 without
 //                           saying it finalized, the others sleep
+//   chatter N               N lines to stdout and N to stderr, each written in three pieces with
+//                           pauses between (so ranks' pieces meet in the launcher), "rank R out|err
+//                           I " and a run of (I * 131) % 5000 letters; then "rank R tail" on
+//                           stdout without a newline; exit 0 (tests of --tag-output)
 // Sleeps and busy waits are bounded (60 s) so nothing outlives a broken test for long.
 #include <dirent.h>
 #include <fcntl.h>
@@ -126,11 +130,25 @@ void WaitForAllFiles(const std::string& dir, int size) {
   }
 }
 
+// Every byte of `text` to `fd`, in three pieces with a pause between.
+void WriteInPieces(int fd, const std::string& text) {
+  const size_t cuts[] = {0, text.size() / 3, text.size() * 2 / 3, text.size()};
+  for (int i = 0; i < 3; ++i) {
+    size_t at = cuts[i];
+    while (at < cuts[i + 1]) {
+      const ssize_t w = write(fd, text.data() + at, cuts[i + 1] - at);
+      if (w <= 0) return;
+      at += static_cast<size_t>(w);
+    }
+    usleep(100);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep|exit-now|foreign|joined-only [args]\n");
+    std::fprintf(stderr, "usage: launcher_probe OUTDIR ok|exit|exit-stubborn|kill|sleep|exit-now|foreign|joined-only|chatter [args]\n");
     return 100;
   }
   const std::string dir = argv[1];
@@ -168,6 +186,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "launcher_probe: rank %d cannot make a foreign name\n", rank);
       return 102;
     }
+    return 0;
+  }
+  if (action == "chatter" && argc == 4) {
+    const int lines = std::atoi(argv[3]);
+    for (int i = 0; i < lines; ++i) {
+      const std::string run(static_cast<size_t>(i * 131 % 5000),
+                            static_cast<char>('a' + rank % 26));
+      const std::string head = "rank " + std::to_string(rank);
+      const std::string tail = " " + std::to_string(i) + " " + run + "\n";
+      WriteInPieces(1, head + " out" + tail);
+      WriteInPieces(2, head + " err" + tail);
+    }
+    WriteInPieces(1, "rank " + std::to_string(rank) + " tail");
     return 0;
   }
   if (action == "sleep") {

@@ -10,8 +10,13 @@
 //                                     "<pid> <jobid>" to DIR/rank-<rank>.pid, then block in
 //                                     MPIGPU_Recv from a peer that never sends (ended only by
 //                                     its launcher's death)
+//   launcher_rank die-unseen R        Init, then rank R kills itself (SIGKILL) before any message;
+//                                     the others wait 0.3 s, finalize without ever talking to
+//                                     it, print what MPIGPU_Finalize returned and exit 0 (the
+//                                     launcher's report is the test)
 // alarm(60) bounds every run, so nothing outlives a broken test for long.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -72,7 +77,8 @@ bool AllPairs(int rank, int size) {
 int main(int argc, char** argv) {
   alarm(60);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: launcher_rank ok | pairs | no-finalize R | recv-forever DIR\n");
+    std::fprintf(stderr, "usage: launcher_rank ok | pairs | no-finalize R | recv-forever DIR | "
+                         "die-unseen R\n");
     return 100;
   }
   const std::string mode = argv[1];
@@ -86,6 +92,14 @@ int main(int argc, char** argv) {
     MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, (rank + 1) % size, 99, MPIGPU_COMM_WORLD,
                 MPIGPU_STATUS_IGNORE);
     return Fail(rank, "the receive ended");
+  }
+  if (mode == "die-unseen" && argc == 3) {
+    if (rank == std::atoi(argv[2])) raise(SIGKILL);
+    usleep(300 * 1000);
+    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
+    const int rc = MPIGPU_Finalize();
+    std::fprintf(stderr, "launcher_rank: rank %d: MPIGPU_Finalize returned %d\n", rank, rc);
+    return 0;
   }
   if (mode == "pairs" && !AllPairs(rank, size)) return Fail(rank, "a message between a pair failed");
   if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");

@@ -76,6 +76,9 @@ TEST(LauncherParse, EveryOption) {
   // Everything from the program on is the program's, options included.
   EXPECT_EQ(o.program, std::vector<std::string>({"prog", "-n", "9", "--help"}));
   EXPECT_FALSE(o.help);
+  EXPECT_FALSE(o.tag_output);
+  ASSERT_TRUE(Parse({"-n", "2", "--tag-output", "prog"}, &o).ok());
+  EXPECT_TRUE(o.tag_output);
 }
 
 TEST(LauncherParse, SpellingsAndInlineValues) {
@@ -128,6 +131,7 @@ TEST(LauncherParse, BadOptions) {
   ExpectBad({"-n", "2", "--bind-to", "socket", "a"}, "bad --bind-to 'socket'");
   ExpectBad({"-n", "2", "--bind-to"}, "option --bind-to needs a value");
   ExpectBad({"-n", "2", "--report-bindings=yes", "a"}, "takes no value");
+  ExpectBad({"-n", "2", "--tag-output=1", "a"}, "takes no value");
   ExpectBad({"--help=1"}, "takes no value");
   for (const char* t : {"0", "-1", "abc", "inf", "nan", "1e3", "", "0x10"})
     ExpectBad({"-n", "2", "--timeout", t, "a"}, std::string("bad --timeout '") + t + "'");
@@ -194,6 +198,11 @@ TEST(LauncherEnv, InternalVariables) {
   EXPECT_EQ(env["MPIGPU_LAUNCHER_FD"], "7");
   EXPECT_EQ(env["MPIGPU_JOB_CPUS"], "3");
   EXPECT_EQ(env.size(), 18u);
+  // A remote rank's link: the launcher's link server.
+  RankInfo remote{1, 2, 0, 1};
+  remote.launcher_addr = "10.0.0.1:4000";
+  EXPECT_EQ(AsMap(BuildRankEnv({}, {}, remote, "ab"))["MPIGPU_LAUNCHER_ADDR"], "10.0.0.1:4000");
+  EXPECT_TRUE(IsLauncherVariable("MPIGPU_LAUNCHER_ADDR"));
   // Local rank 0: a placeholder the child fills in with its own pid.
   info.creator_pid = 0;
   EXPECT_EQ(AsMap(BuildRankEnv({}, {}, info, "ab"))["MPIGPU_CREATOR_PID"], kSelfPidPlaceholder);

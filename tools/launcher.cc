@@ -90,7 +90,8 @@ const char* const kRankVariableNames[] = {
 
 // Set where RankInfo has them (after the names above).
 const char* const kInternalVariableNames[] = {kNodeMapVar,    kBootAddrVar,   kJobSecretVar,
-                                              kCreatorPidVar, kLauncherFdVar, kJobCpusVar};
+                                              kCreatorPidVar, kLauncherFdVar, kJobCpusVar,
+                                              kLauncherAddrVar};
 
 // "CMD ARGS" split on spaces (no quoting: an agent that needs it goes in a script).
 std::vector<std::string> SplitWords(const std::string& text) {
@@ -157,6 +158,8 @@ Status ParseArgs(const std::vector<std::string>& args,
       MPIGPU_RETURN_IF_ERROR(flag(&out->version));
     } else if (name == "--report-bindings") {
       MPIGPU_RETURN_IF_ERROR(flag(&out->report_bindings));
+    } else if (name == "--tag-output") {
+      MPIGPU_RETURN_IF_ERROR(flag(&out->tag_output));
     } else if (name == "-n" || name == "-np" || name == "--n" || name == "--np") {
       MPIGPU_RETURN_IF_ERROR(take_value());
       if (!ParseRanks(value, &out->nranks))
@@ -227,6 +230,11 @@ std::string UsageText() {
   t += "                          default: none when N exceeds the cores, else numa when GPUs\n";
   t += "                          are visible, else core\n";
   t += "  --report-bindings       print each rank's binding to stderr\n";
+  t += "  --tag-output            prefix every line a rank writes with \"[R]<stdout>:\" or\n";
+  t += "                          \"[R]<stderr>:\" (R: its rank; Open MPI's form without the job\n";
+  t += "                          number), on the launcher's stdout or stderr; lines of different\n";
+  t += "                          ranks never mix mid-line (lines over 64 KiB go out in pieces,\n";
+  t += "                          each tagged; a last line without a newline gets one)\n";
   t += "  -x VAR[=VALUE]          set VAR in every rank (-x VAR: the launcher's value)\n";
   t += "  --timeout S             end the job after S seconds (exit status 124)\n";
   t += "  -H, --host H[:SLOTS],...\n";
@@ -249,8 +257,12 @@ std::string UsageText() {
   t += "launch agent, which counts as the rank: its exit status is the rank's, and it gets\n";
   t += "SIGTERM/SIGKILL when the job ends. They get -x's variables and the launcher's MPIGPU_*\n";
   t += "settings, start in the launcher's directory when it exists there, and are not bound.\n";
-  t += "A job on more than one host also gets MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR (the launcher's\n";
-  t += "boot server) and MPIGPU_JOB_SECRET (sent on the agent's stdin, never on a command line).\n";
+  t += "A job on more than one host also gets MPIGPU_NODE_MAP and MPIGPU_BOOT_ADDR (the\n";
+  t += "launcher's boot server); every rank on another host gets MPIGPU_LAUNCHER_ADDR (its link\n";
+  t += "to the launcher, over TCP) and MPIGPU_JOB_SECRET (sent on the agent's stdin, never on a\n";
+  t += "command line). Through that link the launcher learns that a remote rank joined and\n";
+  t += "finalized, and the rank learns that the launcher died (it then ends). A remote rank whose\n";
+  t += "link closes without MPIGPU_Finalize while its agent runs on fails the job 1 s later.\n";
   t += "CUDA_VISIBLE_DEVICES is passed as is; each program picks its GPU (mpigpu: local rank\n";
   t += "mod visible devices).\n\n";
   t += "If a rank fails (non-zero exit or signal, or exit 0 after MPIGPU_Init without\n";
@@ -262,7 +274,8 @@ std::string UsageText() {
   t += "If mpigpurun itself dies (even by SIGKILL), its ranks end too and a janitor process\n";
   t += "removes the job's shared memory.\n\n";
   t += "exit status: 0 when every rank exits 0; else the first failing rank's status (128+signal\n";
-  t += "for a signal; 1 for a rank that exited without MPIGPU_Finalize), 124 on timeout,\n";
+  t += "for a signal; 1 for a rank that exited without MPIGPU_Finalize or a remote rank whose\n";
+  t += "link closed without it), 124 on timeout,\n";
   t += "128+signal when the launcher was signalled, 2 on bad usage, 127 when prog cannot be\n";
   t += "executed.\n";
   return t;
@@ -294,6 +307,7 @@ std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& i
   }
   if (info.launcher_fd >= 0) vars.emplace_back(kLauncherFdVar, std::to_string(info.launcher_fd));
   if (info.job_cpus > 0) vars.emplace_back(kJobCpusVar, std::to_string(info.job_cpus));
+  if (!info.launcher_addr.empty()) vars.emplace_back(kLauncherAddrVar, info.launcher_addr);
   return vars;
 }
 

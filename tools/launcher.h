@@ -35,6 +35,7 @@ struct Options {
   int nranks = 0;
   BindTo bind_to = BindTo::kAuto;
   bool report_bindings = false;
+  bool tag_output = false;  // --tag-output: "[R]<stdout>:" before each line (tools/tag_output.h)
   double timeout_s = 0;  // 0: no limit
   // -x: variables to set in every rank, already resolved (-x VAR takes the launcher's value).
   std::vector<std::pair<std::string, std::string>> exports;
@@ -69,6 +70,9 @@ inline constexpr const char* kJobCpusVar = "MPIGPU_JOB_CPUS";
 inline constexpr const char* kNodeMapVar = "MPIGPU_NODE_MAP";
 inline constexpr const char* kBootAddrVar = "MPIGPU_BOOT_ADDR";
 inline constexpr const char* kJobSecretVar = "MPIGPU_JOB_SECRET";
+// A rank on another host than the launcher: its link is a TCP connection to this address (the
+// launcher's link server, tools/link_server.h; transport/launcher_link.h).
+inline constexpr const char* kLauncherAddrVar = "MPIGPU_LAUNCHER_ADDR";
 // The value of MPIGPU_CREATOR_PID in local rank 0's environment before fork: the child writes
 // its own pid over it (WriteSelfPid), as the launcher cannot know it earlier.
 inline constexpr char kSelfPidPlaceholder[] = "..........";  // room for any pid
@@ -88,11 +92,12 @@ struct RankInfo {
   std::string node_map;
   std::string boot_addr;
   std::string job_secret;
+  std::string launcher_addr;  // MPIGPU_LAUNCHER_ADDR ("": unset)
 };
 
 // The variables the launcher sets for a rank (MPIGPU_*, PMI_*, OMPI_COMM_WORLD_*, ...), in order;
 // then MPIGPU_NODE_MAP, MPIGPU_BOOT_ADDR, MPIGPU_JOB_SECRET, MPIGPU_CREATOR_PID,
-// MPIGPU_LAUNCHER_FD and MPIGPU_JOB_CPUS, where RankInfo has them.
+// MPIGPU_LAUNCHER_FD, MPIGPU_JOB_CPUS and MPIGPU_LAUNCHER_ADDR, where RankInfo has them.
 std::vector<std::pair<std::string, std::string>> RankVariables(const RankInfo& info,
                                                                const std::string& jobid);
 

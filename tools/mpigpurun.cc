@@ -1,12 +1,20 @@
 // mpigpurun: starts N ranks of a program on this node (or on the --host hosts), supervises them,
 // cleans up after them.
 //
-//   parse -> placement (hosts.h) -> job id -> binding plan -> janitor (janitor.h) -> boot server
-//   when the job spans hosts -> start ranks (spawn.h; other hosts: through the launch agent,
-//   remote_start.h), supervising them already -> supervise -> sweep /dev/shm -> janitor "done"
+//   parse -> placement (hosts.h) -> job id -> binding plan -> janitor (janitor.h) -> link server
+//   when a rank is remote, boot server when the job spans hosts -> start ranks (spawn.h; other
+//   hosts: through the launch agent, remote_start.h), supervising them already -> supervise ->
+//   sweep /dev/shm -> janitor "done"
 //
 // A launch agent is supervised as its rank: its exit status is the rank's, and it gets the
-// end signal with the others.
+// end signal with the others. Whenever a rank runs on another host (even when all of them share
+// one), the job has a secret and a link server (link_server.h): each remote rank's link is a TCP
+// connection to it carrying the same records as the local link below, so a remote rank that
+// exits 0 without "F" fails the job as a local one does (its agent's exit may come before its
+// last records: they get kLinkSettleSeconds), and a remote rank whose link closes without "F"
+// while its agent runs on (the rank died behind a shell, its host went away) fails it
+// kLinkLostGraceSeconds later. With --tag-output (tag_output.h) every rank's stdout and stderr
+// come through pipes polled in the same loop.
 //
 // Supervision runs with SIGCHLD, SIGINT, SIGTERM and SIGHUP blocked and read from a signalfd,
 // polled together with the ranks' link (below), so there are no signal handlers and no races
@@ -59,8 +67,10 @@
 #include "tools/hosts.h"
 #include "tools/janitor.h"
 #include "tools/launcher.h"
+#include "tools/link_server.h"
 #include "tools/remote_start.h"
 #include "tools/spawn.h"
+#include "tools/tag_output.h"
 #include "transport/local_job.h"
 
 extern char** environ;
@@ -78,22 +88,40 @@ constexpr int kExitCannotExec = 127;
 constexpr int kExitTimeout = 124;
 constexpr int kExitInternal = 1;
 constexpr int kExitNoFinalize = 1;  // a rank exited 0 after MPIGPU_Init without MPIGPU_Finalize
+constexpr int kExitLost = 1;        // a remote rank's link closed without MPIGPU_Finalize
+// A remote rank's agent exited 0 while its link is still open: its "F" and close may still be on
+// the way (another connection, another host); they get this long before it is judged on what came.
+constexpr double kLinkSettleSeconds = 2.0;
+// A remote rank's link closed without "F" while its agent runs: the agent gets this long to exit
+// with the rank's own status (a clearer report) before the rank counts as lost.
+constexpr double kLinkLostGraceSeconds = 1.0;
+// --tag-output: once every rank has ended, their pipes get this long to close (a rank's own child
+// may hold one open for ever).
+constexpr double kOutputDrainSeconds = 2.0;
 
 struct Rank {
   pid_t pid = -1;
   bool running = false;
   bool joined = false;     // sent "J": MPIGPU_Init joined the job
   bool finalized = false;  // sent "F": MPIGPU_Finalize ended
+  // A rank on another host: `pid` is its launch agent's; its records come over its TCP link.
+  bool remote = false;
+  std::string host;
+  bool link_closed = false;  // its remote link closed (after its records)
+  double judge_at = 0;       // its agent exited 0 with the link still open: judge by then
+  double lost_at = 0;        // its link closed without "F" while its agent runs: fail by then
 };
 
 // The job's life once its first rank starts: who runs, how it ends, with which exit code.
 class Supervisor {
  public:
   // `signal_fd`: a signalfd of the blocked signals; `link_fd`: the launcher's end of the link
-  // (-1: none).
+  // (-1: none); `links`: the link server of the ranks on other hosts, `output`: --tag-output's
+  // pipes (nullptr: none).
   Supervisor(std::vector<Rank>* ranks, double timeout_s, int signal_fd, int link_fd,
-             Janitor* janitor)
-      : ranks_(ranks), signal_fd_(signal_fd), link_fd_(link_fd), janitor_(janitor) {
+             Janitor* janitor, LinkServer* links, TaggedOutput* output)
+      : ranks_(ranks), signal_fd_(signal_fd), link_fd_(link_fd), janitor_(janitor),
+        links_(links), output_(output) {
     if (timeout_s > 0) timeout_at_ = MonotonicSeconds() + timeout_s;
     timeout_s_ = timeout_s;
   }
@@ -123,26 +151,30 @@ class Supervisor {
   // records, signals, the timeout). ending() tells whether to stop starting ranks.
   void Poll() { Step(0); }
 
-  // Waits until every rank has been reaped; returns the job's exit code.
+  // Waits until every rank has been reaped (and judged); returns the job's exit code.
   int Run() {
     while (true) {
       ReapEnded();
-      if (Running() == 0) return exit_code_;
+      if (Done()) return exit_code_;
       Step(-1);
     }
   }
 
  private:
+  bool Done() const { return Running() == 0 && (ending_ || !RankDeadline(nullptr)); }
+
   // One round: reap ended ranks, act on a deadline that passed, else wait at most `max_wait`
-  // seconds (< 0: until the next deadline, or for ever) for a signal or a record.
+  // seconds (< 0: until the next deadline, or for ever) for a signal, a record or output.
   void Step(double max_wait) {
     ReapEnded();
-    if (max_wait < 0 && Running() == 0) return;  // Run returns
-    const double now = MonotonicSeconds(), deadline = Deadline();
+    if (max_wait < 0 && Done()) return;  // Run returns
+    double now = MonotonicSeconds();
+    if (!ending_) CheckRankDeadlines(now);
+    const double deadline = Deadline();
     if (deadline > 0 && now >= deadline) {
       if (ending_) {
         Escalate();
-      } else {
+      } else if (timeout_at_ > 0 && now >= timeout_at_) {
         std::fprintf(stderr, "mpigpurun: job timed out after %g s; ending the job\n", timeout_s_);
         End(kExitTimeout, SIGTERM);
       }
@@ -175,10 +207,24 @@ class Supervisor {
     SignalAll(SIGKILL);
   }
 
-  // The next deadline (-1: none): the timeout, the delayed end signal, or SIGKILL after the grace
-  // period, whichever the job is waiting for.
+  // The earliest per-rank deadline of a job that is not ending (judge_at, lost_at); false: none.
+  bool RankDeadline(double* at) const {
+    double first = 0;
+    for (const Rank& r : *ranks_)
+      for (double t : {r.judge_at, r.lost_at})
+        if (t > 0 && (first == 0 || t < first)) first = t;
+    if (at != nullptr) *at = first;
+    return first > 0;
+  }
+
+  // The next deadline (-1: none): the timeout or a rank's, the delayed end signal, or SIGKILL
+  // after the grace period, whichever the job is waiting for.
   double Deadline() const {
-    if (!ending_) return timeout_at_ > 0 ? timeout_at_ : -1;
+    if (!ending_) {
+      double d = timeout_at_ > 0 ? timeout_at_ : -1, rank_at = 0;
+      if (RankDeadline(&rank_at) && (d < 0 || rank_at < d)) d = rank_at;
+      return d;
+    }
     if (!signalled_) return signal_at_;
     return killed_ ? -1 : kill_at_;
   }
@@ -187,6 +233,45 @@ class Supervisor {
   void Escalate() {
     if (!signalled_) SignalNow();
     else if (!killed_) KillAll();
+  }
+
+  // "(pid N)" for a rank here; a remote rank's pid is its launch agent's.
+  std::string Who(const Rank& rank) const {
+    std::string who = "pid " + std::to_string(rank.pid);
+    if (rank.remote) who += ", its launch agent for host " + rank.host;
+    return who;
+  }
+
+  // A rank whose process (or agent) exited 0, once its records are all in: it fails the job when
+  // it joined (or had a link) and did not finalize.
+  void Judge(size_t r) {
+    Rank& rank = (*ranks_)[r];
+    rank.judge_at = 0;
+    if (ending_ || rank.finalized || !(rank.joined || rank.link_closed)) return;
+    std::fprintf(stderr,
+                 "mpigpurun: rank %zu exited without calling MPIGPU_Finalize (%s, status 0); "
+                 "ending the job\n",
+                 r, Who(rank).c_str());
+    End(kExitNoFinalize, SIGTERM, kExitGraceSeconds);
+  }
+
+  // Per-rank deadlines that passed: an exited rank's link that did not close in time is judged
+  // on what it sent; a running rank whose link closed without "F" has failed.
+  void CheckRankDeadlines(double now) {
+    for (size_t r = 0; r < ranks_->size() && !ending_; ++r) {
+      Rank& rank = (*ranks_)[r];
+      if (rank.judge_at > 0 && now >= rank.judge_at) Judge(r);
+      if (rank.lost_at > 0 && now >= rank.lost_at) {
+        rank.lost_at = 0;
+        if (!rank.running || rank.finalized) continue;
+        std::fprintf(stderr,
+                     "mpigpurun: rank %zu on host %s left the job without MPIGPU_Finalize: its "
+                     "link to the launcher closed while its launch agent (pid %d) runs on (the "
+                     "rank died, or its host cannot be reached); ending the job\n",
+                     r, rank.host.c_str(), static_cast<int>(rank.pid));
+        End(kExitLost, SIGTERM);
+      }
+    }
   }
 
   // Takes every record queued on the link ("J r" / "F r").
@@ -210,6 +295,27 @@ class Supervisor {
     }
   }
 
+  // Takes what the remote ranks' links say (records, closes).
+  void ServeLinks() {
+    if (links_ == nullptr) return;
+    std::vector<LinkEvent> events;
+    links_->Serve(&events);
+    for (const LinkEvent& e : events) {
+      Rank& rank = (*ranks_)[static_cast<size_t>(e.rank)];
+      if (e.kind == LinkEvent::kJoined) rank.joined = true;
+      if (e.kind == LinkEvent::kFinalized) rank.finalized = true;
+      if (e.kind != LinkEvent::kClosed) continue;
+      rank.link_closed = true;
+      if (ending_ || rank.finalized) continue;
+      if (!rank.running) {
+        if (rank.judge_at > 0) Judge(static_cast<size_t>(e.rank));  // its last records are in
+      } else {
+        // Its agent may be about to exit with the rank's own status: that says more.
+        rank.lost_at = MonotonicSeconds() + kLinkLostGraceSeconds;
+      }
+    }
+  }
+
   // Reaps every rank that has ended; the first failure ends the job.
   void ReapEnded() {
     std::vector<std::pair<pid_t, int>> ended;
@@ -218,8 +324,10 @@ class Supervisor {
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) ended.emplace_back(pid, status);
     if (ended.empty()) return;
     // A rank sends its records before it exits: once it is reaped they are queued. Read them
-    // now, after waitpid, so a rank's "F" is never missed.
+    // now, after waitpid, so a rank's "F" is never missed. (A remote rank's may still be on the
+    // way: see judge_at.)
     DrainLink();
+    ServeLinks();
     for (const auto& [pid, status] : ended) {
       auto it = index_.find(pid);
       if (it == index_.end()) continue;  // not a rank (the janitor)
@@ -227,30 +335,35 @@ class Supervisor {
       Rank& rank = (*ranks_)[r];
       if (!rank.running) continue;
       rank.running = false;
+      rank.lost_at = 0;
       if (janitor_ != nullptr) janitor_->RankReaped(pid);
       RankEnd end = DescribeWaitStatus(status);
       if (ending_) continue;
       if (end.failed) {
-        std::fprintf(stderr, "mpigpurun: rank %zu (pid %d) %s; ending the job\n", r,
-                     static_cast<int>(pid), end.what.c_str());
+        std::fprintf(stderr, "mpigpurun: rank %zu (%s) %s; ending the job\n", r,
+                     Who(rank).c_str(), end.what.c_str());
         End(end.exit_code, SIGTERM, WIFEXITED(status) ? kExitGraceSeconds : 0);
-      } else if (rank.joined && !rank.finalized) {
-        std::fprintf(stderr,
-                     "mpigpurun: rank %zu exited without calling MPIGPU_Finalize (pid %d, "
-                     "status 0); ending the job\n",
-                     r, static_cast<int>(pid));
-        End(kExitNoFinalize, SIGTERM, kExitGraceSeconds);
+      } else if (rank.remote && !rank.finalized && links_ != nullptr &&
+                 links_->Open(static_cast<int>(r))) {
+        rank.judge_at = MonotonicSeconds() + kLinkSettleSeconds;  // its "F" may be on the way
+      } else {
+        Judge(r);
       }
     }
   }
 
-  // Sleeps until a signal or a record arrives or `wait` seconds (< 0: no limit) pass.
+  // Sleeps until a signal, a record, a link's event or output arrives or `wait` seconds (< 0:
+  // no limit) pass.
   void WaitForEvent(double wait) {
-    struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {link_fd_, POLLIN, 0}};
-    const nfds_t nfds = link_fd_ >= 0 ? 2 : 1;
+    std::vector<pollfd> fds = {{signal_fd_, POLLIN, 0}};
+    if (link_fd_ >= 0) fds.push_back({link_fd_, POLLIN, 0});
+    if (links_ != nullptr) links_->AppendPollFds(&fds);
+    if (output_ != nullptr) output_->AppendPollFds(&fds);
     const int ms = wait < 0 ? -1 : static_cast<int>(std::ceil(wait * 1000));
-    if (poll(fds, nfds, ms) <= 0) return;  // timeout or EINTR: the loop looks
-    if (nfds == 2 && fds[1].revents != 0) DrainLink();
+    if (poll(fds.data(), fds.size(), ms) <= 0) return;  // timeout or EINTR: the loop looks
+    DrainLink();  // each of these takes what is ready, without waiting
+    ServeLinks();
+    if (output_ != nullptr) output_->Serve();
     if (fds[0].revents == 0) return;
     struct signalfd_siginfo info;
     while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
@@ -271,6 +384,8 @@ class Supervisor {
   int signal_fd_;
   int link_fd_;
   Janitor* janitor_;
+  LinkServer* links_;
+  TaggedOutput* output_;
   double timeout_s_ = 0;
   double timeout_at_ = 0;  // 0: no timeout
   bool ending_ = false;
@@ -308,13 +423,15 @@ int Main(int argc, char** argv) {
       hosts_given ? opts.hosts : std::vector<HostSlots>{{"localhost", opts.nranks}}, opts.nranks,
       [&](const std::string& h) { return !hosts_given || IsLocalHost(h, me); });
   const int local_count = place.local_node >= 0 ? place.local_size[place.local_node] : 0;
+  const bool any_remote = local_count < opts.nranks;
 
   std::string jobid, boot_ip;
   st = RandomJobId(&jobid);
   BindingPlan plan;
   if (st.ok()) st = PlanBindings(opts.bind_to, std::max(local_count, 1), &plan);
-  // The boot server listens where the other hosts reach this one (the first remote host's route).
-  for (int n = 0; st.ok() && place.nodes() > 1 && n < place.nodes() && boot_ip.empty(); ++n)
+  // The boot and link servers listen where the other hosts reach this one (the first remote
+  // host's route).
+  for (int n = 0; st.ok() && any_remote && n < place.nodes() && boot_ip.empty(); ++n)
     if (!place.node_local[n]) st = AddressTowards(place.node_host[n], &boot_ip);
   if (!st.ok()) {
     std::fprintf(stderr, "mpigpurun: %s\n", st.message().c_str());
@@ -333,14 +450,18 @@ int Main(int argc, char** argv) {
   Janitor janitor;
   janitor.Start(jobid, shm_prefix);
 
-  // A job on several nodes: its secret and boot server, alive until the job has ended.
+  // A job with ranks on other hosts: its secret and the link server for their links (even when
+  // they all share one host: the launcher supervises them through it); on several nodes also the
+  // boot server (their addresses). Alive until the job has ended.
   std::unique_ptr<boot::BootServer> boot_server;
+  LinkServer link_server;
   std::string secret_hex, node_map;
-  if (place.nodes() > 1) {
+  if (any_remote) {
     std::string secret;
     st = transport::NewJobSecret(&secret);
     secret_hex = transport::JobSecretHex(secret);
-    if (st.ok())
+    if (st.ok()) st = link_server.Start(boot_ip, opts.nranks, secret);
+    if (st.ok() && place.nodes() > 1)
       st = boot::BootServer::Start(
           boot_ip, opts.nranks, secret,
           [](const std::string& line) { std::fprintf(stderr, "mpigpurun: %s\n", line.c_str()); },
@@ -350,7 +471,7 @@ int Main(int argc, char** argv) {
       janitor.Done();
       return kExitInternal;
     }
-    node_map = transport::JobInfo::FormatNodeMap(place.node_of);
+    if (place.nodes() > 1) node_map = transport::JobInfo::FormatNodeMap(place.node_of);
   }
 
   sigset_t wait_set, child_mask;
@@ -378,7 +499,9 @@ int Main(int argc, char** argv) {
   const std::string cwd = getcwd(cwd_buf, sizeof cwd_buf) != nullptr ? cwd_buf : "";
 
   std::vector<Rank> ranks(static_cast<size_t>(opts.nranks));
-  Supervisor supervisor(&ranks, opts.timeout_s, signal_fd, link[0], &janitor);
+  TaggedOutput tagged;
+  Supervisor supervisor(&ranks, opts.timeout_s, signal_fd, link[0], &janitor,
+                        any_remote ? &link_server : nullptr, opts.tag_output ? &tagged : nullptr);
   ChildSetup setup;
   setup.mask = &child_mask;
   setup.sigpipe = &orig_pipe;
@@ -407,24 +530,35 @@ int Main(int argc, char** argv) {
     const bool local = place.node_local[static_cast<size_t>(node)];
     const RankBinding& binding = plan.ranks[static_cast<size_t>(local ? local_rank : 0)];
     int exec_errno = 0, fork_errno = 0;
+    StdFds std_fds;
+    if (opts.tag_output && !tagged.Add(r, &std_fds.out, &std_fds.err)) {
+      std::fprintf(stderr, "mpigpurun: cannot make rank %d's output pipes: %s\n", r,
+                   std::strerror(errno));
+      supervisor.End(kExitInternal, SIGTERM);
+      break;
+    }
     pid_t pid;
     if (local) {
       info.creator_pid = local_rank == 0 ? 0 : creator;  // local rank 0 creates the job segment
       info.launcher_fd = link[1];
       info.job_cpus = job_cpus;
-      info.job_secret = secret_hex;
+      if (boot_server) info.job_secret = secret_hex;
       pid = StartProcess(opts.program, BuildRankEnv(base_env, opts.exports, info, jobid),
-                         binding.bound ? &binding.cpus : nullptr, -1, setup, &exec_errno,
+                         binding.bound ? &binding.cpus : nullptr, std_fds, setup, &exec_errno,
                          &fork_errno);
       if (local_rank == 0) creator = pid;
     } else {
+      info.launcher_addr = link_server.address();
+      ranks[static_cast<size_t>(r)].remote = true;
+      ranks[static_cast<size_t>(r)].host = place.node_host[static_cast<size_t>(node)];
       const std::string command =
           RemoteCommand(RemoteRankVariables(base_env, opts.exports, info, jobid), opts.program,
                         cwd, !secret_hex.empty());
       pid = StartAgent(AgentArgv(opts.launch_agent, place.node_host[static_cast<size_t>(node)],
                                  command),
-                       agent_env, secret_hex, agent_setup, &exec_errno, &fork_errno);
+                       agent_env, secret_hex, std_fds, agent_setup, &exec_errno, &fork_errno);
     }
+    if (opts.tag_output) tagged.Started(std_fds.out, std_fds.err);
     if (pid < 0) {
       if (exec_errno != 0) {
         std::fprintf(stderr, "mpigpurun: cannot execute '%s': %s\n",
@@ -448,6 +582,7 @@ int Main(int argc, char** argv) {
   if (link[1] >= 0) close(link[1]);
 
   int code = supervisor.Run();
+  if (opts.tag_output) tagged.Drain(kOutputDrainSeconds);  // what the ranks wrote last
   boot_server.reset();      // the job has ended: remote ranks see its connections close
   SweepJobShm(shm_prefix);  // the transport unlinks its names; this is the safety net
   janitor.Done();

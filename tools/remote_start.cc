@@ -122,8 +122,8 @@ std::vector<std::string> AgentEnv(const std::vector<std::string>& base) {
 }
 
 pid_t StartAgent(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                 const std::string& secret, const ChildSetup& setup, int* exec_errno,
-                 int* fork_errno) {
+                 const std::string& secret, StdFds std_fds, const ChildSetup& setup,
+                 int* exec_errno, int* fork_errno) {
   int fds[2] = {-1, -1};
   if (secret.empty()) {
     fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -134,7 +134,8 @@ pid_t StartAgent(const std::vector<std::string>& argv, const std::vector<std::st
     *fork_errno = errno;
     return -1;
   }
-  const pid_t pid = StartProcess(argv, env, nullptr, fds[0], setup, exec_errno, fork_errno);
+  std_fds.in = fds[0];
+  const pid_t pid = StartProcess(argv, env, nullptr, std_fds, setup, exec_errno, fork_errno);
   close(fds[0]);
   if (fds[1] >= 0) {
     // 33 bytes fit in any pipe: no wait. An agent that died is EPIPE (SIGPIPE is ignored).

@@ -58,11 +58,12 @@ Status AddressTowards(const std::string& host, std::string* ip);
 // `base` without the launcher's variables (an outer job's): the agent's own environment.
 std::vector<std::string> AgentEnv(const std::vector<std::string>& base);
 
-// Starts the agent (StartProcess, unbound) and writes `secret` and a newline to its stdin, then
-// closes it; with no secret its stdin is /dev/null. Returns as StartProcess does.
+// Starts the agent (StartProcess, unbound; stdout/stderr from `std_fds` where given) and writes
+// `secret` and a newline to its stdin, then closes it; with no secret its stdin is /dev/null.
+// Returns as StartProcess does.
 pid_t StartAgent(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                 const std::string& secret, const ChildSetup& setup, int* exec_errno,
-                 int* fork_errno);
+                 const std::string& secret, StdFds std_fds, const ChildSetup& setup,
+                 int* exec_errno, int* fork_errno);
 
 }  // namespace launcher
 }  // namespace mpigpu

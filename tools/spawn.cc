@@ -29,7 +29,8 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 }  // namespace
 
 pid_t StartProcess(std::vector<std::string> args, std::vector<std::string> env,
-                   const cpu_set_t* cpus, int stdin_fd, const ChildSetup& setup, int* exec_errno,
+                   const cpu_set_t* cpus, const StdFds& std_fds, const ChildSetup& setup,
+                   int* exec_errno,
                    int* fork_errno) {
   std::vector<char*> argv = CStrings(args);
   std::vector<char*> envp = CStrings(env);
@@ -54,10 +55,10 @@ pid_t StartProcess(std::vector<std::string> args, std::vector<std::string> env,
     sigaction(SIGPIPE, setup.sigpipe, nullptr);
     sigprocmask(SIG_SETMASK, setup.mask, nullptr);
     if (setup.link_fd >= 0) fcntl(setup.link_fd, F_SETFD, 0);
-    if (stdin_fd >= 0 && stdin_fd != STDIN_FILENO) {
-      dup2(stdin_fd, STDIN_FILENO);
-      close(stdin_fd);
-    }
+    // dup2 clears close-on-exec on the copy; the originals (close on exec) go at exec.
+    const int wanted[3] = {std_fds.in, std_fds.out, std_fds.err};
+    for (int target = 0; target < 3; ++target)
+      if (wanted[target] >= 0 && wanted[target] != target) dup2(wanted[target], target);
     if (self_pid != nullptr) WriteSelfPid(self_pid, getpid());
     if (cpus != nullptr) sched_setaffinity(0, sizeof(*cpus), cpus);
     execvpe(argv[0], argv.data(), envp.data());

@@ -1,6 +1,9 @@
 #include "transport/launcher_link.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,6 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+
+#include "memcopy/clock.h"
 
 namespace mpigpu::transport {
 namespace {
@@ -19,6 +25,8 @@ struct Link {
   std::mutex mu;
   bool read = false;  // MPIGPU_LAUNCHER_FD was looked at
   int fd = -1;        // the rank's end, or -1 without a launcher
+  bool remote = false;  // fd is a TCP connection to the launcher's link server
+  bool unreachable = false;  // MPIGPU_LAUNCHER_ADDR named a server that did not answer
   dev_t dev = 0;      // the socket's identity when first seen: the program may close the fd
   ino_t ino = 0;      // and reuse its number for a socket of its own
 };
@@ -51,6 +59,101 @@ bool IsLinkSocket(int fd) {
   return true;
 }
 
+// A whole decimal number in [0, 2^31), else -1.
+long ParseCount(const char* text) {
+  if (text == nullptr || *text == '\0') return -1;
+  long v = 0;
+  for (const char* p = text; *p; ++p) {
+    if (*p < '0' || *p > '9' || v > (1L << 30)) return -1;
+    v = v * 10 + (*p - '0');
+  }
+  return v;
+}
+
+// "a.b.c.d:port" -> address; false for anything else.
+bool ParseAddr(const std::string& text, sockaddr_in* a) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return false;
+  const long port = ParseCount(text.c_str() + colon + 1);
+  if (port <= 0 || port > 65535) return false;
+  *a = sockaddr_in{};
+  a->sin_family = AF_INET;
+  a->sin_port = htons(static_cast<uint16_t>(port));
+  return inet_pton(AF_INET, text.substr(0, colon).c_str(), &a->sin_addr) == 1;
+}
+
+// Writes all of `n` bytes before `deadline`; false on an error or the deadline.
+bool SendAll(int fd, const void* data, size_t n, double deadline) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno != EAGAIN && errno != EINTR) return false;
+    const double left = deadline - MonotonicSeconds();
+    if (left <= 0) return false;
+    pollfd q{fd, POLLOUT, 0};
+    (void)poll(&q, 1, static_cast<int>(left * 1000) + 1);
+  }
+  return true;
+}
+
+// The remote link (MPIGPU_LAUNCHER_ADDR): a TCP connection to the launcher's link server that
+// proved the job's secret, or -1 for settings that name no link, or -2 when the server did not
+// answer within kRemoteLinkConnectS (the launcher is gone, or cannot be reached: either way
+// nobody supervises this rank). One line on stderr says why. A refused connect is retried until
+// the deadline: the server listens before any rank starts, so that only covers a slow network.
+int ConnectRemote(const char* addr_text) {
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "mpigpu: no link to the launcher at %s: %s\n", addr_text, why.c_str());
+    return -1;
+  };
+  auto unreachable = [&](const std::string& why) {
+    fail(why);
+    return -2;
+  };
+  sockaddr_in addr{};
+  if (!ParseAddr(addr_text, &addr))
+    return fail(std::string(kLauncherAddrVariable) + " is not a.b.c.d:port");
+  std::string secret;
+  if (!ParseJobSecretHex(std::getenv("MPIGPU_JOB_SECRET"), &secret))
+    return fail("MPIGPU_JOB_SECRET is missing or not 32 hex digits");
+  const long rank = ParseCount(std::getenv("MPIGPU_RANK"));
+  const long size = ParseCount(std::getenv("MPIGPU_SIZE"));
+  if (rank < 0 || size <= rank) return fail("MPIGPU_RANK/MPIGPU_SIZE are not set");
+  const double deadline = MonotonicSeconds() + kRemoteLinkConnectS;
+  int fd = -1;
+  for (;;) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fail(std::strerror(errno));
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
+    const int err = errno;
+    close(fd);
+    if (MonotonicSeconds() > deadline) return unreachable(std::strerror(err));
+    usleep(20000);
+  }
+  // A launcher host that vanishes (no close ever comes) is noticed by keepalives: ~10 s.
+  const int one = 1, idle = 4, interval = 2, count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  RemoteLinkHello hello{};
+  hello.magic = kRemoteLinkMagic;
+  hello.rank = static_cast<int32_t>(rank);
+  hello.size = static_cast<int32_t>(size);
+  std::memcpy(hello.secret, secret.data(), kJobSecretBytes);
+  if (!SendAll(fd, &hello, sizeof hello, deadline)) {
+    close(fd);
+    return unreachable("the hello did not go through");
+  }
+  return fd;
+}
+
 // The link's fd (-1: none), reading the variable on the first call. Later calls check that the
 // number still names the same socket (a program may close it and reuse the number): if not, the
 // link is gone for good and nothing is read from or written to that number again.
@@ -67,6 +170,19 @@ int LinkFd() {
       link.ino = st.st_ino;
       int flags = fcntl(fd, F_GETFD);
       if (flags >= 0) (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    } else if (const char* addr = std::getenv(kLauncherAddrVariable);
+               fd < 0 && addr != nullptr && *addr != '\0') {
+      const int remote = ConnectRemote(addr);
+      if (remote >= 0 && fstat(remote, &st) == 0) {
+        link.fd = remote;
+        link.remote = true;
+        link.dev = st.st_dev;
+        link.ino = st.st_ino;
+      } else if (remote >= 0) {
+        close(remote);
+      } else {
+        link.unreachable = remote == -2;
+      }
     }
   } else if (link.fd >= 0 &&
              (fstat(link.fd, &st) != 0 || st.st_dev != link.dev || st.st_ino != link.ino)) {
@@ -81,8 +197,9 @@ void Send(char kind, int rank) {
   char record[32];
   const int n = std::snprintf(record, sizeof record, "%c %d\n", kind, rank);
   if (n <= 0) return;
-  // One datagram per record. Blocks while the launcher's queue is full (it drains it as it
-  // runs); fails at once, without SIGPIPE, when the launcher is gone.
+  // One datagram (a remote link: one send of the whole record) per record. Blocks while the
+  // launcher's queue is full (it drains it as it runs); fails at once, without SIGPIPE, when the
+  // launcher is gone.
   ssize_t w;
   do {
     w = send(fd, record, static_cast<size_t>(n), MSG_NOSIGNAL);
@@ -93,15 +210,18 @@ void Send(char kind, int rank) {
 
 bool LauncherGone() {
   const int fd = LinkFd();
-  if (fd < 0) return false;
-  struct pollfd p = {fd, POLLIN, 0};
+  if (fd < 0) return TheLink().unreachable;  // set once, under the lock, in the first LinkFd
+  const bool remote = TheLink().remote;  // set once, with fd, before LinkFd returned it
+  struct pollfd p = {fd, static_cast<short>(remote ? POLLIN | POLLRDHUP : POLLIN), 0};
   int r;
   do {
     r = poll(&p, 1, 0);
   } while (r < 0 && errno == EINTR);
   // The launcher never sends: POLLHUP (or an error) means its end closed. POLLNVAL (the program
   // closed our fd) says nothing about the launcher.
-  return r > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
+  // A remote link: the launcher never writes, so readable means closed or reset.
+  const short gone = remote ? (POLLIN | POLLRDHUP | POLLHUP | POLLERR) : (POLLHUP | POLLERR);
+  return r > 0 && (p.revents & gone) != 0;
 }
 
 void ExitIfLauncherGone(int rank) {
@@ -124,7 +244,10 @@ void ResetLauncherLinkForTest() {
   Link& link = TheLink();
   std::lock_guard<std::mutex> lock(link.mu);
   link.read = false;
+  if (link.remote && link.fd >= 0) close(link.fd);
   link.fd = -1;
+  link.remote = false;
+  link.unreachable = false;
 }
 
 }  // namespace mpigpu::transport

@@ -107,7 +107,8 @@ constexpr ParamVar<TransportConfig> kVars[] = {
 // Set by the launcher, read by the bootstrap: not settings, but not unknown either.
 std::vector<const char*> LauncherVars() {
   return {"MPIGPU_RANK",        "MPIGPU_SIZE",        "MPIGPU_LOCAL_RANK", "MPIGPU_LOCAL_SIZE",
-          "MPIGPU_JOBID",       "MPIGPU_LAUNCHER_FD", "MPIGPU_CREATOR_PID", "MPIGPU_JOB_CPUS"};
+          "MPIGPU_JOBID",       "MPIGPU_LAUNCHER_FD", "MPIGPU_CREATOR_PID", "MPIGPU_JOB_CPUS",
+          "MPIGPU_LAUNCHER_ADDR"};
 }
 
 uint64_t RoundPage(uint64_t v) { return v > UINT64_MAX - 4095 ? UINT64_MAX : (v + 4095) / 4096 * 4096; }

@@ -1,0 +1,243 @@
+// mpigpurun across two hosts that are network namespaces of this machine, joined by a veth pair
+// (10.94.<n>.1 and .2, namespaces mpl2a<pid>/mpl2b<pid>, made and removed by the suite). The
+// launcher runs in the first (the test process enters it); the launch agent
+// (tests/testdata/netns_agent.sh) runs each remote command in the second, as ssh would on a real
+// host. Cases: a job all on the other host (no boot server: its ranks' links to the launcher carry
+// its supervision), a remote rank that skips MPIGPU_Finalize, one that dies before any message
+// (through its agent's status, and behind a shell through its link's close), the launcher's
+// death, --tag-output, the hosts' link going down under a job. Every launcher run has a bounded
+// wait; faults must end the job within seconds. Needs root and `ip`: skips with the reason where
+// namespaces cannot be made.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/launcher_e2e_util.h"
+
+namespace mpigpu::testing {
+namespace {
+
+bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+class LauncherNetns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string tag = std::to_string(getpid() % 100000);
+    a_ = "mpl2a" + tag;
+    b_ = "mpl2b" + tag;
+    veth_ = "mpl2v" + tag;
+    const std::string net = "10.94." + std::to_string(getpid() % 250) + ".";
+    ip_a_ = net + "1";
+    ip_b_ = net + "2";
+    if (geteuid() != 0) {
+      skip_ = "not root: network namespaces cannot be made";
+      return;
+    }
+    const bool made = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
+                      Sh("ip link add " + veth_ + "a type veth peer name " + veth_ + "b") &&
+                      Sh("ip link set " + veth_ + "a netns " + a_) &&
+                      Sh("ip link set " + veth_ + "b netns " + b_) &&
+                      Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth_ + "a") &&
+                      Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth_ + "b") &&
+                      Sh("ip -n " + a_ + " link set lo up") &&
+                      Sh("ip -n " + b_ + " link set lo up") &&
+                      Sh("ip -n " + a_ + " link set " + veth_ + "a up") &&
+                      Sh("ip -n " + b_ + " link set " + veth_ + "b up");
+    if (!made) {
+      skip_ = "cannot make network namespaces and a veth pair here (ip netns/ip link failed)";
+      return;
+    }
+    // The launcher (a child of this process) runs in the first host.
+    const int fd = open(("/var/run/netns/" + a_).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) skip_ = "cannot enter the first namespace";
+    if (fd >= 0) close(fd);
+  }
+  static void TearDownTestSuite() {
+    if (geteuid() != 0) return;
+    Sh("ip netns del " + a_);  // takes the veth pair with it
+    Sh("ip netns del " + b_);
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+  }
+
+  static Env AgentEnv() { return {{"NETNS_AGENT_MAP", ip_b_ + "=" + b_}}; }
+  // --host H --launch-agent netns_agent, then `program`.
+  static std::vector<std::string> Args(const std::string& hosts,
+                                       const std::vector<std::string>& program) {
+    std::vector<std::string> args = {"--host", hosts, "--launch-agent",
+                                     Runfile("tests/testdata/netns_agent.sh")};
+    args.insert(args.end(), program.begin(), program.end());
+    return args;
+  }
+  static Result Run(const std::string& hosts, const std::vector<std::string>& program,
+                    double* seconds = nullptr) {
+    const auto start = std::chrono::steady_clock::now();
+    Result r = RunLauncher(Args(hosts, program), AgentEnv());
+    if (seconds != nullptr)
+      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
+  static std::string Both() { return ip_a_ + ":1," + ip_b_ + ":1"; }
+  static std::string OnlyB(int n) { return ip_b_ + ":" + std::to_string(n); }
+
+  static std::string a_, b_, veth_, ip_a_, ip_b_, skip_;
+};
+std::string LauncherNetns::a_, LauncherNetns::b_, LauncherNetns::veth_, LauncherNetns::ip_a_,
+    LauncherNetns::ip_b_, LauncherNetns::skip_;
+
+// A job whose ranks are all on the other host: they meet over shared memory there, and the
+// launcher hears from them through their links (a rank's end, its records).
+TEST_F(LauncherNetns, AJobAllOnTheOtherHostRunsAndIsSupervised) {
+  Result r = Run(OnlyB(3), {"-x", "MPIGPU_DEBUG=info", RankProgram(), "pairs"});
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_NE(r.err.find("[mpigpu " + std::to_string(rank) + "] info: ranks 0-2: shm"),
+              std::string::npos)
+        << r.err;
+  const std::string dir = TempDir();
+  Result env = Run(OnlyB(2), {Probe(), dir, "ok"});
+  ASSERT_EQ(env.code, 0) << env.err;
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_EQ(ReadRankEnv(dir, rank)["MPIGPU_LAUNCHER_ADDR"].rfind(ip_a_ + ":", 0), 0u)
+        << "the link goes to the launcher's address towards the other host";
+  ExpectJobGone(dir, 2);
+  // One rank fails: the launcher ends the other and reports the first with its status.
+  const std::string dir2 = TempDir();
+  Result fail = Run(OnlyB(2), {Probe(), dir2, "exit", "1", "5"});
+  ASSERT_FALSE(fail.hung);
+  EXPECT_EQ(fail.code, 5) << fail.err;
+  EXPECT_NE(fail.err.find("its launch agent for host " + ip_b_ + ") exited with status 5"),
+            std::string::npos)
+      << fail.err;
+  ExpectJobGone(dir2, 2);
+}
+
+// kill -9 of the launcher: ranks on the other host, behind a shell that stays (no parent-death
+// signal), end through their links' close within 2 s, whether the job is all there or split.
+TEST_F(LauncherNetns, KillingTheLauncherEndsAJobAllOnTheOtherHost) {
+  for (const std::string& hosts : {OnlyB(2), Both()}) {
+    SCOPED_TRACE(hosts);
+    const std::string dir = TempDir(), out = MakeTempDir("run");
+    BoundedRun run = StartLauncher(
+        Args(hosts, {"/bin/sh", "-c", RankProgram() + " recv-forever " + dir + "; true"}),
+        AgentEnv(), out);
+    ASSERT_TRUE(WaitUntil(20000, [&] { return AllRecorded(dir, 2, ".pid"); }))
+        << ReadFile(out + "/stderr");
+    const std::string record = ReadFile(dir + "/rank-1.pid");
+    const std::string jobid = record.substr(record.find(' ') + 1, 16);
+    ASSERT_EQ(kill(run.pid(), SIGKILL), 0);
+    run.Wait();
+    ExpectGoneAfterLauncherDeath(dir, jobid);
+    const std::string err = ReadFile(out + "/stderr");
+    EXPECT_NE(err.find("mpigpu: rank 1: the launcher (mpigpurun) is gone; ending this rank"),
+              std::string::npos)
+        << err;
+  }
+}
+
+// A rank on the other host returns 0 from main without MPIGPU_Finalize: the job fails naming it,
+// split across the hosts or all on the other one.
+TEST_F(LauncherNetns, ARemoteRankThatSkipsFinalizeFailsTheJob) {
+  for (const std::string& hosts : {Both(), OnlyB(2)}) {
+    SCOPED_TRACE(hosts);
+    double seconds = 0;
+    Result r = Run(hosts, {RankProgram(), "no-finalize", "1"}, &seconds);
+    ASSERT_FALSE(r.hung);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("mpigpurun: rank 1 exited without calling MPIGPU_Finalize (pid "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("its launch agent for host " + ip_b_ + ", status 0); ending the job"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(CountLines(r.err, "mpigpurun: rank "), 1) << r.err;
+    EXPECT_LT(seconds, 10.0);
+  }
+}
+
+// Rank 1, on the other host, dies (SIGKILL) right after MPIGPU_Init, before any message; rank 0
+// finalizes without ever having talked to it. The launcher reports it: through the agent's status
+// (the agent execs the rank), or, behind a shell that lives on, through its link's close ~1 s
+// later. Within seconds either way.
+TEST_F(LauncherNetns, ARemoteRankThatDiesUnseenIsReported) {
+  double seconds = 0;
+  Result r = Run(Both(), {RankProgram(), "die-unseen", "1"}, &seconds);
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 128 + SIGKILL) << r.err;
+  EXPECT_NE(r.err.find("its launch agent for host " + ip_b_ + ") was killed by signal 9"),
+            std::string::npos)
+      << r.err;
+  EXPECT_LT(seconds, 10.0);
+
+  Result behind =
+      Run(Both(), {"/bin/sh", "-c", RankProgram() + " die-unseen 1; sleep 8"}, &seconds);
+  ASSERT_FALSE(behind.hung);
+  EXPECT_EQ(behind.code, 1) << behind.err;
+  EXPECT_NE(behind.err.find("mpigpurun: rank 1 on host " + ip_b_ +
+                            " left the job without MPIGPU_Finalize: its link to the launcher "
+                            "closed"),
+            std::string::npos)
+      << behind.err;
+  EXPECT_LT(seconds, 6.0) << "the lost rank was not noticed before its shell ended";
+  std::fprintf(stderr, "a rank lost on the other host ended the job in %.2f s\n", seconds);
+}
+
+// --tag-output: ranks on both hosts write 200 lines to each stream in pieces; every line comes out
+// whole behind its rank's tag, in order.
+TEST_F(LauncherNetns, TagOutputAcrossTheHosts) {
+  const std::string dir = TempDir();
+  Result r = RunLauncher(Args(ip_a_ + ":1," + ip_b_ + ":2",
+                              {"--tag-output", Probe(), dir, "chatter", "200"}),
+                         AgentEnv());
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err.substr(0, 2000);
+  EXPECT_EQ(CheckTaggedChatter(r.out, "stdout", 3, 200), "");
+  EXPECT_EQ(CheckTaggedChatter(r.err, "stderr", 3, 200), "");
+  ExpectJobGone(dir, 3);
+}
+
+// The link between the hosts goes down under a job all on the other host (its ranks wait in a
+// receive there, over shared memory): nothing closes, but keepalives on both ends of the ranks'
+// links notice within about 10 s, and the job ends in an error instead of hanging. Last in the
+// suite (Z): the link is brought back up after it.
+TEST_F(LauncherNetns, ZTheHostsLinkGoingDownEndsTheJob) {
+  const std::string dir = TempDir(), out = MakeTempDir("run");
+  BoundedRun run = StartLauncher(
+      Args(OnlyB(2), {RankProgram(), "recv-forever", dir}), AgentEnv(), out);
+  ASSERT_TRUE(WaitUntil(20000, [&] { return AllRecorded(dir, 2, ".pid"); }))
+      << ReadFile(out + "/stderr");
+  ASSERT_TRUE(Sh("ip -n " + a_ + " link set " + veth_ + "a down"));
+  const auto cut = std::chrono::steady_clock::now();
+  Result r = run.Wait();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  Sh("ip -n " + a_ + " link set " + veth_ + "a up");
+  ASSERT_FALSE(r.hung) << ReadFile(out + "/stderr");
+  const std::string err = ReadFile(out + "/stderr");
+  EXPECT_EQ(r.code, 1) << err;
+  // Whichever end's keepalives give up first: the launcher's (the rank is lost) or the ranks'
+  // (their launcher is gone, and they exit 1).
+  EXPECT_TRUE(err.find("left the job without MPIGPU_Finalize: its link to the launcher closed") !=
+                  std::string::npos ||
+              err.find("the launcher (mpigpurun) is gone") != std::string::npos)
+      << err;
+  EXPECT_LT(seconds, 20.0);
+  std::fprintf(stderr, "the job ended %.1f s after its hosts' link went down\n", seconds);
+  for (int rank = 0; rank < 2; ++rank) {
+    const pid_t pid = std::atoi(ReadFile(dir + "/rank-" + std::to_string(rank) + ".pid").c_str());
+    EXPECT_TRUE(pid > 0 && kill(pid, 0) != 0) << "rank " << rank << " outlived the job";
+  }
+}
+
+}  // namespace
+}  // namespace mpigpu::testing
