@@ -10,4 +10,5 @@ if [ -z "$ns" ]; then
   echo "pmix_netns_agent: no namespace for host '$host'" >&2
   exit 255
 fi
-exec ip netns exec "$ns" unshare --uts sh -c "hostname $ns; exec $*"
+# The command is a shell line (Open MPI may put "PATH=...; export PATH; ..." before orted).
+exec ip netns exec "$ns" unshare --uts sh -c "hostname $ns; $*"
