@@ -227,14 +227,14 @@ class PmixNetns : public PmixLaunch {
   }
 
   // mpirun in the first namespace over both hosts, 2 ranks each, running pmix_rank `args`.
-  Result RunAcross(const std::string& args, int timeout_ms) {
+  Result RunAcross(const std::string& args, int timeout_ms, const std::string& mpirun_args = "") {
     RunOptions o = MpirunOptions();
     o.timeout_ms = timeout_ms;
     o.env["NETNS_AGENT_MAP"] = ip_b_ + "=" + b_;
     const std::string mpirun =
         std::string(kMpirun) + " --host " + ip_a_ + ":2," + ip_b_ + ":2 -n 4 --mca plm_rsh_agent " +
         Runfile("tests/testdata/pmix_netns_agent.sh") + " --mca oob_tcp_if_include " + subnet_ +
-        " -x MPIGPU_DEBUG=info " + Rank() + " " + args;
+        " -x MPIGPU_DEBUG=info " + mpirun_args + " " + Rank() + " " + args;
     return mpigpu::testing::RunBounded(
         {"/bin/sh", "-c",
          "exec ip netns exec " + a_ + " unshare --uts sh -c 'hostname " + a_ + "; exec " + mpirun + "'"},
@@ -269,6 +269,19 @@ TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 4; ++rank)  // the job ran: every rank joined before rank 3 died
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+}
+
+// A rank on the other host comes 20 s late while MPIGPU_BOOTSTRAP_TIMEOUT is 2: the others'
+// PMIx exchange (the hosts' addresses) ends in a timeout error at 2 s and the job ends, instead
+// of waiting for it.
+TEST_F(PmixNetns, AnExchangeARankNeverReachesTimesOut) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = RunAcross("late 3 20", 15000, "-x MPIGPU_BOOTSTRAP_TIMEOUT=2");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("did not all reach the exchange within 2 s"), std::string::npos) << r.err;
+  std::printf("the job ended %.2f s after its start\n", took);
 }
 
 }  // namespace

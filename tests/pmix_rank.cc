@@ -9,6 +9,8 @@
 //                          it (ended by the launcher or by the peer's failure, never a hang)
 //   pmix_rank block DIR    writes DIR/rank-<rank>.pid, then blocks receiving from the next rank
 //                          (which never sends): only its launcher's end ends it
+//   pmix_rank late R S     rank R (PMIX_RANK) sleeps S seconds before MPIGPU_Init, then as
+//                          pairs: the others' start-up exchange must time out, not wait
 // alarm(60) bounds every run.
 #include <signal.h>
 #include <unistd.h>
@@ -58,10 +60,15 @@ std::string AllPairs(int rank, int size) {
 int main(int argc, char** argv) {
   alarm(60);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: pmix_rank pairs | die R | block DIR\n");
+    std::fprintf(stderr, "usage: pmix_rank pairs | die R | block DIR | late R S\n");
     return 100;
   }
-  const std::string mode = argv[1];
+  std::string mode = argv[1];
+  if (mode == "late" && argc == 4) {
+    const char* me = std::getenv("PMIX_RANK");
+    if (me != nullptr && std::atoi(me) == std::atoi(argv[2])) sleep(std::atoi(argv[3]));
+    mode = "pairs";
+  }
   if (MPIGPU_Init(&argc, &argv) != MPIGPU_SUCCESS) return Fail(-1, "MPIGPU_Init failed");
   int rank = -1, size = 0;
   MPIGPU_Comm_rank(MPIGPU_COMM_WORLD, &rank);
