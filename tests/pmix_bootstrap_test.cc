@@ -86,3 +86,30 @@ TEST(JobSource, APmixEnvironmentWithoutItsServerIsAClearError) {
 
 }  // namespace
 }  // namespace mpigpu::internode
+
+namespace mpigpu::internode {
+namespace {
+
+std::string NoRoute(uint32_t) { return ""; }
+std::string RouteVia42(uint32_t) { return "10.42.0.7"; }
+
+TEST(PmixBootstrap, TheListenAddressIsInASubnetAnotherHostHas) {
+  // docker0 (the same 172.17.0.1 on both hosts) does not count; the shared 10.0.0.0/24 does.
+  EXPECT_EQ(PmixBootstrap::PickAddress("172.17.0.1/16,10.0.0.1/24", {"172.17.0.1/16,10.0.0.2/24"},
+                                       NoRoute),
+            "10.0.0.1");
+  EXPECT_EQ(PmixBootstrap::PickAddress("192.168.1.5/24,10.1.0.1/16", {"", "10.1.5.3/16"}, NoRoute),
+            "10.1.0.1");
+  // No shared subnet: the route's source, else this host's first address, else none.
+  EXPECT_EQ(PmixBootstrap::PickAddress("10.42.0.7/24,192.168.9.1/24", {"10.99.0.2/24"}, RouteVia42),
+            "10.42.0.7");
+  EXPECT_EQ(PmixBootstrap::PickAddress("192.168.9.1/24", {"10.99.0.2/24"}, NoRoute), "192.168.9.1");
+  EXPECT_EQ(PmixBootstrap::PickAddress("", {"10.99.0.2/24"}, NoRoute), "");
+  // Hostile lists: garbage and bad prefixes are skipped, never a crash.
+  EXPECT_EQ(PmixBootstrap::PickAddress("x/99,10.0.0.1/24,/,,1.2.3.4/-1,1.2.3.5/99999999999999999999", {"zz,10.0.0.9/40,10.0.0.3"},
+                                       NoRoute),
+            "10.0.0.1");
+}
+
+}  // namespace
+}  // namespace mpigpu::internode

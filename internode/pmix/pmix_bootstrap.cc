@@ -126,8 +126,10 @@ std::vector<Ipv4Net> ParseAddresses(const std::string& list) {
     in_addr a{};
     if (::inet_pton(AF_INET, n.text.c_str(), &a) != 1) continue;
     n.addr = ntohl(a.s_addr);
-    n.prefix = slash == std::string::npos ? 32 : std::atoi(item.c_str() + slash + 1);
-    if (n.prefix < 0 || n.prefix > 32) continue;
+    const long prefix =
+        slash == std::string::npos ? 32 : std::strtol(item.c_str() + slash + 1, nullptr, 10);
+    if (prefix < 0 || prefix > 32) continue;
+    n.prefix = static_cast<int>(prefix);
     out.push_back(n);
   }
   return out;
@@ -372,33 +374,44 @@ Status PmixBootstrap::ChooseLocalAddress(const JobInfo& job) {
   local_address_ = "127.0.0.1";
   if (!job.SpansNodes()) return Status::Ok();
   Impl& m = *impl_;
-  const std::string mine_text = InterfaceAddresses();
-  const std::vector<Ipv4Net> mine = ParseAddresses(mine_text);
+  const std::string mine = InterfaceAddresses();
   const double timeout = static_cast<double>(GetTransportConfig().bootstrap_timeout_s);
-  std::vector<Ipv4Net> remote;
-  MPIGPU_RETURN_IF_ERROR(m.Put(kAddrKey, mine_text));
+  MPIGPU_RETURN_IF_ERROR(m.Put(kAddrKey, mine));
   const pmix_status_t rc = m.lib->Commit();
   if (rc != PMIX_SUCCESS) return Status(Err::kSystem, "pmix: PMIx_Commit: " + m.lib->Error(rc));
   MPIGPU_RETURN_IF_ERROR(m.Fence(timeout));
+  std::vector<std::string> others;
   for (int r = 0; r < job.size; ++r) {
     if (job.SameNode(r)) continue;
-    std::string text;
-    MPIGPU_RETURN_IF_ERROR(m.GetBytes(r, kAddrKey, kMaxCard, timeout, &text));
-    for (const Ipv4Net& n : ParseAddresses(text)) remote.push_back(n);
+    others.emplace_back();
+    MPIGPU_RETURN_IF_ERROR(m.GetBytes(r, kAddrKey, kMaxCard, timeout, &others.back()));
   }
-  auto use = [&](const std::string& a) {
-    local_address_ = a;
-    return Status::Ok();
-  };
+  const std::string a = PickAddress(mine, others, RouteSource);
+  if (!a.empty()) local_address_ = a;
+  return Status::Ok();
+}
+
+std::string PmixBootstrap::PickAddress(const std::string& mine_list,
+                                       const std::vector<std::string>& other_lists,
+                                       std::string (*route_source)(uint32_t)) {
+  const std::vector<Ipv4Net> mine = ParseAddresses(mine_list);
+  std::vector<Ipv4Net> remote;
+  for (const std::string& list : other_lists)
+    for (const Ipv4Net& n : ParseAddresses(list)) {
+      // An address this host has too is a host-local bridge that every host has (docker0's
+      // 172.17.0.1): it reaches nothing across hosts.
+      bool own = false;
+      for (const Ipv4Net& me : mine) own |= me.addr == n.addr;
+      if (!own) remote.push_back(n);
+    }
   for (const Ipv4Net& r : remote)
     for (const Ipv4Net& n : mine)
-      if (n.Contains(r.addr)) return use(n.text);
+      if (n.Contains(r.addr)) return n.text;
   for (const Ipv4Net& r : remote) {
-    const std::string src = RouteSource(r.addr);
-    if (!src.empty() && src.rfind("127.", 0) != 0) return use(src);
+    const std::string src = route_source ? route_source(r.addr) : "";
+    if (!src.empty() && src.rfind("127.", 0) != 0) return src;
   }
-  if (!mine.empty()) return use(mine.front().text);
-  return Status::Ok();
+  return mine.empty() ? "" : mine.front().text;
 }
 
 Status PmixBootstrap::Allgather(const std::string& mine, std::vector<std::string>* all,

@@ -23,10 +23,12 @@
 // LocalAddress: MPIGPU_NET_IF decides where set (tcp_channel). Else, in a job that spans nodes,
 //   Start exchanges every rank's IPv4 addresses (one more Fence; no name lookups, which can hang
 //   where DNS is unreachable) and picks this host's address in a subnet another node has an
-//   address in, else the source of its route to one, else its first up non-loopback address.
+//   address in (an address every host has, a local bridge's, does not count), else the source
+//   of its route to one, else its first up non-loopback address.
 //   Loopback for a job on one node.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +60,12 @@ class PmixBootstrap final : public transport::Bootstrap {
   // Each rank's node label (any int, equal for ranks on one node) renumbered 0, 1, ... in the
   // order of each node's lowest rank.
   static std::vector<int> NumberNodes(const std::vector<int>& labels);
+  // The address to listen on from this host's IPv4 addresses and the other nodes' (lists of
+  // "a.b.c.d/prefix,..."), as LocalAddress describes; route_source(ipv4 in host order) gives the
+  // source address of this host's route there ("" if none). "" when this host has none.
+  static std::string PickAddress(const std::string& mine,
+                                 const std::vector<std::string>& others,
+                                 std::string (*route_source)(uint32_t));
 
  private:
   struct Impl;
