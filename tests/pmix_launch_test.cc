@@ -226,15 +226,17 @@ class PmixNetns : public PmixLaunch {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
   }
 
-  // mpirun in the first namespace over both hosts, 2 ranks each, running pmix_rank `args`.
-  Result RunAcross(const std::string& args, int timeout_ms, const std::string& mpirun_args = "") {
+  // mpirun in the first namespace over both hosts, 2 ranks each, running `program args`
+  // (pmix_rank by default).
+  Result RunAcross(const std::string& args, int timeout_ms, const std::string& mpirun_args = "",
+                   const std::string& program = Rank()) {
     RunOptions o = MpirunOptions();
     o.timeout_ms = timeout_ms;
     o.env["NETNS_AGENT_MAP"] = ip_b_ + "=" + b_;
     const std::string mpirun =
         std::string(kMpirun) + " --host " + ip_a_ + ":2," + ip_b_ + ":2 -n 4 --mca plm_rsh_agent " +
         Runfile("tests/testdata/pmix_netns_agent.sh") + " --mca oob_tcp_if_include " + subnet_ +
-        " -x MPIGPU_DEBUG=info " + mpirun_args + " " + Rank() + " " + args;
+        " -x MPIGPU_DEBUG=info " + mpirun_args + " " + program + " " + args;
     return mpigpu::testing::RunBounded(
         {"/bin/sh", "-c",
          "exec ip netns exec " + a_ + " unshare --uts sh -c 'hostname " + a_ + "; exec " + mpirun + "'"},
@@ -269,6 +271,17 @@ TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 4; ++rank)  // the job ran: every rank joined before rank 3 died
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+}
+
+// The halo benchmark on the API, unchanged, across the hosts: its exchange checked against a
+// serial reference (exact).
+TEST_F(PmixNetns, HaloChecksAcrossTheHosts) {
+  const Result r = RunAcross("--cpu --check --size 128 --iters 50", 60000, "",
+                             Runfile("benchmarks/halo"));
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(" ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(Info(0) + "ranks 2-3: tcp"), std::string::npos) << r.err;
 }
 
 // A rank on the other host comes 20 s late while MPIGPU_BOOTSTRAP_TIMEOUT is 2: the others'
