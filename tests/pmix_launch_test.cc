@@ -119,6 +119,24 @@ TEST_F(PmixLaunch, WithoutSharedMemoryCardsAndSecretGoThroughPmix) {
   EXPECT_NE(r.err.find(Info(2) + "ranks 0-1: tcp"), std::string::npos) << r.err;
 }
 
+// The job's secret, made by rank 0 and handed out through PMIx, is in no file other users may
+// read (Open MPI's session directory with PMIx's store, /dev/shm) and on no command line.
+TEST_F(PmixLaunch, TheSecretIsInNoWorldReadableFileAndOnNoCommandLine) {
+  RunOptions o = MpirunOptions();
+  const std::string session = o.env["TMPDIR"];
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(2, {"-x", "MPIGPU_SHM=0", Runfile("tests/pmix_secret_rank"), session, "/dev/shm"}), o);
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_NE(r.out.find("pmix_secret_rank " + std::to_string(rank) + ": "), std::string::npos)
+        << r.out << r.err;
+  EXPECT_EQ(r.Count(", clean\n"), 2) << r.out << r.err;
+  EXPECT_EQ(r.out.find(": 0 world-readable files"), std::string::npos)  // it looked somewhere
+      << r.out;
+  std::printf("%s", r.out.c_str());
+}
+
 // Started by a PMIx launcher but the library cannot be loaded: MPIGPU_Init fails with a message
 // that names the library, and nothing crashes.
 TEST_F(PmixLaunch, AMissingLibraryIsAClearError) {
