@@ -26,4 +26,11 @@ grep -q "MPIGPU_Init refuses this configuration: MPIGPU_LMT_UNITS='1000000'" <<<
 out=$(MPIGPU_LMT_UNIT_GPU_MIN=8M "$info" --config); rc=$?
 [ "$rc" = 1 ] || fail "exit status $rc with MPIGPU_LMT_UNIT_GPU_MIN above MPIGPU_LMT_UNIT_GPU"
 grep -q 'MPIGPU_Init refuses this configuration: MPIGPU_LMT_UNIT_GPU_MIN (8M) is above MPIGPU_LMT_UNIT_GPU (4M)' <<<"$out" || fail "no verdict for the combination"
+# Whether libpmix is there is shown, never required: found (its version and file), or why not.
+out=$("$info"); rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc without --config"
+grep -qE '^PMIx \(ranks started by .*\): libpmix (.*PMIx.* \(/.*libpmix[^ ]*\)|not loadable: )' <<<"$out" || fail "no PMIx line"
+out=$(MPIGPU_PMIX_LIB=/nonexistent/libpmix.so.2 "$info"); rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc without libpmix"
+grep -q 'libpmix not loadable: cannot load the PMIx library /nonexistent/libpmix.so.2' <<<"$out" || fail "no reason for a missing libpmix"
 echo "mpigpu-info test ok"
