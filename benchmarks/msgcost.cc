@@ -17,6 +17,7 @@
 
 #include "mpigpu_api/mpigpu.h"
 #include "transport/engine.h"
+#include "transport/job_source.h"
 
 using namespace mpigpu;
 using namespace mpigpu::transport;
@@ -45,7 +46,7 @@ void Finish(Engine& e, Request* r) {
 
 int RunEngine(int iters, size_t bytes) {
   JobInfo job;
-  Check(JobInfo::FromEnvironment(&job), "environment");
+  Check(JobFromLauncher(&job), "environment");  // mpigpurun, a PMIx launcher or none
   std::unique_ptr<Engine> e;
   Check(Engine::Create(job, &e), "join");
   std::vector<char> sbuf(bytes, 1), rbuf(bytes, 0);

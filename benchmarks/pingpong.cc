@@ -19,6 +19,7 @@
 
 #include "memcopy/memcopy.h"
 #include "transport/engine.h"
+#include "transport/job_source.h"
 
 using namespace mpigpu;
 using namespace mpigpu::transport;
@@ -49,7 +50,7 @@ void WaitAll(Engine& e, std::vector<Request*>& reqs) {
 
 int main(int argc, char** argv) {
   JobInfo job;
-  Check(JobInfo::FromEnvironment(&job), "environment");
+  Check(JobFromLauncher(&job), "environment");  // mpigpurun, a PMIx launcher or none
   if (job.size != 2) {
     std::fprintf(stderr, "pingpong: run with mpigpurun -n 2\n");
     return 2;

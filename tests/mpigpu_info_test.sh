@@ -31,4 +31,11 @@ out=$(env -u MPIGPU_DEBUG "$info") || fail "the full report failed"
 grep -qE '^  large +cma +this node, single copy, host only, contiguous only' <<<"$out" || fail "no cma caps"
 grep -qE '^  large +chan +any node, .*universal' <<<"$out" || fail "no chan caps"
 grep -qE '^  channel +tcp +any node' <<<"$out" || fail "no tcp channel"
+# Whether libpmix is there is shown, never required: found (its version and file), or why not.
+out=$("$info"); rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc without --config"
+grep -qE '^PMIx \(ranks started by .*\): libpmix (.*PMIx.* \(/.*libpmix[^ ]*\)|not loadable: )' <<<"$out" || fail "no PMIx line"
+out=$(MPIGPU_PMIX_LIB=/nonexistent/libpmix.so.2 "$info"); rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc without libpmix"
+grep -q 'libpmix not loadable: cannot load the PMIx library /nonexistent/libpmix.so.2' <<<"$out" || fail "no reason for a missing libpmix"
 echo "mpigpu-info test ok"

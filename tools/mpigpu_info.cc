@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "internode/pmix/pmix_lib.h"
 #include "memcopy/params.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
@@ -49,6 +50,9 @@ void PrintNode() {
     std::printf("\nShared memory: /dev/shm has %.1f GiB free of %.1f GiB\n",
                 static_cast<double>(vfs.f_bavail) * vfs.f_frsize / (1u << 30),
                 static_cast<double>(vfs.f_blocks) * vfs.f_frsize / (1u << 30));
+  // Only ranks a PMIx launcher starts load libpmix; found or not, nothing else needs it.
+  std::printf("\nPMIx (ranks started by mpirun, srun --mpi=pmix, prterun): libpmix %s\n",
+              mpigpu::internode::DescribePmixLibrary().c_str());
   const int n = mpigpu::CudaDeviceCount();
   std::printf("\nGPUs: %d%s\n", n, n == 0 ? " (no CUDA device or driver: host buffers only)" : "");
   for (int d = 0; d < n; ++d) {

@@ -141,9 +141,14 @@ void Engine::LogPaths() const {
   }
 }
 
-// A job on one node exchanges through its segment (LocalJob); one that spans nodes through the
-// launcher's boot server.
+// A job whose launcher has an exchange of its own (PMIx) uses it; else a job on one node
+// exchanges through its segment (LocalJob) and one that spans nodes through mpigpurun's boot
+// server.
 Status Engine::MakeBootstrap(const JobInfo& job) {
+  if (job.launcher_boot) {
+    boot_ = job.launcher_boot.get();  // job_ keeps it (its JobInfo) as long as the engine
+    return Status::Ok();
+  }
   if (!job.SpansNodes()) {
     boot_ = &job_;
     return Status::Ok();

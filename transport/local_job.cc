@@ -86,6 +86,18 @@ int JobInfo::Leader() const {
   return rank;
 }
 
+int JobInfo::LocalRank() const {
+  int n = 0;
+  for (int r = 0; r < rank; ++r) n += SameNode(r);
+  return n;
+}
+
+int JobInfo::LocalSize() const {
+  int n = 0;
+  for (int r = 0; r < size; ++r) n += SameNode(r);
+  return n;
+}
+
 Status JobInfo::ParseNodeMap(const char* text, int size, std::vector<int>* out) {
   auto bad = [&](const std::string& why) {
     return Status(Err::kInvalidArg,

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <vector>
@@ -43,6 +44,10 @@ struct JobInfo {
   std::string jobid;  // empty: make one (single-rank job)
   // Each rank's node (0..nodes-1), or empty: every rank on this node.
   std::vector<int> node_of;
+  // The exchange the job's launcher offers, where it has one of its own (PMIx: a launcher's
+  // server, internode/pmix); the engine then uses it for cards and the secret. Null: the node's
+  // segment (one node) or mpigpurun's boot server (several).
+  std::shared_ptr<Bootstrap> launcher_boot;
 
   int NodeOf(int r) const { return node_of.empty() ? 0 : node_of[r]; }
   int node() const { return NodeOf(rank); }
@@ -50,6 +55,9 @@ struct JobInfo {
   bool SpansNodes() const;
   // The lowest rank on this rank's node: it creates the node's segment.
   int Leader() const;
+  // This rank's index among its node's ranks, and how many they are.
+  int LocalRank() const;
+  int LocalSize() const;
 
   // From the environment: MPIGPU_RANK/SIZE/JOBID and MPIGPU_NODE_MAP; a one-rank job when
   // MPIGPU_RANK is unset.

@@ -1,0 +1,318 @@
+// mpigpu ranks started by a PMIx launcher: Open MPI 4.1's mpirun (a PMIx server, built against
+// libpmix) runs tests/pmix_rank, whose job, cards and secret come from PMIx (internode/pmix).
+// On one host: 2 and 4 ranks, every pair's bytes checked at eager and large sizes, every pair by
+// shared memory (MPIGPU_DEBUG=info's path lines); with MPIGPU_SHM=0 the TCP netmod between them
+// (cards and the secret through PMIx's Fence); a library that cannot be loaded (a clear error);
+// a rank killed (the job ends, no hang); mpirun killed (the ranks end through PMIx's lost
+// connection). Across two network namespaces as hosts (the remote orted started through a launch
+// agent that runs `ip netns exec`): 4 ranks, 2 per host, shm within and tcp across, and a rank
+// killed on the other host. Skips with the reason without mpirun (or, for the namespaces, without
+// root, ip or unshare).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/e2e_util.h"
+
+namespace {
+
+using mpigpu::testing::BoundedRun;
+using mpigpu::testing::Result;
+using mpigpu::testing::RunOptions;
+using mpigpu::testing::Runfile;
+
+const char kMpirun[] = "/usr/bin/mpirun";
+
+bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+std::string Rank() { return Runfile("tests/pmix_rank"); }
+
+// Open MPI refuses root without these; the tests run as root in CI.
+RunOptions MpirunOptions() {
+  RunOptions o;
+  o.timeout_ms = 60000;
+  o.own_group = true;  // a hang kills mpirun and its ranks
+  o.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+  o.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+  o.unset = {"MPIGPU_RANK", "MPIGPU_SIZE", "MPIGPU_JOBID", "MPIGPU_NODE_MAP"};
+  // Open MPI's session directory (PMIx's store among it): in the test's scratch, so a killed
+  // mpirun leaves nothing in /tmp.
+  o.env["TMPDIR"] = mpigpu::testing::MakeTempDir("ompi");
+  return o;
+}
+
+std::vector<std::string> Mpirun(int n, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {kMpirun, "--oversubscribe", "-n", std::to_string(n)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+std::string Info(int rank) { return "[mpigpu " + std::to_string(rank) + "] info: "; }
+
+// The process runs (a zombie does not).
+bool Running(int pid) {
+  if (pid <= 0 || kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, comm, state;
+  stat >> pid_field >> comm >> state;
+  return state != "Z";
+}
+
+class PmixLaunch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kMpirun, X_OK) != 0)
+      GTEST_SKIP() << kMpirun << " is missing (Debian: openmpi-bin): no PMIx launcher to test";
+  }
+
+  // Every rank of an n-rank job on this host reached the end with its bytes right, every pair
+  // by `path` (MPIGPU_DEBUG=info: "ranks a-b: <channel>").
+  void ExpectPairsOk(const Result& r, int n) {
+    EXPECT_FALSE(r.hung) << r.err;
+    EXPECT_EQ(r.code, 0) << r.err;
+    for (int rank = 0; rank < n; ++rank)
+      EXPECT_EQ(r.Count("pmix_rank " + std::to_string(rank) + "/" + std::to_string(n) + " ok\n"), 1)
+          << r.out << r.err;
+  }
+};
+
+TEST_F(PmixLaunch, TwoRanksOnOneHostUseSharedMemory) {
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(2, {"-x", "MPIGPU_DEBUG=info", Rank(), "pairs"}), MpirunOptions());
+  ExpectPairsOk(r, 2);
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_NE(r.err.find(Info(rank) + "ranks 0-1: shm"), std::string::npos) << r.err;
+}
+
+TEST_F(PmixLaunch, FourRanksOnOneHostUseSharedMemory) {
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(4, {"-x", "MPIGPU_DEBUG=info", Rank(), "pairs"}), MpirunOptions());
+  ExpectPairsOk(r, 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_NE(r.err.find(Info(rank) + "ranks 0-3: shm"), std::string::npos) << r.err;
+    // One job: one jobid (from the namespace) on every rank, and one node.
+    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" of 4 on node 0"), std::string::npos) << r.err;
+  }
+}
+
+// MPIGPU_SHM=0: the ranks reach each other by TCP, so their cards and the job's secret go
+// through PMIx (Put, Commit, Fence, Get) and every connection proves the secret.
+TEST_F(PmixLaunch, WithoutSharedMemoryCardsAndSecretGoThroughPmix) {
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(3, {"-x", "MPIGPU_DEBUG=info", "-x", "MPIGPU_SHM=0", Rank(), "pairs"}),
+      MpirunOptions());
+  ExpectPairsOk(r, 3);
+  EXPECT_NE(r.err.find(Info(0) + "ranks 1-2: tcp"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(Info(1) + "ranks 0-0: tcp"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(Info(1) + "ranks 2-2: tcp"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(Info(2) + "ranks 0-1: tcp"), std::string::npos) << r.err;
+}
+
+// The job's secret, made by rank 0 and handed out through PMIx, is in no file other users may
+// read (Open MPI's session directory with PMIx's store, /dev/shm) and on no command line.
+TEST_F(PmixLaunch, TheSecretIsInNoWorldReadableFileAndOnNoCommandLine) {
+  RunOptions o = MpirunOptions();
+  const std::string session = o.env["TMPDIR"];
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(2, {"-x", "MPIGPU_SHM=0", Runfile("tests/pmix_secret_rank"), session, "/dev/shm"}), o);
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_NE(r.out.find("pmix_secret_rank " + std::to_string(rank) + ": "), std::string::npos)
+        << r.out << r.err;
+  EXPECT_EQ(r.Count(", clean\n"), 2) << r.out << r.err;
+  EXPECT_EQ(r.out.find(": 0 world-readable files"), std::string::npos)  // it looked somewhere
+      << r.out;
+  std::printf("%s", r.out.c_str());
+}
+
+// Started by a PMIx launcher but the library cannot be loaded: MPIGPU_Init fails with a message
+// that names the library, and nothing crashes.
+TEST_F(PmixLaunch, AMissingLibraryIsAClearError) {
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(2, {"-x", "MPIGPU_PMIX_LIB=/nonexistent/libpmix.so.2", Rank(), "pairs"}),
+      MpirunOptions());
+  EXPECT_FALSE(r.hung);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("cannot load the PMIx library /nonexistent/libpmix.so.2"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("signal"), std::string::npos) << r.err;  // no rank crashed
+  EXPECT_EQ(r.Count(" ok\n"), 0);
+}
+
+// A rank SIGKILLs itself while the others wait for it: the job ends with an error, no hang.
+TEST_F(PmixLaunch, AKilledRankEndsTheJob) {
+  RunOptions o = MpirunOptions();
+  o.timeout_ms = 30000;
+  const Result r =
+      mpigpu::testing::RunBounded(Mpirun(3, {"-x", "MPIGPU_DEBUG=info", Rank(), "die", "1"}), o);
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  for (int rank = 0; rank < 3; ++rank)  // the job ran: every rank joined before rank 1 died
+    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+}
+
+// kill -9 of mpirun while its ranks block in a receive: PMIx tells each rank it lost its server
+// (PmixBootstrap::LauncherGone) and the rank ends within seconds (the ranks' own alarm is 60 s).
+TEST_F(PmixLaunch, KillingMpirunEndsItsRanks) {
+  const std::string dir = mpigpu::testing::MakeTempDir("ranks");
+  RunOptions o = MpirunOptions();
+  o.own_group = false;  // mpirun alone gets the SIGKILL; its ranks must notice by themselves
+  BoundedRun run(Mpirun(2, {Rank(), "block", dir}), o);
+  std::vector<int> pids;
+  const auto start = std::chrono::steady_clock::now();
+  while (pids.size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    pids.clear();
+    for (int rank = 0; rank < 2; ++rank) {
+      const std::string text = mpigpu::testing::ReadFile(dir + "/rank-" + std::to_string(rank) + ".pid");
+      if (!text.empty() && text.back() == '\n') pids.push_back(std::atoi(text.c_str()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(pids.size(), 2u) << "the ranks did not start";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both block in the receive
+  ASSERT_EQ(kill(run.pid(), SIGKILL), 0);
+  (void)run.Wait();
+  const auto killed = std::chrono::steady_clock::now();
+  bool any = true;
+  while (any && std::chrono::steady_clock::now() - killed < std::chrono::seconds(10)) {
+    any = false;
+    for (int pid : pids) any |= Running(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  for (int pid : pids) {
+    EXPECT_FALSE(Running(pid)) << "rank pid " << pid << " outlived its launcher by 10 s";
+    if (Running(pid)) kill(pid, SIGKILL);
+  }
+  std::printf("the ranks ended %.2f s after mpirun's SIGKILL\n", took);
+}
+
+// Two network namespaces joined by a veth pair (10.93.<n>.1 and .2) as hosts; mpirun runs in the
+// first under its own host name and starts the second host's orted through
+// testdata/pmix_netns_agent.sh (ip netns exec, as ssh would on a real host).
+class PmixNetns : public PmixLaunch {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string tag = std::to_string(getpid() % 100000);
+    a_ = "pmxa" + tag;
+    b_ = "pmxb" + tag;
+    const std::string net = "10.93." + std::to_string(getpid() % 250) + ".";
+    ip_a_ = net + "1";
+    ip_b_ = net + "2";
+    subnet_ = net + "0/24";
+    const std::string veth = "pmxv" + tag;
+    if (geteuid() != 0) {
+      skip_ = "not root: network namespaces cannot be made";
+      return;
+    }
+    if (!Sh("command -v unshare")) {
+      skip_ = "no unshare (util-linux): the namespaces cannot have host names of their own";
+      return;
+    }
+    const bool made = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
+                      Sh("ip link add " + veth + "a type veth peer name " + veth + "b") &&
+                      Sh("ip link set " + veth + "a netns " + a_) &&
+                      Sh("ip link set " + veth + "b netns " + b_) &&
+                      Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth + "a") &&
+                      Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth + "b") &&
+                      Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " link set lo up") &&
+                      Sh("ip -n " + a_ + " link set " + veth + "a up") &&
+                      Sh("ip -n " + b_ + " link set " + veth + "b up");
+    if (!made) skip_ = "cannot make network namespaces and a veth pair here (ip netns/ip link failed)";
+  }
+  static void TearDownTestSuite() {
+    if (geteuid() != 0) return;
+    Sh("ip netns del " + a_);  // takes the veth pair with it
+    Sh("ip netns del " + b_);
+  }
+  void SetUp() override {
+    PmixLaunch::SetUp();
+    if (IsSkipped()) return;
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+  }
+
+  // mpirun in the first namespace over both hosts, 2 ranks each, running `program args`
+  // (pmix_rank by default).
+  Result RunAcross(const std::string& args, int timeout_ms, const std::string& mpirun_args = "",
+                   const std::string& program = Rank()) {
+    RunOptions o = MpirunOptions();
+    o.timeout_ms = timeout_ms;
+    o.env["NETNS_AGENT_MAP"] = ip_b_ + "=" + b_;
+    const std::string mpirun =
+        std::string(kMpirun) + " --host " + ip_a_ + ":2," + ip_b_ + ":2 -n 4 --mca plm_rsh_agent " +
+        Runfile("tests/testdata/pmix_netns_agent.sh") + " --mca oob_tcp_if_include " + subnet_ +
+        " -x MPIGPU_DEBUG=info " + mpirun_args + " " + program + " " + args;
+    return mpigpu::testing::RunBounded(
+        {"/bin/sh", "-c",
+         "exec ip netns exec " + a_ + " unshare --uts sh -c 'hostname " + a_ + "; exec " + mpirun + "'"},
+        o);
+  }
+
+  static std::string a_, b_, ip_a_, ip_b_, subnet_, skip_;
+};
+std::string PmixNetns::a_, PmixNetns::b_, PmixNetns::ip_a_, PmixNetns::ip_b_, PmixNetns::subnet_,
+    PmixNetns::skip_;
+
+// 4 ranks, 2 per host: shared memory within a host, TCP across (on the hosts' veth addresses,
+// which each rank chose from the addresses exchanged through PMIx), every pair's bytes checked.
+TEST_F(PmixNetns, FourRanksTwoPerHostShmWithinTcpAcross) {
+  const Result r = RunAcross("pairs", 60000);
+  ExpectPairsOk(r, 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    const bool first = rank < 2;
+    EXPECT_NE(r.err.find(Info(rank) + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(Info(rank) + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+  }
+  EXPECT_NE(r.err.find(" rank 3 of 4 on node 1"), std::string::npos) << r.err;
+}
+
+// A rank on the other host kills itself while the others wait for it: the job ends, no hang.
+TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
+  const Result r = RunAcross("die 3", 30000);
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  for (int rank = 0; rank < 4; ++rank)  // the job ran: every rank joined before rank 3 died
+    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+}
+
+// The halo benchmark on the API, unchanged, across the hosts: its exchange checked against a
+// serial reference (exact).
+TEST_F(PmixNetns, HaloChecksAcrossTheHosts) {
+  const Result r = RunAcross("--cpu --check --size 128 --iters 50", 60000, "",
+                             Runfile("benchmarks/halo"));
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(" ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(Info(0) + "ranks 2-3: tcp"), std::string::npos) << r.err;
+}
+
+// A rank on the other host comes 20 s late while MPIGPU_BOOTSTRAP_TIMEOUT is 2: the others'
+// PMIx exchange (the hosts' addresses) ends in a timeout error at 2 s and the job ends, instead
+// of waiting for it.
+TEST_F(PmixNetns, AnExchangeARankNeverReachesTimesOut) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = RunAcross("late 3 20", 15000, "-x MPIGPU_BOOTSTRAP_TIMEOUT=2");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("did not all reach the exchange within 2 s"), std::string::npos) << r.err;
+  std::printf("the job ended %.2f s after its start\n", took);
+}
+
+}  // namespace

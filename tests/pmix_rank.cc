@@ -1,0 +1,106 @@
+// A rank program on the public API for pmix_launch_test, started by a PMIx launcher (Open MPI's
+// mpirun):
+//
+//   pmix_rank pairs        every ordered pair of ranks exchanges messages of 1 B, 1000 B (eager),
+//                          64 KiB + 3 and 1 MiB + 1 (large) each way (every shift of a ring, by
+//                          Sendrecv), each byte checked; Barrier; prints "pmix_rank R/N ok";
+//                          Finalize; exit 0 (3 on a wrong or failed message)
+//   pmix_rank die R        rank R SIGKILLs itself after Init; the others block receiving from
+//                          it (ended by the launcher or by the peer's failure, never a hang)
+//   pmix_rank block DIR    writes DIR/rank-<rank>.pid, then blocks receiving from the next rank
+//                          (which never sends): only its launcher's end ends it
+//   pmix_rank late R S     rank R (PMIX_RANK) sleeps S seconds before MPIGPU_Init, then as
+//                          pairs: the others' start-up exchange must time out, not wait
+// alarm(60) bounds every run.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "mpigpu_api/mpigpu.h"
+
+namespace {
+
+int Fail(int rank, const std::string& what) {
+  std::fprintf(stderr, "pmix_rank: rank %d: %s\n", rank, what.c_str());
+  return 3;
+}
+
+unsigned char Byte(int from, int to, size_t i) {
+  return static_cast<unsigned char>(from * 131 + to * 31 + i * 7 + (i >> 8));
+}
+
+// "" or what went wrong.
+std::string AllPairs(int rank, int size) {
+  for (const size_t n : {size_t{1}, size_t{1000}, size_t{65536 + 3}, size_t{(1 << 20) + 1}}) {
+    std::vector<unsigned char> out(n), in(n);
+    for (int d = 1; d < size; ++d) {
+      const int to = (rank + d) % size, from = (rank - d + size) % size;
+      for (size_t i = 0; i < n; ++i) out[i] = Byte(rank, to, i);
+      std::fill(in.begin(), in.end(), 0);
+      if (MPIGPU_Sendrecv(out.data(), MPIGPU_BUF_HOST, static_cast<int>(n), MPIGPU_BYTE, to, d,
+                          in.data(), MPIGPU_BUF_HOST, static_cast<int>(n), MPIGPU_BYTE, from, d,
+                          MPIGPU_COMM_WORLD, MPIGPU_STATUS_IGNORE) != MPIGPU_SUCCESS)
+        return "Sendrecv of " + std::to_string(n) + " B with " + std::to_string(to) + "/" +
+               std::to_string(from) + " failed";
+      for (size_t i = 0; i < n; ++i)
+        if (in[i] != Byte(from, rank, i))
+          return "byte " + std::to_string(i) + " of " + std::to_string(n) + " from rank " +
+                 std::to_string(from) + " is wrong";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  alarm(60);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: pmix_rank pairs | die R | block DIR | late R S\n");
+    return 100;
+  }
+  std::string mode = argv[1];
+  if (mode == "late" && argc == 4) {
+    const char* me = std::getenv("PMIX_RANK");
+    if (me != nullptr && std::atoi(me) == std::atoi(argv[2])) sleep(std::atoi(argv[3]));
+    mode = "pairs";
+  }
+  if (MPIGPU_Init(&argc, &argv) != MPIGPU_SUCCESS) return Fail(-1, "MPIGPU_Init failed");
+  int rank = -1, size = 0;
+  MPIGPU_Comm_rank(MPIGPU_COMM_WORLD, &rank);
+  MPIGPU_Comm_size(MPIGPU_COMM_WORLD, &size);
+  if (mode == "pairs") {
+    const std::string bad = AllPairs(rank, size);
+    if (!bad.empty()) return Fail(rank, bad);
+    if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
+    std::printf("pmix_rank %d/%d ok\n", rank, size);
+    std::fflush(stdout);
+  } else if (mode == "die" && argc == 3) {
+    const int victim = std::atoi(argv[2]);
+    if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
+    if (rank == victim) raise(SIGKILL);
+    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
+    int x = 0;
+    const int rc = MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, victim, 7, MPIGPU_COMM_WORLD,
+                               MPIGPU_STATUS_IGNORE);
+    return Fail(rank, "the receive from the killed rank ended with " + std::to_string(rc));
+  } else if (mode == "block" && argc == 3) {
+    const std::string path = std::string(argv[2]) + "/rank-" + std::to_string(rank) + ".pid";
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+      std::fclose(f);
+    }
+    int x = 0;
+    MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, (rank + 1) % size, 99, MPIGPU_COMM_WORLD,
+                MPIGPU_STATUS_IGNORE);
+    return Fail(rank, "the receive ended");
+  } else {
+    return Fail(rank, "bad arguments");
+  }
+  if (MPIGPU_Finalize() != MPIGPU_SUCCESS) return Fail(rank, "MPIGPU_Finalize failed");
+  return 0;
+}
