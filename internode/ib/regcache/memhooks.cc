@@ -74,6 +74,24 @@ bool EnvOff(const char* name) {
   return std::strcmp(v, "0") == 0 || std::strcmp(v, "no") == 0 || std::strcmp(v, "off") == 0;
 }
 
+// A sanitizer's allocator (ASan, TSan) replaces malloc and gives pages back with raw syscalls:
+// its free hook drops every freed block instead.
+using SanitizerSizeFn = size_t (*)(const volatile void*);
+std::atomic<SanitizerSizeFn> g_sanitizer_size{nullptr};
+void SanitizerMallocHook(const volatile void*, size_t) {}
+void SanitizerFreeHook(const volatile void* p);
+
+void InstallSanitizerFreeHook() {
+  using InstallFn = int (*)(void (*)(const volatile void*, size_t), void (*)(const volatile void*));
+  auto install =
+      reinterpret_cast<InstallFn>(dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks"));
+  auto size = reinterpret_cast<SanitizerSizeFn>(
+      dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size"));
+  if (install == nullptr || size == nullptr) return;  // glibc's malloc: mallopt covers it
+  g_sanitizer_size.store(size, std::memory_order_release);
+  (void)install(SanitizerMallocHook, SanitizerFreeHook);
+}
+
 __attribute__((constructor)) void LoadHooks() {
   for (int f = 0; f < kNumFns; ++f)
     g_next[f].store(dlsym(RTLD_NEXT, kFnNames[f]), std::memory_order_release);
@@ -86,6 +104,7 @@ __attribute__((constructor)) void LoadHooks() {
   const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 &&
                   mallopt(M_ARENA_MAX, 1) == 1;
   g_mallopt.store(ok, std::memory_order_relaxed);
+  InstallSanitizerFreeHook();
 }
 
 void ShmRemember(const void* addr, size_t len) {
@@ -112,6 +131,12 @@ size_t ShmForget(const void* addr) {
       return len;
   }
   return 0;
+}
+
+void SanitizerFreeHook(const volatile void* p) {
+  auto size = g_sanitizer_size.load(std::memory_order_acquire);
+  if (p != nullptr && size != nullptr && Logging())
+    RecordInvalidation(const_cast<const void*>(p), size(p));
 }
 
 }  // namespace

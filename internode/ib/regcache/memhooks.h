@@ -12,6 +12,8 @@
 // hand pages back (M_MMAP_MAX 0: no mmap'd chunks; M_TRIM_THRESHOLD max: no sbrk shrink or
 // thread-heap trim; M_ARENA_MAX 1: no thread heaps, which glibc may delete). free() then keeps the
 // pages, so a registration over freed-then-reused memory still covers the very same pages.
+// Allocators that call munmap/madvise through the PLT (jemalloc, tcmalloc) are seen by the hooks;
+// a sanitizer's allocator (raw syscalls) is covered by its free hook, which drops each freed block.
 // Rejected: userfaultfd (UFFD_FEATURE_EVENT_UNMAP/REMOVE) needs each range registered in a fault
 // mode, which makes page faults in it wait for a handler, covers only anonymous/shmem memory,
 // and is often refused to unprivileged users; on-demand paging (ODP) depends on the device.
