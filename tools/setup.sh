@@ -6,7 +6,7 @@
 set -euo pipefail
 
 PACKAGES=(bazel-bootstrap g++ libboost-dev libhwloc-dev hwloc libnuma-dev numactl
-          libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox iproute2)
+          libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox iproute2 libibverbs-dev)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 missing_packages() {
