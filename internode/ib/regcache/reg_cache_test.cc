@@ -28,6 +28,7 @@
 
 #include "gtest/gtest.h"
 #include "internode/ib/regcache/memhooks.h"
+#include "internode/ib/regcache/reg_cache_config.h"
 
 namespace mpigpu::internode {
 namespace {
@@ -487,6 +488,7 @@ TEST_F(RegCacheTest, Shmdt) {
   ASSERT_EQ(seg2, seg) << strerror(errno);
   Region* r2 = Get(c.get(), seg2, 4 * kPage);
   EXPECT_NE(IdOf(r2), first);
+  EXPECT_EQ(c->stats().flushes, 0u);  // shmdt knew the segment's size (from shmat)
   c->Release(r2);
   c.reset();
   shmdt(seg2);
@@ -733,6 +735,43 @@ TEST_F(RegCacheTest, StressMappersAgainstAcquirer) {
   EXPECT_GT(s.hits, 0u);
   EXPECT_GT(s.invalidations + s.flushes, 0u);
   munmap(pool, kSlots * slot_pages * kPage);
+}
+
+// The settings: defaults, ranges, refusals with the variable named.
+TEST(RegCacheConfigTest, DefaultsRangesAndRefusals) {
+  auto parse = [](std::map<std::string, std::string> env, RegCacheConfig* c) {
+    return RegCacheParams().Parse(
+        [&](const char* n) -> const char* {
+          auto it = env.find(n);
+          return it == env.end() ? nullptr : it->second.c_str();
+        },
+        c);
+  };
+  RegCacheConfig c;
+  ASSERT_TRUE(parse({}, &c).ok());
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.max_mb, 2048u);
+  EXPECT_EQ(c.max_entries, 4096u);
+  ASSERT_TRUE(parse({{"MPIGPU_IB_REG_CACHE", "off"}, {"MPIGPU_IB_REG_CACHE_MB", "1"},
+                     {"MPIGPU_IB_REG_CACHE_ENTRIES", "4194304"}},
+                    &c)
+                  .ok());
+  EXPECT_FALSE(c.enabled);
+  EXPECT_EQ(c.max_mb, 1u);
+  EXPECT_EQ(c.max_entries, 4194304u);
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"MPIGPU_IB_REG_CACHE", "maybe"},
+           {"MPIGPU_IB_REG_CACHE_MB", "0"},
+           {"MPIGPU_IB_REG_CACHE_MB", "1048577"},
+           {"MPIGPU_IB_REG_CACHE_ENTRIES", "-1"},
+           {"MPIGPU_IB_REG_CACHE_ENTRIES", "4194305"}}) {
+    RegCacheConfig d;
+    Status st = parse({{name, value}}, &d);
+    EXPECT_EQ(st.code(), Err::kInvalidArg) << name << "=" << value;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+    EXPECT_TRUE(d.enabled);  // refused values keep their defaults
+    EXPECT_EQ(d.max_mb, 2048u);
+  }
 }
 
 }  // namespace
