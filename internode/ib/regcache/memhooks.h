@@ -26,7 +26,8 @@
 // Whether the hooks really receive calls is checked, not assumed: HooksActive() calls each
 // hooked function through the pointer the dynamic linker gives every library (dlsym
 // RTLD_DEFAULT) on a probe mapping and checks the hook saw it. The cache runs uncached (register
-// per use) when it does not.
+// per use) when it does not: e.g. in a library dlopen'd with RTLD_LOCAL (checked by hand: the
+// probe reports mmap not interposed), unless it is also LD_PRELOADed.
 //
 // The invalidation log (shared by every cache in the process):
 //   writers: any thread, inside a hook (no allocation, no lock: atomics only; async-signal-safe);
