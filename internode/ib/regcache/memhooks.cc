@@ -156,8 +156,9 @@ void RecordInvalidation(const void* start, size_t len) {
   // Claim: the slot must hold an earlier lap (cur < n + 1) and not be in the middle of a write.
   while (cur != detail::kBusy && cur < n + 1) {
     if (slot.seq.compare_exchange_weak(cur, detail::kBusy, std::memory_order_acquire)) {
-      slot.start.store(s, std::memory_order_relaxed);
-      slot.end.store(e, std::memory_order_relaxed);
+      // Release: a reader that sees these fields also sees kBusy (seqlock write side).
+      slot.start.store(s, std::memory_order_release);
+      slot.end.store(e, std::memory_order_release);
       slot.seq.store(n + 1, std::memory_order_release);
       g_records.fetch_add(1, std::memory_order_relaxed);
       return;

@@ -32,13 +32,14 @@
 // The invalidation log (shared by every cache in the process):
 //   writers: any thread, inside a hook (no allocation, no lock: atomics only; async-signal-safe);
 //   readers: each cache, under its own mutex, keeping its own cursor.
-// A ring of kLogSlots records. A writer takes a sequence number (head_, fetch_add acq_rel),
+// A ring of kLogSlots records. A writer takes a sequence number (head, fetch_add acq_rel),
 // claims its slot by CAS on the slot's seq from an earlier lap's value to kBusy (a slot that is
-// busy, or already holds a later lap, bumps the flush epoch instead), stores start/end (relaxed)
-// and publishes seq = n + 1 (release). A reader applies every complete
-// record from its cursor to head (acquire), re-checking seq after reading the fields (seqlock); it
-// keeps its cursor at the first record still being written, so none is skipped (applying a record
-// twice only costs a re-registration). When the ring lapped a reader, or a writer could not claim
+// busy, or already holds a later lap, bumps the flush epoch instead), stores start/end (release:
+// after kBusy) and publishes seq = n + 1 (release). A reader applies every complete record from
+// its cursor to head (acquire), re-checking seq after reading the fields (acquire loads: a
+// seqlock, so a record overwritten meanwhile is not taken torn); it keeps its cursor at the
+// first record still being written, so none is skipped (applying a record twice only costs a
+// re-registration). When the ring lapped a reader, or a writer could not claim
 // its slot, or a range is unknown (shmdt of a segment attached before load), the flush epoch is
 // bumped (release) and each cache drops everything: conservative, never stale.
 #pragma once
@@ -127,9 +128,10 @@ bool Drain(Cursor* cursor, Fn&& fn) {
     detail::Slot& s = g_log.slots[n & (kLogSlots - 1)];
     const uint64_t seq = s.seq.load(std::memory_order_acquire);
     if (seq == n + 1) {
-      const uintptr_t start = s.start.load(std::memory_order_relaxed);
-      const uintptr_t end = s.end.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
+      // Acquire loads keep the re-read of seq after them (a seqlock's read side, without a
+      // fence ThreadSanitizer cannot follow).
+      const uintptr_t start = s.start.load(std::memory_order_acquire);
+      const uintptr_t end = s.end.load(std::memory_order_acquire);
       if (s.seq.load(std::memory_order_relaxed) == n + 1) {
         fn(start, end);
         continue;
