@@ -7,7 +7,7 @@ set -euo pipefail
 
 PACKAGES=(bazel-bootstrap g++ libboost-dev libhwloc-dev hwloc libnuma-dev numactl
           libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox iproute2
-          libpmix-dev openmpi-bin)
+          libpmix-dev openmpi-bin libibverbs-dev)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 missing_packages() {

@@ -1,0 +1,460 @@
+// The interposed libc symbols and the invalidation log (see memhooks.h for the why).
+//
+// Everything reachable from a hook is async-signal-safe and allocation-free: atomics, raw
+// syscalls, the next definition's function pointer. dlsym is called only at load (a constructor)
+// and, for brk/sbrk, which glibc's malloc does not call through the PLT, on first use.
+#include "internode/ib/regcache/memhooks.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <malloc.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace mpigpu::internode::memhooks {
+namespace detail {
+Log g_log{};
+}  // namespace detail
+
+namespace {
+
+using detail::g_log;
+
+// Which hooked call a counter belongs to (for the probe).
+enum Fn { kMmap, kMunmap, kMremap, kMadvise, kShmat, kShmdt, kBrk, kSbrk, kMallocTrim, kNumFns };
+const char* const kFnNames[kNumFns] = {"mmap",  "munmap", "mremap", "madvise",    "shmat",
+                                       "shmdt", "brk",    "sbrk",   "malloc_trim"};
+
+// Written by the constructor (or the first brk/sbrk), read by every hook.
+std::atomic<void*> g_next[kNumFns];
+// Calls each hook received: relaxed counters (statistics and the probe's "did it arrive").
+std::atomic<uint64_t> g_calls[kNumFns];
+std::atomic<uint64_t> g_records{0};
+std::atomic<uint64_t> g_flushes{0};
+// Caches alive (OpenReader/CloseReader): the hooks log only while some cache exists.
+std::atomic<int> g_readers{0};
+// Set at load: MPIGPU_IB_REG_CACHE was off, the hooks only forward.
+std::atomic<bool> g_disabled{false};
+std::atomic<bool> g_mallopt{false};
+// Set at load with g_disabled: MPIGPU_IB_REG_CACHE unset and no RDMA device.
+std::atomic<bool> g_no_device{false};
+
+// shmat'd segments, for shmdt (which gets only the address): a fixed table, claimed by CAS.
+constexpr int kShmSlots = 256;
+struct ShmSlot {
+  std::atomic<uintptr_t> addr;
+  std::atomic<size_t> len;
+};
+ShmSlot g_shm[kShmSlots];
+
+bool Logging() {
+  return g_readers.load(std::memory_order_acquire) > 0 &&
+         !g_disabled.load(std::memory_order_relaxed);
+}
+
+void Count(Fn f) { g_calls[f].fetch_add(1, std::memory_order_relaxed); }
+
+template <class T>
+T Next(Fn f) {
+  return reinterpret_cast<T>(g_next[f].load(std::memory_order_acquire));
+}
+
+// The same rule as memcopy/params.cc's ParseBool (that library is not usable this early: the
+// registry is built on first use, and the constructor below runs before main).
+bool EnvOff(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  return std::strcmp(v, "0") == 0 || std::strcmp(v, "no") == 0 || std::strcmp(v, "off") == 0;
+}
+
+// Whether the kernel lists an RDMA device (/sys/class/infiniband has an entry): no library, no
+// allocation beyond opendir's, safe before main.
+bool RdmaDevicePresent() {
+  DIR* d = opendir("/sys/class/infiniband");
+  if (d == nullptr) return false;
+  bool any = false;
+  while (const dirent* e = readdir(d))
+    if (e->d_name[0] != '.') any = true;
+  closedir(d);
+  return any;
+}
+
+// A sanitizer's allocator (ASan, TSan) replaces malloc and gives pages back with raw syscalls:
+// its free hook drops every freed block instead.
+using SanitizerSizeFn = size_t (*)(const volatile void*);
+std::atomic<SanitizerSizeFn> g_sanitizer_size{nullptr};
+void SanitizerMallocHook(const volatile void*, size_t) {}
+void SanitizerFreeHook(const volatile void* p);
+
+void InstallSanitizerFreeHook() {
+  using InstallFn = int (*)(void (*)(const volatile void*, size_t), void (*)(const volatile void*));
+  auto install =
+      reinterpret_cast<InstallFn>(dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks"));
+  auto size = reinterpret_cast<SanitizerSizeFn>(
+      dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size"));
+  if (install == nullptr || size == nullptr) return;  // glibc's malloc: mallopt covers it
+  g_sanitizer_size.store(size, std::memory_order_release);
+  (void)install(SanitizerMallocHook, SanitizerFreeHook);
+}
+
+__attribute__((constructor)) void LoadHooks() {
+  for (int f = 0; f < kNumFns; ++f)
+    g_next[f].store(dlsym(RTLD_NEXT, kFnNames[f]), std::memory_order_release);
+  if (EnvOff("MPIGPU_IB_REG_CACHE")) {
+    g_disabled.store(true, std::memory_order_relaxed);
+    return;
+  }
+  // The malloc settings below change every allocation of the process: only where the cache can
+  // be used (an RDMA device), or where it is asked for by name (MPIGPU_IB_REG_CACHE=1; tests).
+  if (std::getenv("MPIGPU_IB_REG_CACHE") == nullptr && !RdmaDevicePresent()) {
+    g_disabled.store(true, std::memory_order_relaxed);
+    g_no_device.store(true, std::memory_order_relaxed);
+    return;
+  }
+  // free() must never hand pages back behind the hooks (glibc calls its own munmap, sbrk and
+  // madvise directly): no mmap'd chunks, no trimming, no thread heaps (which glibc deletes).
+  const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 &&
+                  mallopt(M_ARENA_MAX, 1) == 1;
+  g_mallopt.store(ok, std::memory_order_relaxed);
+  InstallSanitizerFreeHook();
+}
+
+void ShmRemember(const void* addr, size_t len) {
+  for (auto& s : g_shm) {
+    uintptr_t expected = 0;
+    if (s.addr.load(std::memory_order_relaxed) == 0 &&
+        s.addr.compare_exchange_strong(expected, reinterpret_cast<uintptr_t>(addr),
+                                       std::memory_order_acq_rel)) {
+      s.len.store(len, std::memory_order_release);
+      return;
+    }
+  }
+  // Table full: shmdt of this one will flush everything (it is not found).
+}
+
+// The length shmat recorded for `addr` (forgetting it), or 0.
+size_t ShmForget(const void* addr) {
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  for (auto& s : g_shm) {
+    if (s.addr.load(std::memory_order_acquire) != a) continue;
+    const size_t len = s.len.load(std::memory_order_acquire);
+    uintptr_t expected = a;
+    if (len != 0 && s.addr.compare_exchange_strong(expected, 0, std::memory_order_acq_rel))
+      return len;
+  }
+  return 0;
+}
+
+void SanitizerFreeHook(const volatile void* p) {
+  auto size = g_sanitizer_size.load(std::memory_order_acquire);
+  if (p != nullptr && size != nullptr && Logging())
+    RecordInvalidation(const_cast<const void*>(p), size(p));
+}
+
+}  // namespace
+
+void RecordFlushAll() {
+  g_flushes.fetch_add(1, std::memory_order_relaxed);
+  g_log.flush_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void RecordInvalidation(const void* start, size_t len) {
+  if (len == 0) return;
+  const uintptr_t s = reinterpret_cast<uintptr_t>(start);
+  const uintptr_t e = s + len < s ? UINTPTR_MAX : s + len;
+  const uint64_t n = g_log.head.fetch_add(1, std::memory_order_acq_rel);
+  detail::Slot& slot = g_log.slots[n & (kLogSlots - 1)];
+  uint64_t cur = slot.seq.load(std::memory_order_acquire);
+  // Claim: the slot must hold an earlier lap (cur < n + 1) and not be in the middle of a write.
+  while (cur != detail::kBusy && cur < n + 1) {
+    if (slot.seq.compare_exchange_weak(cur, detail::kBusy, std::memory_order_acquire)) {
+      // Release: a reader that sees these fields also sees kBusy (seqlock write side).
+      slot.start.store(s, std::memory_order_release);
+      slot.end.store(e, std::memory_order_release);
+      slot.seq.store(n + 1, std::memory_order_release);
+      g_records.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  RecordFlushAll();  // busy with, or overtaken by, another lap's writer
+}
+
+Cursor OpenReader() {
+  g_readers.fetch_add(1, std::memory_order_acq_rel);
+  Cursor c;
+  c.flush_epoch = g_log.flush_epoch.load(std::memory_order_acquire);
+  c.next = g_log.head.load(std::memory_order_acquire);
+  return c;
+}
+
+void CloseReader() { g_readers.fetch_sub(1, std::memory_order_acq_rel); }
+
+bool MalloptApplied() { return g_mallopt.load(std::memory_order_relaxed); }
+
+Stats GetStats() {
+  uint64_t calls = 0;
+  for (auto& c : g_calls) calls += c.load(std::memory_order_relaxed);
+  return {calls, g_records.load(std::memory_order_relaxed),
+          g_flushes.load(std::memory_order_relaxed)};
+}
+
+namespace {
+
+const char* g_reason = nullptr;  // written once, under the call_once below
+
+// Each hooked function, called through the symbol every other library binds to, must reach us.
+void Probe() {
+  if (g_disabled.load(std::memory_order_relaxed)) {
+    g_reason = g_no_device.load(std::memory_order_relaxed)
+                   ? "no RDMA device at load (MPIGPU_IB_REG_CACHE=1 forces the cache)"
+                   : "MPIGPU_IB_REG_CACHE=0 at load";
+    return;
+  }
+  uint64_t before[kNumFns];
+  for (int f = 0; f < kNumFns; ++f) before[f] = g_calls[f].load(std::memory_order_relaxed);
+  auto sym = [](const char* name) { return dlsym(RTLD_DEFAULT, name); };
+  auto p_mmap = reinterpret_cast<void* (*)(void*, size_t, int, int, int, off_t)>(sym("mmap"));
+  auto p_munmap = reinterpret_cast<int (*)(void*, size_t)>(sym("munmap"));
+  auto p_mremap = reinterpret_cast<void* (*)(void*, size_t, size_t, int, ...)>(sym("mremap"));
+  auto p_madvise = reinterpret_cast<int (*)(void*, size_t, int)>(sym("madvise"));
+  auto p_shmat = reinterpret_cast<void* (*)(int, const void*, int)>(sym("shmat"));
+  auto p_shmdt = reinterpret_cast<int (*)(const void*)>(sym("shmdt"));
+  auto p_sbrk = reinterpret_cast<void* (*)(intptr_t)>(sym("sbrk"));
+  auto p_brk = reinterpret_cast<int (*)(void*)>(sym("brk"));
+  auto p_trim = reinterpret_cast<int (*)(size_t)>(sym("malloc_trim"));
+  if (!p_mmap || !p_munmap || !p_mremap || !p_madvise || !p_shmat || !p_shmdt || !p_sbrk ||
+      !p_brk || !p_trim) {
+    g_reason = "a hooked symbol is not visible to the dynamic linker";
+    return;
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = p_mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    g_reason = "the probe mapping failed";
+    return;
+  }
+  (void)p_madvise(p, page, MADV_DONTNEED);
+  void* q = p_mremap(p, 2 * page, page, 0);
+  (void)p_munmap(q == MAP_FAILED ? p : q, q == MAP_FAILED ? 2 * page : page);
+  (void)p_brk(p_sbrk(0));
+  (void)p_trim(0);
+  bool shm_probed = false;
+  const int id = shmget(IPC_PRIVATE, page, IPC_CREAT | 0600);
+  if (id >= 0) {
+    void* s = p_shmat(id, nullptr, 0);
+    if (s != reinterpret_cast<void*>(-1)) {
+      (void)p_shmdt(s);
+      shm_probed = true;
+    }
+    (void)shmctl(id, IPC_RMID, nullptr);
+  }
+  for (int f = 0; f < kNumFns; ++f) {
+    if ((f == kShmat || f == kShmdt) && !shm_probed) continue;  // no SysV shm here: nothing to see
+    if (g_calls[f].load(std::memory_order_relaxed) == before[f]) {
+      static char why[96];
+      std::snprintf(why, sizeof why, "calls to %s do not reach the hook (symbol not interposed)",
+                    kFnNames[f]);
+      g_reason = why;
+      return;
+    }
+  }
+}
+
+std::once_flag g_probe_once;
+
+}  // namespace
+
+bool HooksActive() {
+  std::call_once(g_probe_once, Probe);
+  return g_reason == nullptr;
+}
+
+const char* HooksInactiveReason() {
+  std::call_once(g_probe_once, Probe);
+  return g_reason == nullptr ? "" : g_reason;
+}
+
+}  // namespace mpigpu::internode::memhooks
+
+// ---- the hooks: forward, then record (after: a range recorded before the call could be
+// registered again, still mapped, by a cache draining the record in between) ----
+namespace mh = mpigpu::internode::memhooks;
+
+namespace {
+
+void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  mh::Count(mh::kMmap);
+  auto next = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
+  void* r = next ? next(addr, len, prot, flags, fd, off)
+                 : reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+  // A new mapping means whatever was there before is gone (MAP_FIXED replaces; otherwise the
+  // range was unmapped, perhaps by a path the hooks do not see): drop it either way.
+  if (r != MAP_FAILED && mh::Logging()) {
+    const int saved = errno;
+    mh::RecordInvalidation(r, len);
+    errno = saved;
+  }
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
+  return MmapImpl(addr, len, prot, flags, fd, off);
+}
+
+void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) noexcept {
+  return MmapImpl(addr, len, prot, flags, fd, off);
+}
+
+int munmap(void* addr, size_t len) noexcept {
+  mh::Count(mh::kMunmap);
+  auto next = mh::Next<int (*)(void*, size_t)>(mh::kMunmap);
+  const int r = next ? next(addr, len) : static_cast<int>(syscall(SYS_munmap, addr, len));
+  if (r == 0 && mh::Logging()) {
+    const int saved = errno;
+    mh::RecordInvalidation(addr, len);
+    errno = saved;
+  }
+  return r;
+}
+
+void* mremap(void* old_addr, size_t old_size, size_t new_size, int flags, ...) noexcept {
+  mh::Count(mh::kMremap);
+  void* new_addr = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list ap;
+    va_start(ap, flags);
+    new_addr = va_arg(ap, void*);
+    va_end(ap);
+  }
+  auto next = mh::Next<void* (*)(void*, size_t, size_t, int, ...)>(mh::kMremap);
+  void* r = next ? next(old_addr, old_size, new_size, flags, new_addr)
+                 : reinterpret_cast<void*>(
+                       syscall(SYS_mremap, old_addr, old_size, new_size, flags, new_addr));
+  if (r != MAP_FAILED && mh::Logging()) {
+    const int saved = errno;
+    // The old range lost its pages (moved, shrunk, or kept but emptied with MREMAP_DONTUNMAP);
+    // the new one replaced whatever was mapped there.
+    mh::RecordInvalidation(old_addr, old_size);
+    if (r != old_addr) mh::RecordInvalidation(r, new_size);
+    errno = saved;
+  }
+  return r;
+}
+
+int madvise(void* addr, size_t len, int advice) noexcept {
+  mh::Count(mh::kMadvise);
+  auto next = mh::Next<int (*)(void*, size_t, int)>(mh::kMadvise);
+  const int r =
+      next ? next(addr, len, advice) : static_cast<int>(syscall(SYS_madvise, addr, len, advice));
+  // The advice that drops or replaces pages; MADV_DONTNEED_LOCKED is 24 (Linux 5.18).
+  const bool drops = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE ||
+                     advice == 24;
+  if (r == 0 && drops && mh::Logging()) {
+    const int saved = errno;
+    mh::RecordInvalidation(addr, len);
+    errno = saved;
+  }
+  return r;
+}
+
+void* shmat(int id, const void* addr, int flg) noexcept {
+  mh::Count(mh::kShmat);
+  auto next = mh::Next<void* (*)(int, const void*, int)>(mh::kShmat);
+  void* r = next ? next(id, addr, flg)
+                 : reinterpret_cast<void*>(syscall(SYS_shmat, id, addr, flg));
+  if (r != reinterpret_cast<void*>(-1)) {
+    const int saved = errno;
+    struct shmid_ds ds;
+    const size_t len = syscall(SYS_shmctl, id, IPC_STAT, &ds) == 0 ? ds.shm_segsz : 0;
+    if (len != 0) mh::ShmRemember(r, len);
+    if (mh::Logging()) {
+      if (len != 0)
+        mh::RecordInvalidation(r, len);  // SHM_REMAP may have replaced a mapping
+      else
+        mh::RecordFlushAll();
+    }
+    errno = saved;
+  }
+  return r;
+}
+
+int shmdt(const void* addr) noexcept {
+  mh::Count(mh::kShmdt);
+  auto next = mh::Next<int (*)(const void*)>(mh::kShmdt);
+  const int r = next ? next(addr) : static_cast<int>(syscall(SYS_shmdt, addr));
+  if (r == 0) {
+    const int saved = errno;
+    const size_t len = mh::ShmForget(addr);
+    if (mh::Logging()) {
+      if (len != 0)
+        mh::RecordInvalidation(addr, len);
+      else
+        mh::RecordFlushAll();  // attached before load, or the table was full: size unknown
+    }
+    errno = saved;
+  }
+  return r;
+}
+
+// brk and sbrk: glibc keeps the break in a variable of its own, so these cannot fall back to a
+// raw syscall; nothing calls them before the constructor in practice (malloc uses __sbrk).
+int brk(void* addr) noexcept {
+  mh::Count(mh::kBrk);
+  auto next_brk = mh::Next<int (*)(void*)>(mh::kBrk);
+  auto next_sbrk = mh::Next<void* (*)(intptr_t)>(mh::kSbrk);
+  if (next_brk == nullptr || next_sbrk == nullptr) {
+    errno = ENOMEM;
+    return -1;
+  }
+  const uintptr_t old = reinterpret_cast<uintptr_t>(next_sbrk(0));
+  const int r = next_brk(addr);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (r == 0 && a < old && mh::Logging()) {
+    const int saved = errno;
+    mh::RecordInvalidation(addr, old - a);
+    errno = saved;
+  }
+  return r;
+}
+
+void* sbrk(intptr_t increment) noexcept {
+  mh::Count(mh::kSbrk);
+  auto next = mh::Next<void* (*)(intptr_t)>(mh::kSbrk);
+  if (next == nullptr) {
+    errno = ENOMEM;
+    return reinterpret_cast<void*>(-1);
+  }
+  void* old = next(increment);
+  if (old != reinterpret_cast<void*>(-1) && increment < 0 && mh::Logging()) {
+    const int saved = errno;
+    mh::RecordInvalidation(static_cast<char*>(old) + increment, static_cast<size_t>(-increment));
+    errno = saved;
+  }
+  return old;
+}
+
+// malloc_trim drops the pages of free chunks inside the heap (glibc's own madvise): ranges
+// unknown here, so every cache drops everything.
+int malloc_trim(size_t pad) noexcept {
+  mh::Count(mh::kMallocTrim);
+  auto next = mh::Next<int (*)(size_t)>(mh::kMallocTrim);
+  const int r = next ? next(pad) : 0;
+  if (mh::Logging()) mh::RecordFlushAll();
+  return r;
+}
+
+}  // extern "C"

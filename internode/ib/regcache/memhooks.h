@@ -1,0 +1,153 @@
+// Memory hooks: learning that address ranges lost their pages, so a registration cache is never
+// stale (UCX's ucm idea, in its "reloc" form, reduced to what a cache needs).
+//
+// Mechanism (why this one): this library defines munmap, mremap, madvise, mmap/mmap64, shmat,
+// shmdt, brk and sbrk itself. Being earlier in the symbol search order than libc (the executable;
+// or libmpigpu.so, loaded before libc), these definitions receive every call made through the
+// PLT, from the program and from every shared library (libcuda, libibverbs, jemalloc, ...). Each
+// hook calls the next definition (dlsym(RTLD_NEXT), resolved at load; a raw syscall before that)
+// and then, once the call succeeded, appends the affected range to a global invalidation log.
+// Calls inside glibc do not go through the PLT (free() unmapping a large chunk, trimming the heap,
+// a thread arena dropping pages): so at load, when the cache is on, mallopt makes free() never
+// hand pages back (M_MMAP_MAX 0: no mmap'd chunks; M_TRIM_THRESHOLD max: no sbrk shrink or
+// thread-heap trim; M_ARENA_MAX 1: no thread heaps, which glibc may delete). free() then keeps the
+// pages, so a registration over freed-then-reused memory still covers the very same pages.
+// Allocators that call munmap/madvise through the PLT (jemalloc, tcmalloc) are seen by the hooks;
+// a sanitizer's allocator (raw syscalls) is covered by its free hook, which drops each freed block.
+// Rejected: userfaultfd (UFFD_FEATURE_EVENT_UNMAP/REMOVE) needs each range registered in a fault
+// mode, which makes page faults in it wait for a handler, covers only anonymous/shmem memory,
+// and is often refused to unprivileged users; on-demand paging (ODP) depends on the device.
+//
+// Not seen (documented limits): raw syscall(SYS_munmap, ...) calls; mappings glibc itself drops
+// (the stack of a thread that exited; dlclose); large blocks malloc'd before this library was
+// loaded (mmap'd chunks, freed by glibc's internal munmap); another process truncating a shared
+// file. A static-link program must export these symbols (the BUILD's linkopts do that).
+//
+// Whether the hooks really receive calls is checked, not assumed: HooksActive() calls each
+// hooked function through the pointer the dynamic linker gives every library (dlsym
+// RTLD_DEFAULT) on a probe mapping and checks the hook saw it. The cache runs uncached (register
+// per use) when it does not: e.g. in a library dlopen'd with RTLD_LOCAL (checked by hand: the
+// probe reports mmap not interposed), unless it is also LD_PRELOADed.
+//
+// The invalidation log (shared by every cache in the process):
+//   writers: any thread, inside a hook (no allocation, no lock: atomics only; async-signal-safe);
+//   readers: each cache, under its own mutex, keeping its own cursor.
+// A ring of kLogSlots records. A writer takes a sequence number (head, fetch_add acq_rel),
+// claims its slot by CAS on the slot's seq from an earlier lap's value to kBusy (a slot that is
+// busy, or already holds a later lap, bumps the flush epoch instead), stores start/end (release:
+// after kBusy) and publishes seq = n + 1 (release). A reader applies every complete record from
+// its cursor to head (acquire), re-checking seq after reading the fields (acquire loads: a
+// seqlock, so a record overwritten meanwhile is not taken torn); it keeps its cursor at the
+// first record still being written, so none is skipped (applying a record twice only costs a
+// re-registration). When the ring lapped a reader, or a writer could not claim
+// its slot, or a range is unknown (shmdt of a segment attached before load), the flush epoch is
+// bumped (release) and each cache drops everything: conservative, never stale.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace mpigpu::internode::memhooks {
+
+constexpr size_t kLogSlots = 4096;  // a power of two
+
+// What a reader gets from the log since its cursor.
+struct Invalidation {
+  uintptr_t start;
+  uintptr_t end;  // exclusive
+};
+
+// A reader's position: the next sequence number to apply, and the flush epoch seen.
+struct Cursor {
+  uint64_t next = 0;
+  uint64_t flush_epoch = 0;
+};
+
+// Starts a reader at "now": nothing before this matters to a cache with nothing registered.
+// Also counts the reader, so the hooks log only while some cache exists.
+Cursor OpenReader();
+void CloseReader();
+
+// Calls `fn(start, end)` for every complete record from cursor->next on and advances the cursor.
+// Returns false, with the cursor moved to the head, when the reader must drop everything instead
+// (lapped, a claim failed, an unknown range); `fn` may then have seen some records already.
+// Cheap when nothing happened: one acquire load.
+template <class Fn>
+bool Drain(Cursor* cursor, Fn&& fn);
+
+// Whether every hook receives calls made through the dynamic linker's symbols (probed once, on
+// first call; thread-safe). False also when MPIGPU_IB_REG_CACHE turned them off at load.
+bool HooksActive();
+// Why not, when HooksActive() is false ("" otherwise).
+const char* HooksInactiveReason();
+// Whether the mallopt settings that keep free() from dropping pages were applied at load.
+bool MalloptApplied();
+
+// Records [start, start + len) as invalidated (what the hooks call; tests may call it too).
+void RecordInvalidation(const void* start, size_t len);
+// Makes every reader drop everything.
+void RecordFlushAll();
+
+// Counters, for tests and mpigpu-info: hook calls seen, records written, flushes.
+struct Stats {
+  uint64_t hook_calls;
+  uint64_t records;
+  uint64_t flushes;
+};
+Stats GetStats();
+
+// ---- the log itself (Drain is inline: the hot path of every Acquire) ----
+namespace detail {
+struct Slot {
+  std::atomic<uint64_t> seq;        // n + 1 once record n is complete; kBusy while written
+  std::atomic<uintptr_t> start;
+  std::atomic<uintptr_t> end;
+};
+constexpr uint64_t kBusy = ~uint64_t{0};
+struct Log {
+  std::atomic<uint64_t> head;         // next sequence number to hand out
+  std::atomic<uint64_t> flush_epoch;  // bumped by RecordFlushAll
+  Slot slots[kLogSlots];
+};
+extern Log g_log;
+}  // namespace detail
+
+template <class Fn>
+bool Drain(Cursor* cursor, Fn&& fn) {
+  using detail::g_log;
+  const uint64_t epoch = g_log.flush_epoch.load(std::memory_order_acquire);
+  const uint64_t head = g_log.head.load(std::memory_order_acquire);
+  if (epoch != cursor->flush_epoch || head - cursor->next > kLogSlots) {
+    cursor->flush_epoch = epoch;
+    cursor->next = head;
+    return false;
+  }
+  uint64_t first_incomplete = head;
+  for (uint64_t n = cursor->next; n != head; ++n) {
+    detail::Slot& s = g_log.slots[n & (kLogSlots - 1)];
+    const uint64_t seq = s.seq.load(std::memory_order_acquire);
+    if (seq == n + 1) {
+      // Acquire loads keep the re-read of seq after them (a seqlock's read side, without a
+      // fence ThreadSanitizer cannot follow).
+      const uintptr_t start = s.start.load(std::memory_order_acquire);
+      const uintptr_t end = s.end.load(std::memory_order_acquire);
+      if (s.seq.load(std::memory_order_relaxed) == n + 1) {
+        fn(start, end);
+        continue;
+      }
+    } else if (seq == detail::kBusy || seq < n + 1) {
+      // Being written (or not yet claimed) by the writer of n: come back to it.
+      if (first_incomplete == head) first_incomplete = n;
+      continue;
+    }
+    // Overwritten by a later lap while we read: we lost a record.
+    cursor->flush_epoch = g_log.flush_epoch.load(std::memory_order_acquire);
+    cursor->next = head;
+    return false;
+  }
+  cursor->next = first_incomplete;
+  return true;
+}
+
+}  // namespace mpigpu::internode::memhooks

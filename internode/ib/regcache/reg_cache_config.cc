@@ -1,0 +1,38 @@
+#include "internode/ib/regcache/reg_cache_config.h"
+
+namespace mpigpu::internode {
+namespace {
+
+constexpr ParamVar<RegCacheConfig> kVars[] = {
+    ChoiceParam<RegCacheConfig>(
+        "MPIGPU_IB_REG_CACHE", "1",
+        "keep memory registrations (ibv_reg_mr) between uses, dropped when their memory is "
+        "unmapped (libc hooks; glibc's free() then keeps its pages: mallopt); 0 = register for "
+        "each use. Unset: on only where an RDMA device exists at start (the malloc settings "
+        "touch the whole process); 1 forces it",
+        kBoolChoices, MPIGPU_PARAM_BOOL(RegCacheConfig, enabled)),
+    CountParam<RegCacheConfig>(
+        "MPIGPU_IB_REG_CACHE_MB", "2048",
+        "MiB of registered memory the cache keeps; least recently used unreferenced regions go "
+        "first",
+        &RegCacheConfig::max_mb, 1, 1u << 20, "MiB"),
+    CountParam<RegCacheConfig>(
+        "MPIGPU_IB_REG_CACHE_ENTRIES", "4096",
+        "registrations the cache keeps (each is a memory region of the device)",
+        &RegCacheConfig::max_entries, 1, 1u << 22),
+};
+
+}  // namespace
+
+const Params<RegCacheConfig>& RegCacheParams() {
+  static const auto* params = new Params<RegCacheConfig>(
+      "ib-reg-cache", 26, kVars, sizeof kVars / sizeof kVars[0], nullptr);
+  return *params;
+}
+const RegCacheConfig& GetRegCacheConfig() { return RegCacheParams().Get(); }
+
+namespace {
+[[maybe_unused]] const bool kRegistered = (RegCacheParams(), true);
+}  // namespace
+
+}  // namespace mpigpu::internode
