@@ -283,8 +283,10 @@ TEST(TcpDatapathGpuTest, EveryLocationPairVectorLayouts) {
 // A peer killed in the middle of a large transfer (it runs progress for a while, then dies
 // without a word): the survivor's request ends with kPeerFailed, within the wait's bound.
 // `victim`: the rank that dies (0: the sender, 1: the receiver).
-std::string KillMidTransfer(const Pair& p, int victim) {
-  const size_t n = SmallSocketBuffers() ? size_t{32} << 20 : size_t{512} << 20;
+// `vector`: both buffers strided (rows of 8 bytes, 16 apart), so that both ends stage.
+std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
+  const size_t n = SmallSocketBuffers() ? size_t{32} << 20 : size_t{vector ? 256u : 512u} << 20;
+  const Layout layout = vector ? Layout::Vector(n / 8, 8, 16) : Layout::Contiguous(n);
   const bool gpu = p.send_dev || p.recv_dev;
   return RunJob(2, [&](int rank) {
     if (gpu) {
@@ -292,10 +294,10 @@ std::string KillMidTransfer(const Pair& p, int victim) {
       RANK_CHECK(cudaSetDevice(0) == cudaSuccess);
     }
     auto e = mpigpu::testing::JoinJob();
-    Buf b(rank == 0 ? p.send_dev : p.recv_dev, n);
+    Buf b(rank == 0 ? p.send_dev : p.recv_dev, layout.extent());
     Request* q = nullptr;
-    if (rank == 0) RANK_CHECK(e->Isend(b.user(Layout::Contiguous(n)), 1, 6, 0, &q).ok());
-    else RANK_CHECK(e->Irecv(b.user(Layout::Contiguous(n)), 0, 6, 0, &q).ok());
+    if (rank == 0) RANK_CHECK(e->Isend(b.user(layout), 1, 6, 0, &q).ok());
+    else RANK_CHECK(e->Irecv(b.user(layout), 0, 6, 0, &q).ok());
     if (rank == victim) {
       // Long enough for the CTS and some frames; far too short for the whole message.
       const double until = MonotonicSeconds() + 0.05;
@@ -315,7 +317,10 @@ std::string KillMidTransfer(const Pair& p, int victim) {
 }
 
 TEST(TcpDatapathTest, HostPeerKilledMidTransfer) {
-  for (int victim : {0, 1}) EXPECT_EQ(KillMidTransfer(kHostPairs[0], victim), "") << victim;
+  for (bool vector : {false, true})
+    for (int victim : {0, 1})
+      EXPECT_EQ(KillMidTransfer(kHostPairs[0], victim, vector), "")
+          << "victim " << victim << (vector ? ", vectors (staged)" : "");
 }
 
 TEST(TcpDatapathGpuTest, EveryLocationPairPeerKilledMidTransfer) {
@@ -324,53 +329,74 @@ TEST(TcpDatapathGpuTest, EveryLocationPairPeerKilledMidTransfer) {
       mpigpu::testing::kSkipped)
     GTEST_SKIP() << "no CUDA device";
   for (const Pair& p : kGpuPairs)
-    for (int victim : {0, 1}) EXPECT_EQ(KillMidTransfer(p, victim), "") << p.name() << ", victim " << victim;
+    for (bool vector : {false, true})
+      for (int victim : {0, 1})
+        EXPECT_EQ(KillMidTransfer(p, victim, vector), "")
+            << p.name() << ", victim " << victim << (vector ? ", vectors" : "");
 }
 
 // A staging copy that fails (injected after the first chunk) fails that transfer on the side it
 // happens (the sender's abort fails the receive too); the chunks go back, the frames still on
-// the way are dropped, and the next messages of every pair arrive whole.
-TEST(TcpDatapathGpuTest, AFailedStagingCopyFailsTheTransferAndTheJobGoesOn) {
-  std::string r = RunPairJob(true, [](int rank, Engine* e) {
-    const size_t n = 3 * kRing + 5;
-    uint32_t seed = 400;
-    for (int failing : {0, 1}) {    // the rank whose staging copy fails
-      for (const Pair& p : kGpuPairs) {
-        const bool staged = failing == 0 ? p.send_dev : p.recv_dev;
-        if (!staged) continue;
-        if (rank == failing) RANK_CHECK(e->InjectFault("chan-stage-copy"));
-        ++seed;
-        if (rank == 0) {
-          Buf b(p.send_dev, n);
-          Request* q = nullptr;
-          RANK_CHECK(e->Isend(b.user(Layout::Contiguous(n)), 1, 7, 0, &q).ok());
-          Status st = WaitDone(e, q);
-          // The sender's own failure fails its send; a receive's failure need not.
-          if (failing == 0) RANK_CHECK(!st.ok());
-        } else {
-          Buf b(p.recv_dev, n);
-          Request* q = nullptr;
-          RANK_CHECK(e->Irecv(b.user(Layout::Contiguous(n)), 0, 7, 0, &q).ok());
-          Status st = WaitDone(e, q);
-          if (st.ok()) std::fprintf(stderr, "%s: the receive succeeded\n", p.name().c_str());
-          RANK_CHECK(!st.ok());
-        }
-        // The next message of the pair arrives whole.
-        if (rank == 0) {
-          Buf b(p.send_dev, n);
-          FillPattern(b.host().data(), n, seed);
-          b.Push();
-          SendOk(e, b.user(Layout::Contiguous(n)), 1, 8);
-        } else {
-          Buf b(p.recv_dev, n);
-          Request* q = nullptr;
-          RANK_CHECK(e->Irecv(b.user(Layout::Contiguous(n)), 0, 8, 0, &q).ok());
-          RANK_CHECK(WaitDone(e, q).ok());
-          b.Pull();
-          RANK_CHECK(FirstMismatch(b.host().data(), n, seed) == -1);
-        }
+// the way are dropped, and the next messages of every pair arrive whole. `vector`: both buffers
+// strided (host ones stage too).
+void FailedStagingCopies(const std::vector<Pair>& pairs, bool vector, int rank, Engine* e) {
+  const size_t n = 3 * kRing + 8;
+  const Layout layout = vector ? Layout::Vector(n / 8, 8, 24) : Layout::Contiguous(n);
+  uint32_t seed = 400;
+  for (int failing : {0, 1}) {  // the rank whose staging copy fails
+    for (const Pair& p : pairs) {
+      const bool staged = vector || (failing == 0 ? p.send_dev : p.recv_dev);
+      if (!staged) continue;
+      if (rank == failing) RANK_CHECK(e->InjectFault("chan-stage-copy"));
+      ++seed;
+      if (rank == 0) {
+        Buf b(p.send_dev, layout.extent());
+        Request* q = nullptr;
+        RANK_CHECK(e->Isend(b.user(layout), 1, 7, 0, &q).ok());
+        Status st = WaitDone(e, q);
+        // The sender's own failure fails its send; a receive's failure need not.
+        if (failing == 0) RANK_CHECK(!st.ok());
+      } else {
+        Buf b(p.recv_dev, layout.extent());
+        Request* q = nullptr;
+        RANK_CHECK(e->Irecv(b.user(layout), 0, 7, 0, &q).ok());
+        Status st = WaitDone(e, q);
+        if (st.ok()) std::fprintf(stderr, "%s: the receive succeeded\n", p.name().c_str());
+        RANK_CHECK(!st.ok());
+      }
+      // The next message of the pair arrives whole.
+      if (rank == 0) {
+        Buf b(p.send_dev, layout.extent());
+        FillPattern(b.host().data(), b.host().size(), seed);
+        b.Push();
+        SendOk(e, b.user(layout), 1, 8);
+      } else {
+        Buf b(p.recv_dev, layout.extent());
+        Request* q = nullptr;
+        RANK_CHECK(e->Irecv(b.user(layout), 0, 8, 0, &q).ok());
+        RANK_CHECK(WaitDone(e, q).ok());
+        b.Pull();
+        RANK_CHECK(FirstMismatch(b.host().data(), b.host().size(), seed) == -1 || vector);
+        if (vector)  // the same layout on both ends: the blocks match the sender's bytes
+          for (size_t i = 0; i < layout.count; ++i)
+            for (size_t j = 0; j < layout.block; ++j)
+              RANK_CHECK(b.host()[i * layout.stride + j] ==
+                         mpigpu::testing::PatternByte(seed, i * layout.stride + j));
       }
     }
+  }
+}
+
+TEST(TcpDatapathTest, AFailedStagingCopyOfHostVectorsFailsTheTransferAndTheJobGoesOn) {
+  EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
+    FailedStagingCopies(kHostPairs, true, rank, e);
+  }), "");
+}
+
+TEST(TcpDatapathGpuTest, AFailedStagingCopyFailsTheTransferAndTheJobGoesOn) {
+  std::string r = RunPairJob(true, [](int rank, Engine* e) {
+    FailedStagingCopies(kGpuPairs, false, rank, e);
+    FailedStagingCopies(kGpuPairs, true, rank, e);
   });
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -12,15 +13,19 @@
 
 namespace mpigpu::transport {
 
-// kStageChunks pinned chunks of `unit` bytes as a private LmtRing: the pipeline engine fills or
-// drains them, the channel sends or reads them.
+// kStageChunks chunks of `unit` bytes as a private LmtRing: the pipeline engine fills or drains
+// them, the channel sends or reads them. Pinned for device buffers; plain memory for strided
+// host ones (host copies need no pinning, and no GPU need exist).
 struct ChanLmt::Stage {
   void* mem = nullptr;
   size_t bytes = 0;
   size_t unit = 0;
+  bool pinned = false;
   LmtRing ring;
   ~Stage() {
-    if (mem != nullptr) (void)cudaFreeHost(mem);
+    if (mem == nullptr) return;
+    if (pinned) (void)cudaFreeHost(mem);
+    else std::free(mem);
   }
   char* chunk(size_t slot) const { return ring.unit_data(slot, unit); }
 };
@@ -34,7 +39,7 @@ struct ChanLmt::SendOp : LmtOp {
   uint64_t frames = 0;  // sent so far
   uint64_t units = 0;   // in the message
   bool lend = false;    // contiguous host: frames lent from the user buffer
-  // Device buffers: staged.
+  bool staged = false;  // device memory: staged through chunks (pipe made on its turn)
   std::unique_ptr<Stage> stage;
   std::unique_ptr<LmtSender> pipe;
   CopyEngine* copier = nullptr;
@@ -68,24 +73,31 @@ bool ChanLmt::InjectFault(const std::string& what) {
   return false;
 }
 
-Status ChanLmt::TakeStage(size_t unit, std::unique_ptr<Stage>* out) {
+Status ChanLmt::TakeStage(size_t unit, bool pinned, std::unique_ptr<Stage>* out) {
   const size_t capacity = kStageChunks * unit;
   const size_t bytes = LmtRing::BytesFor(capacity, kStageChunks);
   std::unique_ptr<Stage> s;
   for (auto it = pool_.begin(); it != pool_.end(); ++it) {
-    if ((*it)->unit != unit) continue;
+    if ((*it)->unit != unit || (*it)->pinned != pinned) continue;
     s = std::move(*it);
     pool_.erase(it);
     break;
   }
   if (!s) {
     s = std::make_unique<Stage>();
-    // Portable: the copy engines of every device may use it.
-    const cudaError_t e = cudaHostAlloc(&s->mem, bytes, cudaHostAllocPortable);
-    if (e != cudaSuccess) {
+    s->pinned = pinned;
+    if (pinned) {
+      // Portable: the copy engines of every device may use it.
+      const cudaError_t e = cudaHostAlloc(&s->mem, bytes, cudaHostAllocPortable);
+      if (e != cudaSuccess) {
+        s->mem = nullptr;
+        return Status(Err::kNoMemory, std::string("chan: cannot pin ") + std::to_string(bytes) +
+                                          " bytes of staging chunks: " + cudaGetErrorString(e));
+      }
+    } else if (posix_memalign(&s->mem, LmtRing::kDataAlign, bytes) != 0) {
       s->mem = nullptr;
-      return Status(Err::kNoMemory, std::string("chan: cannot pin ") + std::to_string(bytes) +
-                                        " bytes of staging chunks: " + cudaGetErrorString(e));
+      return Status(Err::kNoMemory, "chan: no memory for " + std::to_string(bytes) +
+                                        " bytes of staging chunks");
     }
     s->bytes = bytes;
     s->unit = unit;
@@ -135,43 +147,69 @@ bool ChanLmt::StartRecv(Request* req, const unsigned char*) {
   const UserBuffer& buf = req->buf_;
   if (buf.loc.is_host() && buf.layout.contiguous()) {
     op->mode = places ? RecvOp::Mode::kPlaceUser : RecvOp::Mode::kUnpack;
-  } else if (buf.loc.is_device() && places && op->total > 0) {
-    // Device memory: chunks read from the socket, copied H2D behind the reads.
-    Status st = TakeStage(op->unit, &op->stage);
-    if (st.ok()) st = host_->CopierFor(buf.loc, &op->copier);
-    auto pipe = std::make_unique<LmtReceiver>();
-    if (st.ok()) {
-      LmtParams params;
-      params.total_bytes = op->total;
-      params.unit_bytes = op->unit;
-      params.fill_block = op->fill;
-      params.max_pending = kStageChunks;
-      st = LmtReceiver::Create(&op->stage->ring, op->copier,
-                               LmtBuffer{buf.ptr, buf.loc, buf.layout}, params, pipe.get());
-    }
-    if (st.ok()) {
-      op->mode = RecvOp::Mode::kStaged;
-      op->pipe = std::move(pipe);
-    } else {  // still carried, each frame unpacked when it arrives
-      MPIGPU_INFO("chan: no staging for a receive from rank %d (%s): unpacking each frame", src,
-                  st.message().c_str());
-      GiveStage(std::move(op->stage));
-      op->mode = RecvOp::Mode::kUnpack;
-    }
+  } else if (places && op->total > 0) {
+    // Device memory: chunks read from the socket, copied H2D behind the reads; the chunks are
+    // taken when its first frame comes (StartStagedRecv), so posted receives hold none.
+    op->mode = RecvOp::Mode::kStaged;
   }
   MsgHeader cts = ControlHeader(kWireIdChan, kCts);
   cts.sreq = req->rts_.sreq;
   cts.bytes = op->total;
   SetBody(&cts, CtsBody{op->id, static_cast<uint32_t>(op->unit), static_cast<uint32_t>(op->fill)});
   const bool empty = op->total == 0;
-  const bool staged = op->mode == RecvOp::Mode::kStaged;
   req->lmt_ = this;
   if (!empty) recvs_[op->id] = req;
   req->op_ = std::move(op);
-  if (staged) staged_recvs_.push_back(req);
   host_->SendControl(src, cts, nullptr, 0);
   if (empty) host_->Complete(req, TruncationOf(req->info_, req->bytes_));
   return true;
+}
+
+// A staged receive's first frame is here: its chunks and its H2D pipeline. Without them (no
+// pinned memory) it unpacks each frame as it is delivered instead.
+void ChanLmt::StartStagedRecv(Request* req) {
+  RecvOp* op = req->op<RecvOp>();
+  const UserBuffer& buf = req->buf_;
+  Status st = TakeStage(op->unit, buf.loc.is_device(), &op->stage);
+  if (st.ok()) st = host_->CopierFor(buf.loc, &op->copier);
+  auto pipe = std::make_unique<LmtReceiver>();
+  if (st.ok()) {
+    LmtParams params;
+    params.total_bytes = op->total;
+    params.unit_bytes = op->unit;
+    params.fill_block = op->fill;
+    params.max_pending = kStageChunks;
+    st = LmtReceiver::Create(&op->stage->ring, op->copier,
+                             LmtBuffer{buf.ptr, buf.loc, buf.layout}, params, pipe.get());
+  }
+  if (!st.ok()) {
+    MPIGPU_INFO("chan: no staging for a receive from rank %d (%s): unpacking each frame",
+                req->info_.source, st.message().c_str());
+    GiveStage(std::move(op->stage));
+    op->mode = RecvOp::Mode::kUnpack;
+    return;
+  }
+  op->pipe = std::move(pipe);
+  staged_recvs_.push_back(req);
+}
+
+// A staged send's turn (the first of its destination's): its chunks and its D2H pipeline.
+Status ChanLmt::StartStagedSend(Request* req) {
+  SendOp* op = req->op<SendOp>();
+  const UserBuffer& buf = req->buf_;
+  MPIGPU_RETURN_IF_ERROR(TakeStage(op->unit, buf.loc.is_device(), &op->stage));
+  MPIGPU_RETURN_IF_ERROR(host_->CopierFor(buf.loc, &op->copier));
+  auto pipe = std::make_unique<LmtSender>();
+  LmtParams params;
+  params.total_bytes = op->total;
+  params.unit_bytes = op->unit;
+  params.fill_block = op->fill;
+  params.max_pending = kStageChunks;
+  MPIGPU_RETURN_IF_ERROR(LmtSender::Create(&op->stage->ring, op->copier,
+                                           LmtBuffer{buf.ptr, buf.loc, buf.layout}, params,
+                                           pipe.get()));
+  op->pipe = std::move(pipe);
+  return Status::Ok();
 }
 
 void ChanLmt::SendAbort(int dst, uint64_t rreq) {
@@ -186,7 +224,7 @@ PayloadPlace ChanLmt::PlacePayload(const MsgHeader& h, size_t len) {
   auto it = recvs_.find(ref.rreq);
   if (it == recvs_.end() || it->second->info_.source != h.src) return {};
   Request* req = it->second;
-  const RecvOp* op = req->op<RecvOp>();
+  RecvOp* op = req->op<RecvOp>();
   // Anything unexpected is delivered as usual and judged by OnControl.
   if (ref.offset != op->got || len > op->total - op->got) return {};
   switch (op->mode) {
@@ -194,6 +232,10 @@ PayloadPlace ChanLmt::PlacePayload(const MsgHeader& h, size_t len) {
       return {static_cast<unsigned char*>(req->buf_.ptr) + ref.offset, false};
     case RecvOp::Mode::kStaged: {
       if (len != LmtUnitLen(op->total, op->unit, op->fill, op->frames)) return {};
+      if (!op->pipe) {
+        StartStagedRecv(req);
+        if (!op->pipe) return {};  // unpacked on delivery instead
+      }
       const size_t slot = op->frames % kStageChunks;
       if (op->stage->ring.unit_len(slot) != 0) return {nullptr, true};  // H2D behind: wait
       return {reinterpret_cast<unsigned char*>(op->stage->chunk(slot)), false};
@@ -235,30 +277,10 @@ Status ChanLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size
       return Status::Ok();
     }
     o->units = LmtUnitCount(o->total, o->unit, o->fill);
-    const UserBuffer& buf = req->buf_;
-    if (buf.loc.is_host()) {
-      o->lend = buf.layout.contiguous();
-    } else {
-      // Device memory: D2H into chunks ahead of the socket.
-      Status st = TakeStage(o->unit, &o->stage);
-      if (st.ok()) st = host_->CopierFor(buf.loc, &o->copier);
-      auto pipe = std::make_unique<LmtSender>();
-      if (st.ok()) {
-        LmtParams params;
-        params.total_bytes = o->total;
-        params.unit_bytes = o->unit;
-        params.fill_block = o->fill;
-        params.max_pending = kStageChunks;
-        st = LmtSender::Create(&o->stage->ring, o->copier,
-                               LmtBuffer{buf.ptr, buf.loc, buf.layout}, params, pipe.get());
-      }
-      if (!st.ok()) {
-        host_->Complete(req, st);
-        SendAbort(h.src, cts.rreq);
-        return Status::Ok();
-      }
-      o->pipe = std::move(pipe);
-    }
+    // Contiguous host memory is lent frame by frame; device memory is staged (D2H into chunks
+    // ahead of the socket) when its turn comes (Progress).
+    o->lend = req->buf_.loc.is_host() && req->buf_.layout.contiguous();
+    o->staged = !o->lend;
     sends_.push_back(req);
     host_->Busy(this);
     return Status::Ok();
@@ -342,8 +364,9 @@ bool ChanLmt::ProgressSend(Request* req) {
   SendOp* op = req->op<SendOp>();
   Status err;
   bool done = false;
-  if (op->pipe) {
-    err = ProgressStagedSend(req, &done);
+  if (op->staged) {
+    if (!op->pipe) err = StartStagedSend(req);
+    if (err.ok()) err = ProgressStagedSend(req, &done);
   } else {
     while (op->sent < op->total) {
       const size_t len = LmtUnitLen(op->total, op->unit, op->fill, op->frames);
@@ -374,9 +397,14 @@ bool ChanLmt::ProgressSend(Request* req) {
 }
 
 Status ChanLmt::Progress(bool* busy) {
+  // One staged send per destination at a time, in the order their CTS came: a window of device
+  // sends holds one set of chunks per peer, and its frames do not interleave.
+  staging_to_.clear();
   for (auto it = sends_.begin(); it != sends_.end();) {
     Request* req = *it++;  // completing it takes it off the list
-    (void)ProgressSend(req);
+    const bool staged = req->op<SendOp>()->staged;
+    if (staged && staging_to_.count(req->peer_) > 0) continue;
+    if (!ProgressSend(req) && staged) staging_to_.insert(req->peer_);
   }
   for (auto it = staged_recvs_.begin(); it != staged_recvs_.end();) {
     Request* req = *it++;

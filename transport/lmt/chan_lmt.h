@@ -18,8 +18,14 @@
 //     LmtReceiver runs the H2D copies behind the reads. Vector layouts too (CopyPacked's strided
 //     copies; frames cut on the receiver's block, LmtFillBlock). A receiver whose channel does
 //     not place payloads unpacks each frame when it is delivered (a synchronous copy);
-//   - strided host memory: packed into the channel's buffer, unpacked from its memory.
-// Pinned chunks are pooled; a failed staged transfer (a copy error, the peer lost, an abort)
+//   - strided host memory: the same staging through plain (unpinned) chunks, the copies on the
+//     host copy engine (each complete when issued): packed once into a chunk that is lent,
+//     unpacked once from the chunk its frame was read into. (It also runs the staging's
+//     machinery where no GPU is: the CPU tests' vector cases.)
+// A staged send takes its chunks on its turn: one staged send per destination at a time, in the
+// order their CTS came (a window of device sends holds one set of chunks per peer); a staged
+// receive takes its chunks when its first frame arrives (posted receives hold none).
+// Chunks are pooled; a failed staged transfer (a copy error, the peer lost, an abort)
 // waits for its copies in flight (bounded: they are local copies), then gives its chunks back.
 //
 // Wire (kCtl, lmt kWireIdChan):
@@ -35,6 +41,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "transport/core/backend.h"
@@ -80,7 +87,9 @@ class ChanLmt final : public LmtBackendStubs {
   struct RecvOp;
 
   void SendAbort(int dst, uint64_t rreq);
-  Status TakeStage(size_t unit, std::unique_ptr<Stage>* out);
+  Status TakeStage(size_t unit, bool pinned, std::unique_ptr<Stage>* out);
+  void StartStagedRecv(Request* req);
+  Status StartStagedSend(Request* req);
   void GiveStage(std::unique_ptr<Stage> stage);
   // Advances one send: true when it is done (completed or failed).
   bool ProgressSend(Request* req);
@@ -93,6 +102,7 @@ class ChanLmt final : public LmtBackendStubs {
   std::list<Request*> sends_;                     // sending their frames
   std::unordered_map<uint64_t, Request*> recvs_;  // receiving theirs, by id
   std::list<Request*> staged_recvs_;              // of recvs_, those copying chunks H2D
+  std::unordered_set<int> staging_to_;            // Progress: peers whose staged send ran
   std::vector<std::unique_ptr<Stage>> pool_;      // free pinned chunks
   uint64_t next_id_ = 0;
   bool inject_copy_failure_ = false;
