@@ -197,6 +197,30 @@ void TruncationForPairs(const std::vector<Pair>& pairs, int rank, Engine* e) {
         for (size_t i = c.cap; i < c.n; ++i) RANK_CHECK(b.host()[i] == 0xEE);
       }
     }
+    // A strided receive (staged) smaller than the message: rows of 8 bytes, 24 apart.
+    for (size_t rows : {size_t{1000}, kChunk / 8 + 1, kRing / 8 + 3}) {
+      ++seed;
+      const size_t n = 3 * kRing + 5;
+      const Layout recv = Layout::Vector(rows, 8, 24);
+      if (rank == 0) {
+        Buf b(p.send_dev, n);
+        FillPattern(b.host().data(), n, seed);
+        b.Push();
+        SendOk(e, b.user(Layout::Contiguous(n)), 1, 4);
+        continue;
+      }
+      Buf b(p.recv_dev, recv.extent() + 16);
+      Request* q = nullptr;
+      RANK_CHECK(e->Irecv(b.user(recv), 0, 4, 0, &q).ok());
+      RANK_CHECK(e->Wait(q, 60).ok() && q->done());
+      RANK_CHECK(q->status().code() == Err::kTruncate && q->info().bytes == n);
+      e->Release(q);
+      b.Pull();
+      for (size_t i = 0; i < rows * 8; ++i)
+        RANK_CHECK(b.host()[(i / 8) * 24 + i % 8] == mpigpu::testing::PatternByte(seed, i));
+      for (size_t r = 0; r < rows; ++r)  // the gaps and the bytes past the last row untouched
+        for (size_t g = 8; g < 24; ++g) RANK_CHECK(b.host()[r * 24 + g] == 0xEE);
+    }
   }
 }
 

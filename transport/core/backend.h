@@ -139,7 +139,8 @@ struct ChannelCaps {
 // Where a channel delivers what arrives: the engine.
 class ChannelSink {
  public:
-  // `len`: the payload's bytes (the channel checked that they are in its memory).
+  // `len`: the payload's bytes (the channel checked that they are in its memory, or in the place
+  // PlacePayload named, which is then `payload`).
   virtual Status Deliver(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
   // Channels with caps().places ask this before reading the `len` payload bytes of a message
   // whose header `h` (src set) arrived: {at}: read them to `at`, then Deliver(h, at, len);
