@@ -81,7 +81,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  // Counters the back-ends keep (LmtBackend::AddStats).
+  // Counters the back-ends and channels keep (LmtBackend::AddStats, Channel::AddStats).
   TransportStats stats() const;
 
   // The name of the back-end whose offer an RTS of a `bytes`-byte contiguous send from a buffer

@@ -66,6 +66,14 @@ constexpr size_t SegmentPages(size_t bytes) {
 // Counters the back-ends keep, summed by the engine (Engine::stats).
 struct TransportStats {
   uint64_t sends_notified = 0;  // device sends completed by the receiver's kernel (no FIN)
+  // Payload bytes of stream channels (Channel::AddStats): written, and of them copied into the
+  // connection's buffer first (packed, or what the socket did not take of an unlent payload);
+  // read, and of them read into the connection's buffer and copied from there (delivered from
+  // it, or moved to the place PlacePayload named).
+  uint64_t stream_bytes_sent = 0;
+  uint64_t stream_bytes_sent_copied = 0;
+  uint64_t stream_bytes_read = 0;
+  uint64_t stream_bytes_read_copied = 0;
 };
 
 // What every back-end may ask of the engine.
@@ -173,6 +181,8 @@ class Channel {
   virtual bool Lends(int dst, const void* p, size_t n) const = 0;
   // The lent memory held for `dst` is copied into the channel's own (its owner is going away).
   virtual void Settle(int dst) = 0;
+  // Adds its counters (TransportStats's stream_* for a stream channel).
+  virtual void AddStats(TransportStats* stats) const = 0;
   // Fast paths of blocking calls (caps().fast_paths; a stub refuses): an eager message of host
   // bytes sent at once, true when sent ...
   virtual bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) = 0;
@@ -209,6 +219,7 @@ class NodeChannelStubs : public Channel {
  public:
   bool Lends(int, const void*, size_t) const override { return false; }
   void Settle(int) override {}
+  void AddStats(TransportStats*) const override {}
   std::string Card() const override { return {}; }
   Status SetCards(const std::vector<std::string>&) override { return Status::Ok(); }
   PeerState Peer(int, bool) override { return PeerState::kAlive; }

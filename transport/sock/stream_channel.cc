@@ -134,10 +134,18 @@ bool StreamChannel::Lends(int dst, const void* p, size_t n) const {
   return o.lent_len > 0 && o.lent < b + n && b < o.lent + o.lent_len;
 }
 
+void StreamChannel::AddStats(TransportStats* s) const {
+  s->stream_bytes_sent += stats_.stream_bytes_sent;
+  s->stream_bytes_sent_copied += stats_.stream_bytes_sent_copied;
+  s->stream_bytes_read += stats_.stream_bytes_read;
+  s->stream_bytes_read_copied += stats_.stream_bytes_read_copied;
+}
+
 void StreamChannel::Settle(int dst) {
   Out& o = out_[dst];
   if (o.lent_len == 0) return;
   Append(o, o.lent, o.lent_len);
+  stats_.stream_bytes_sent_copied += o.lent_len;
   o.lent = nullptr;
   o.lent_len = 0;
 }
@@ -177,6 +185,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
     if (o.owned() > kMaxBuffered) return false;
   }
   const FrameHead head{static_cast<uint32_t>(p.len), kFrameMagic};
+  stats_.stream_bytes_sent += p.len;
   // Contiguous host bytes are written from where they are when nothing waits before them.
   const unsigned char* direct = nullptr;
   if (p.user == nullptr) {
@@ -210,6 +219,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
         o.lent_len = p.len - took;
       } else {
         Append(o, direct + took, p.len - took);
+        stats_.stream_bytes_sent_copied += p.len - took;
       }
     }
     return true;
@@ -220,6 +230,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   std::memcpy(at, &head, sizeof head);
   std::memcpy(at + sizeof head, h, sizeof *h);
   unsigned char* payload = at + sizeof head + sizeof *h;
+  stats_.stream_bytes_sent_copied += p.len;
   if (direct != nullptr) {
     if (p.len > 0) std::memcpy(payload, direct, p.len);
   } else if (p.len > 0) {
@@ -326,8 +337,11 @@ Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
         break;
       }
       if (place.at != nullptr) {
+        stats_.stream_bytes_read += head.len;
+        stats_.stream_bytes_read_copied += here;
         if (here > 0) std::memcpy(place.at, payload, here);
         at += kHead + here;
+        in.placed_last = true;
         if (here == head.len) {
           st = sink->Deliver(h, place.at, head.len);
           continue;
@@ -344,6 +358,9 @@ Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
       if (in.buf.size() < at + kHead + head.len) in.buf.resize(at + kHead + head.len);
       break;
     }
+    stats_.stream_bytes_read += head.len;
+    stats_.stream_bytes_read_copied += head.len;
+    in.placed_last = false;
     st = sink->Deliver(h, payload, head.len);
     at += kHead + head.len;
   }
@@ -413,7 +430,9 @@ Status StreamChannel::Read(In& in, ChannelSink* sink) {
       continue;
     }
     if (in.buf.size() - in.have < (size_t{64} << 10)) in.buf.resize(in.have + kReadChunk);
-    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have, in.buf.size() - in.have, MSG_DONTWAIT);
+    const size_t room = in.buf.size() - in.have;
+    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have,
+                             in.placed_last ? std::min(room, kPlacedTail) : room, MSG_DONTWAIT);
     if (n > 0) {
       in.have += static_cast<size_t>(n);
       continue;

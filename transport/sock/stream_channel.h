@@ -22,7 +22,7 @@
 //
 // Reads: frames are parsed from the connection's buffer; before a payload is read the sink is
 // asked where it goes (ChannelSink::PlacePayload): the bytes already buffered are copied there
-// and the rest is read straight into it (readv with a small tail for the next frame heads), or
+// and the rest is read straight into it (readv with a 4 KiB tail for the next frame heads), or
 // the connection waits when the sink has no room yet. Connections that have not said hello after
 // kHelloTimeoutS, and more than kMaxStrangers of them, are dropped.
 #pragma once
@@ -53,6 +53,7 @@ class StreamChannel : public Channel {
   PeerState Peer(int peer, bool probe) override;
   bool Lends(int dst, const void* p, size_t n) const override;
   void Settle(int dst) override;
+  void AddStats(TransportStats* s) const override;
 
   static constexpr size_t kMaxPayload = size_t{1} << 20;
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
@@ -60,7 +61,7 @@ class StreamChannel : public Channel {
   static constexpr size_t kMaxStrangers = 64;
   // Reading into a placed payload, the bytes after it are read into the connection's buffer up
   // to this many (the next frame heads; more would be payload copied once more).
-  static constexpr size_t kPlacedTail = size_t{16} << 10;
+  static constexpr size_t kPlacedTail = size_t{4} << 10;
   // Bytes read into the connection's buffer at a time otherwise.
   static constexpr size_t kReadChunk = size_t{256} << 10;
   // A connection's first bytes: who opens it.
@@ -130,6 +131,9 @@ class StreamChannel : public Channel {
     MsgHeader ph{};
     size_t plen = 0;   // its payload's bytes
     size_t pdone = 0;  // of them read
+    // The last frame's payload was placed: the next is likely another such frame, so reads
+    // into the buffer take kPlacedTail at most (its head, little of its payload).
+    bool placed_last = false;
   };
 
   Status Connect(int dst, bool* later);
@@ -146,6 +150,7 @@ class StreamChannel : public Channel {
   void Drop(In& in);
   void Append(Out& o, const void* p, size_t n);
 
+  TransportStats stats_;  // its stream_* counters
   int listen_fd_ = -1;
   std::vector<Out> out_;
   std::vector<In> in_;
