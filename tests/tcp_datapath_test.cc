@@ -161,40 +161,55 @@ TEST(TcpDatapathTest, HostSizesAroundEagerChunkAndStage) {
             "");
 }
 
-// A large contiguous host message: the sender's payload bytes are written from the user buffer
-// (none copied into the connection's buffer), the receiver's read into the receive buffer (at
-// most the 4 KiB tail of each 256 KiB frame's read lands in the connection's buffer and is
-// copied: the next frame's head and the start of its payload; the first frame's head comes with
-// one ordinary read of up to 256 KiB).
-TEST(TcpDatapathTest, LargeHostMessagesMoveWithoutUserSpaceCopies) {
-  EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
-    const size_t n = SmallSocketBuffers() ? size_t{16} << 20 : size_t{64} << 20;
-    Buf b(false, n);
+// A large contiguous message: the sender's payload bytes are written from the user buffer or its
+// staging chunks (none copied into the connection's buffer), the receiver's read into the receive
+// buffer or a chunk (at most the 4 KiB tail of each 256 KiB frame's read lands in the
+// connection's buffer and is copied: the next frame's head and the start of its payload; the
+// first frame's head comes with one ordinary read of up to 256 KiB).
+void MoveWithoutUserSpaceCopies(const std::vector<Pair>& pairs, int rank, Engine* e) {
+  const size_t n = SmallSocketBuffers() ? size_t{16} << 20 : size_t{64} << 20;
+  uint32_t seed = 70;
+  for (const Pair& p : pairs) {
+    ++seed;
+    Buf b(rank == 0 ? p.send_dev : p.recv_dev, n);
     const TransportStats before = e->stats();
     if (rank == 0) {
-      FillPattern(b.host().data(), n, 77);
+      FillPattern(b.host().data(), n, seed);
+      b.Push();
       SendOk(e, b.user(Layout::Contiguous(n)), 1, 9);
     } else {
       Request* q = nullptr;
       RANK_CHECK(e->Irecv(b.user(Layout::Contiguous(n)), 0, 9, 0, &q).ok());
       RANK_CHECK(WaitDone(e, q).ok());
-      RANK_CHECK(FirstMismatch(b.host().data(), n, 77) == -1);
+      b.Pull();
+      RANK_CHECK(FirstMismatch(b.host().data(), n, seed) == -1);
     }
     const TransportStats after = e->stats();
     const uint64_t sent = after.stream_bytes_sent - before.stream_bytes_sent;
     const uint64_t sent_copied = after.stream_bytes_sent_copied - before.stream_bytes_sent_copied;
     const uint64_t read = after.stream_bytes_read - before.stream_bytes_read;
     const uint64_t read_copied = after.stream_bytes_read_copied - before.stream_bytes_read_copied;
-    std::fprintf(stderr, "rank %d: payload bytes sent %llu (copied %llu), read %llu (copied %llu)\n",
-                 rank, static_cast<unsigned long long>(sent),
+    std::fprintf(stderr, "%s rank %d: payload bytes sent %llu (copied %llu), read %llu (copied %llu)\n",
+                 p.name().c_str(), rank, static_cast<unsigned long long>(sent),
                  static_cast<unsigned long long>(sent_copied), static_cast<unsigned long long>(read),
                  static_cast<unsigned long long>(read_copied));
-    if (rank == 0) {
-      RANK_CHECK(sent >= n && sent_copied == 0);
-    } else {
-      RANK_CHECK(read >= n && read_copied <= n / 64 + 2 * ChanLmt::kChunk);
-    }
+    if (rank == 0) RANK_CHECK(sent >= n && sent_copied == 0);
+    else RANK_CHECK(read >= n && read_copied <= n / 64 + 2 * ChanLmt::kChunk);
+  }
+}
+
+TEST(TcpDatapathTest, LargeHostMessagesMoveWithoutUserSpaceCopies) {
+  EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
+    MoveWithoutUserSpaceCopies(kHostPairs, rank, e);
   }), "");
+}
+
+TEST(TcpDatapathGpuTest, LargeMessagesOfEveryLocationPairMoveWithoutUserSpaceCopies) {
+  std::string r = RunPairJob(true, [](int rank, Engine* e) {
+    MoveWithoutUserSpaceCopies(kGpuPairs, rank, e);
+  });
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 TEST(TcpDatapathGpuTest, EveryLocationPairSizesAroundEagerChunkAndStage) {
