@@ -9,6 +9,7 @@
 // MPIGPU_NET_SOCKBUF=16K, so that the socket takes every frame in pieces (the "socket took part of
 // it" path: the rest lent or copied, and reads of a placed payload in many steps).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -210,6 +211,32 @@ TEST(TcpDatapathGpuTest, LargeMessagesOfEveryLocationPairMoveWithoutUserSpaceCop
   });
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");
+}
+
+// The sender finishes, finalizes and exits while its frames still sit in the receiver's socket:
+// the receiver, which reads them only afterwards (into staging chunks that fill up, so reading
+// pauses many times), still gets every byte, and the goodbye after them.
+TEST(TcpDatapathTest, FramesOfASenderThatAlreadyLeftAreAllDelivered) {
+  EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
+    const size_t rows = 3 * kRing / 8 + 5;
+    const Layout layout = Layout::Vector(rows, 8, 16);  // strided: staged on both ends
+    Buf b(false, layout.extent());
+    if (rank == 0) {
+      FillPattern(b.host().data(), b.host().size(), 91);
+      SendOk(e, b.user(layout), 1, 10);
+      return;  // RunPairJob finalizes: the goodbye, the close, the exit
+    }
+    Request* q = nullptr;
+    RANK_CHECK(e->Irecv(b.user(layout), 0, 10, 0, &q).ok());
+    // Long enough to match the RTS and send the CTS, then no progress while the data comes.
+    const double until = MonotonicSeconds() + 0.2;
+    while (MonotonicSeconds() < until) RANK_CHECK(e->Progress().ok());
+    ::usleep(1000 * 1000);
+    RANK_CHECK(WaitDone(e, q, 30).ok());
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < 8; ++j)
+        RANK_CHECK(b.host()[i * 16 + j] == mpigpu::testing::PatternByte(91, i * 16 + j));
+  }), "");
 }
 
 TEST(TcpDatapathGpuTest, EveryLocationPairSizesAroundEagerChunkAndStage) {
