@@ -34,6 +34,10 @@ constexpr ParamVar<NetConfig> kVars[] = {
           "seconds a peer on another node may leave sent data unacknowledged, or leave a "
           "connection unanswered, before it counts as failed",
           &NetConfig::net_timeout_s, 1, 3600, "s"),
+    BytesParam<NetConfig>("MPIGPU_NET_SOCKBUF", "0",
+          "SO_SNDBUF and SO_RCVBUF of each netmod connection; 0 = the kernel's autotuning "
+          "(best). Small values make the socket take frames in pieces (tests)",
+          &NetConfig::net_sockbuf, 4096, size_t{64} << 20, /*zero_allowed=*/true),
 };
 
 // Set by cross-node launchers (mpigpurun --host) for the bootstrap: not settings.

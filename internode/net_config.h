@@ -19,6 +19,7 @@ struct NetConfig {
   NetmodMode netmod = NetmodMode::kAuto;
   char net_if[64] = "";                 // address or interface to listen on; "" = the bootstrap's
   size_t net_timeout_s = 0;             // a peer that does not answer this long is lost
+  size_t net_sockbuf = 0;               // SO_SNDBUF / SO_RCVBUF of each connection; 0 = kernel's
 };
 
 const NetConfig& GetNetConfig();

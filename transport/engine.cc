@@ -485,6 +485,7 @@ bool Engine::InjectFault(const std::string& what) {
 TransportStats Engine::stats() const {
   TransportStats s;
   for (auto& b : backends_->lmts) b->AddStats(&s);
+  for (auto& c : backends_->channels) c->AddStats(&s);
   return s;
 }
 

@@ -81,7 +81,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  // Counters the back-ends keep (LmtBackend::AddStats).
+  // Counters the back-ends and channels keep (LmtBackend::AddStats, Channel::AddStats).
   TransportStats stats() const;
 
   // The name of the back-end whose offer an RTS of a `bytes`-byte contiguous send from a buffer
@@ -90,7 +90,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   // The names of the back-ends that may carry `peer`'s large messages, in order of preference,
   // and its channel's capabilities (tests pick what they exercise by them). peer: a rank.
   std::vector<std::string> LmtPath(int peer) const;
-  const ChannelCaps& ChannelCapsFor(int peer) const { return chan_[peer]->caps(); }
+  const ChannelCaps& ChannelCapsFor(int peer) const override { return chan_[peer]->caps(); }
   // What this rank published for its peers to reach it (its channels' cards; "" for none).
   std::string Card() const;
 
@@ -152,8 +152,11 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
     return CopyPackedNow(PackDir::kUnpack, buf, offset, n, const_cast<void*>(payload));
   }
   void SendControl(int dst, MsgHeader h, const void* payload, size_t len) override;
-  bool TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
-                   Status* copy_error) override;
+  bool TrySendData(int dst, MsgHeader h, const Payload& p, Status* copy_error) override;
+  bool ChannelLends(int dst, const void* p, size_t n) const override {
+    return chan_[dst]->Lends(dst, p, n);
+  }
+  void SettleChannel(int dst) override { chan_[dst]->Settle(dst); }
   size_t ChannelPayloadMax(int peer) const override;
   void Complete(Request* req, Status st) override;
   Request* WaitingSend(uint64_t id) override;
@@ -161,6 +164,8 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   void Busy(LmtBackend* b) override;
   // ChannelSink: a message arrived, in its pair's order.
   Status Deliver(const MsgHeader& h, const unsigned char* payload, size_t len) override;
+  // ChannelSink: a control message's payload goes where its back-end says.
+  PayloadPlace PlacePayload(const MsgHeader& h, size_t len) override;
 
  private:
   // A message waiting for room on its channel (a copy is kept only when it must wait).

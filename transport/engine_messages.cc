@@ -202,16 +202,17 @@ void Engine::SendControl(int dst, MsgHeader h, const void* payload, size_t len) 
   (void)SendOrQueue(m);
 }
 
-bool Engine::TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
-                         Status* copy_error) {
+bool Engine::TrySendData(int dst, MsgHeader h, const Payload& p, Status* copy_error) {
   if (!pending_[dst].empty()) return false;  // the pair's order: what waits goes first
   h.type = MsgType::kCtl;
   h.src = rank_;
-  Payload p;
-  p.user = &buf;
-  p.offset = offset;
-  p.len = len;
   return chan_[dst]->TrySend(dst, &h, p, copy_error);
+}
+
+PayloadPlace Engine::PlacePayload(const MsgHeader& h, size_t len) {
+  if (h.type != MsgType::kCtl) return {};
+  LmtBackend* b = by_wire_id_[h.lmt];
+  return b != nullptr ? b->PlacePayload(h, len) : PayloadPlace{};
 }
 
 size_t Engine::ChannelPayloadMax(int peer) const { return chan_[peer]->caps().max_payload; }

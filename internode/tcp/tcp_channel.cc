@@ -52,6 +52,7 @@ Status TcpChannel::Listen(int* fd) {
       ListenAddress(GetNetConfig().net_if, host_->boot().LocalAddress(), &a.sin_addr));
   *fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (*fd < 0) return SysError("tcp: socket");
+  SocketBuffers(*fd);
   if (::bind(*fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     char text[INET_ADDRSTRLEN] = "?";
     ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
@@ -85,6 +86,7 @@ Status TcpChannel::Dial(int dst, int* fd, bool* later) {
     return Status(Err::kInternal, "tcp: no address for rank " + std::to_string(dst));
   const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s < 0) return SysError("tcp: socket");
+  SocketBuffers(s);
   if (::connect(s, reinterpret_cast<const sockaddr*>(&peers_[dst]), sizeof peers_[dst]) != 0 &&
       errno != EINPROGRESS) {
     const int err = errno;
@@ -111,6 +113,17 @@ void TcpChannel::Tune(int fd) const {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof idle);
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+// MPIGPU_NET_SOCKBUF, set before the connection is made (on the listening socket, which accepted
+// ones inherit, and before connect): the window scale is agreed in the handshake, and a receive
+// buffer shrunk afterwards makes the peer send into a window that is not there.
+void TcpChannel::SocketBuffers(int fd) {
+  if (const size_t buf = GetNetConfig().net_sockbuf; buf > 0) {
+    const int bytes = static_cast<int>(buf);
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  }
 }
 
 double TcpChannel::DialTimeoutS() const {

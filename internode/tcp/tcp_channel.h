@@ -39,12 +39,14 @@ class TcpChannel final : public StreamChannel {
   bool Admit(int fd, const Hello& hello) const override;
   bool Trust(int, int) const override { return true; }  // the peer checks our hello
   void Tune(int fd) const override;
+  static void SocketBuffers(int fd);
   std::string HelloSecret() const override { return host_->boot().secret(); }
   double DialTimeoutS() const override;
 
  private:
   static constexpr ChannelCaps kCaps{"tcp", kMaxPayload, /*fast_paths=*/false,
-                                     /*same_node=*/false};
+                                     /*same_node=*/false, /*lends=*/true,
+                                     /*places=*/true};
   std::string card_;
   std::vector<sockaddr_in> peers_;
 };

@@ -17,6 +17,14 @@
 // another back-end. A back-end's per-request state is its own LmtOp (core/request.h); its wire
 // messages are MsgHeaders of type kCtl with its wire_id, their body and payload its own.
 //
+// Streams (a socket) move large data without extra copies through three operations (version 2):
+// a payload a channel may send straight from the sender's memory and keep referencing until the
+// socket took it (Payload::lend, Channel::Lends / Settle), and a frame's payload read straight
+// into the place its owner names before the bytes are read (ChannelSink::PlacePayload, which the
+// engine asks of the back-end named by a control message's wire id: LmtBackend::PlacePayload).
+// Channels that copy every message into shared memory keep the stubs (lend ignored, nothing
+// placed).
+//
 // To add a back-end: implement the table (a stub returns "not carried" or does nothing), give it
 // a wire_id not taken in transport/core/wire_ids.h, and add it to the engine's table and
 // preference lists (transport/backends.cc).
@@ -39,7 +47,7 @@
 
 namespace mpigpu::transport {
 
-constexpr int kBackendVersion = 1;
+constexpr int kBackendVersion = 2;
 
 // Bytes a component needs in the job segment: `dense` is touched at once by every rank (pinned
 // areas, formatted headers); `sparse` gets memory only where a pair touches it.
@@ -58,6 +66,14 @@ constexpr size_t SegmentPages(size_t bytes) {
 // Counters the back-ends keep, summed by the engine (Engine::stats).
 struct TransportStats {
   uint64_t sends_notified = 0;  // device sends completed by the receiver's kernel (no FIN)
+  // Payload bytes of stream channels (Channel::AddStats): written, and of them copied into the
+  // connection's buffer first (packed, or what the socket did not take of an unlent payload);
+  // read, and of them read into the connection's buffer and copied from there (delivered from
+  // it, or moved to the place PlacePayload named).
+  uint64_t stream_bytes_sent = 0;
+  uint64_t stream_bytes_sent_copied = 0;
+  uint64_t stream_bytes_read = 0;
+  uint64_t stream_bytes_read_copied = 0;
 };
 
 // What every back-end may ask of the engine.
@@ -100,6 +116,16 @@ struct Payload {
   size_t offset = 0;
   const void* bytes = nullptr;
   size_t len = 0;
+  // The payload's memory (host bytes, or a contiguous host user buffer) outlives the send: a
+  // channel with caps().lends may write it from there after TrySend returned, until
+  // Channel::Lends no longer names it (or Settle). Others copy it as always.
+  bool lend = false;
+};
+
+// Where the payload of an arriving frame goes (ChannelSink::PlacePayload).
+struct PayloadPlace {
+  unsigned char* at = nullptr;  // host memory for the whole payload; null: the channel's own
+  bool later = false;           // no room yet: stop reading this connection until the next Poll
 };
 
 // A peer as the connections of a channel that reaches other nodes show it.
@@ -114,13 +140,23 @@ struct ChannelCaps {
   size_t max_payload;  // largest payload of one message (bounds the eager size)
   bool fast_paths;     // TrySendEagerNow / TryRecvEagerNow can succeed
   bool same_node;      // reaches only ranks on this node
+  bool lends;          // writes lent payloads from the sender's memory (Payload::lend)
+  bool places;         // reads payloads where the sink places them (ChannelSink::PlacePayload)
 };
 
 // Where a channel delivers what arrives: the engine.
 class ChannelSink {
  public:
-  // `len`: the payload's bytes (the channel checked that they are in its memory).
+  // `len`: the payload's bytes (the channel checked that they are in its memory, or in the place
+  // PlacePayload named, which is then `payload`).
   virtual Status Deliver(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
+  // Channels with caps().places ask this before reading the `len` payload bytes of a message
+  // whose header `h` (src set) arrived: {at}: read them to `at`, then Deliver(h, at, len);
+  // {later}: not now (the connection waits, the pair's order holds); {}: Deliver from the
+  // channel's memory as usual. Asked again before every further read into `at`: an answer of
+  // {} then means the place is gone (its request failed): the channel drops the rest of the
+  // payload and does not deliver it, so that nothing is written to memory no longer owned.
+  virtual PayloadPlace PlacePayload(const MsgHeader& h, size_t len) = 0;
 
  protected:
   ~ChannelSink() = default;
@@ -135,9 +171,18 @@ class Channel {
   // The job segment exists (`dense`, `sparse`: this channel's areas); before the ranks join.
   virtual Status Attach(TransportHost* host, char* dense, char* sparse) = 0;
   // Sends `h` (its order fields are the channel's to set) with payload `p` if there is room now:
-  // true when sent, or when packing the payload failed (*copy_error; nothing sent); false when
-  // there is no room (nothing done: the caller retries later, keeping the pair's order).
+  // true when sent, or when packing the payload failed or the peer's connection is lost
+  // (*copy_error; nothing sent); false when there is no room (nothing done: the caller retries
+  // later, keeping the pair's order). With p.lend (and caps().lends) "sent" may mean "taken by
+  // reference": see Lends.
   virtual bool TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) = 0;
+  // Whether the channel still reads lent payload memory in [p, p + n) for `dst` (then its
+  // owner keeps it). At most one lent payload per destination is held at a time.
+  virtual bool Lends(int dst, const void* p, size_t n) const = 0;
+  // The lent memory held for `dst` is copied into the channel's own (its owner is going away).
+  virtual void Settle(int dst) = 0;
+  // Adds its counters (TransportStats's stream_* for a stream channel).
+  virtual void AddStats(TransportStats* stats) const = 0;
   // Fast paths of blocking calls (caps().fast_paths; a stub refuses): an eager message of host
   // bytes sent at once, true when sent ...
   virtual bool TrySendEagerNow(int dst, int tag, int context, const void* data, size_t n) = 0;
@@ -168,9 +213,13 @@ class Channel {
   virtual PeerState Peer(int peer, bool probe) = 0;
 };
 
-// The explicit stubs of a channel that reaches the ranks of its node only.
+// The explicit stubs of a channel that reaches the ranks of its node only (and copies every
+// payload: nothing lent).
 class NodeChannelStubs : public Channel {
  public:
+  bool Lends(int, const void*, size_t) const override { return false; }
+  void Settle(int) override {}
+  void AddStats(TransportStats*) const override {}
   std::string Card() const override { return {}; }
   Status SetCards(const std::vector<std::string>&) override { return Status::Ok(); }
   PeerState Peer(int, bool) override { return PeerState::kAlive; }
@@ -198,17 +247,21 @@ class LmtHost : public TransportHost {
   // Sends a control message (h.type kCtl, h.lmt the back-end) with `len` bytes of payload (at
   // most kCtlPayloadMax, copied) after what waits for `dst`.
   virtual void SendControl(int dst, MsgHeader h, const void* payload, size_t len) = 0;
-  // Sends a control message whose payload is `len` packed bytes of `buf` from `offset`, now, if
-  // nothing waits for `dst` and the channel has room: true when sent or the packing failed
-  // (*copy_error); false: nothing done, try later.
-  virtual bool TrySendData(int dst, MsgHeader h, const UserBuffer& buf, size_t offset, size_t len,
-                           Status* copy_error) = 0;
+  // Sends a control message whose payload is `p` (packed bytes of a user buffer, or host bytes),
+  // now, if nothing waits for `dst` and the channel has room: true when sent or the packing
+  // failed (*copy_error); false: nothing done, try later. p.lend: see Payload and ChannelLends.
+  virtual bool TrySendData(int dst, MsgHeader h, const Payload& p, Status* copy_error) = 0;
+  // The channel to `dst` still reads lent memory in [p, p + n) (Channel::Lends); Settle: it
+  // copies what it holds lent for `dst` (Channel::Settle).
+  virtual bool ChannelLends(int dst, const void* p, size_t n) const = 0;
+  virtual void SettleChannel(int dst) = 0;
   // Unpacks `n` bytes of a payload the channel from `src` delivered into packed offset `offset`
   // of `buf` (the channel's memory is prepared for device copies first); complete on return.
   virtual Status UnpackDelivered(int src, const UserBuffer& buf, size_t offset, size_t n,
                                  const void* payload) = 0;
-  // The largest payload the channel to `peer` carries.
+  // The largest payload the channel to `peer` carries, and that channel's capabilities.
   virtual size_t ChannelPayloadMax(int peer) const = 0;
+  virtual const ChannelCaps& ChannelCapsFor(int peer) const = 0;
   virtual void Complete(Request* req, Status st) = 0;
   // Our send named by `id` (an RTS's sreq) while it waits for an answer (kWaitCts), else null:
   // a stale or forged id is never trusted.
@@ -238,6 +291,10 @@ class LmtBackend {
   // pair (true: it is the back-end's until it completes it or calls FallBack), else false and
   // nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
   virtual bool StartRecv(Request* req, const unsigned char* offer) = 0;
+  // Where the payload of one of its control messages that is arriving goes (asked by channels
+  // with caps().places, through ChannelSink::PlacePayload, with its contract): a rendezvous
+  // data frame straight into the receive buffer or a staging chunk.
+  virtual PayloadPlace PlacePayload(const MsgHeader& h, size_t len) = 0;
   // One of this back-end's control messages arrived (checked: h.lmt is ours).
   virtual Status OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
   // Advances its transfers; *busy: whether it still has work.
@@ -271,6 +328,7 @@ class LmtBackendStubs : public LmtBackend {
   void Joined() override {}
   bool Offers(int, MemLoc, size_t) const override { return false; }
   size_t Offer(Request*, unsigned char*) override { return 0; }
+  PayloadPlace PlacePayload(const MsgHeader&, size_t) override { return {}; }
   void Tick() override {}
   bool Serving() const override { return false; }
   Status Close() override { return Status::Ok(); }

@@ -50,6 +50,8 @@ class IpcLmt final : public LmtBackend {
   void Joined() override;
   bool Offers(int peer, MemLoc loc, size_t bytes) const override;
   size_t Offer(Request* req, unsigned char* offer) override;
+  // Its control messages carry no data frames: payloads are delivered from the channel.
+  PayloadPlace PlacePayload(const MsgHeader&, size_t) override { return {}; }
   bool StartRecv(Request* req, const unsigned char* offer) override;
   Status OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) override;
   Status Progress(bool* busy) override;

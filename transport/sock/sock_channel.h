@@ -32,7 +32,8 @@ class SockChannel final : public StreamChannel {
 
  private:
   static constexpr ChannelCaps kCaps{"socket", kMaxPayload, /*fast_paths=*/false,
-                                     /*same_node=*/true};
+                                     /*same_node=*/true, /*lends=*/true,
+                                     /*places=*/true};
   bool CredentialsOf(int fd, int rank) const;
 };
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,20 +83,37 @@ bool StreamChannel::Connected(Out& o, int dst) {
   return true;
 }
 
+// Sends what waits (owned bytes, then the lent ones) until the socket takes no more.
 Status StreamChannel::Flush(Out& o) {
   if (o.connecting && !Connected(o, static_cast<int>(&o - out_.data()))) return Status::Ok();
-  while (!o.broken && o.head < o.buf.size()) {
-    const ssize_t n = ::send(o.fd, o.buf.data() + o.head, o.buf.size() - o.head,
-                             MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (!o.broken && !o.idle()) {
+    iovec iov[2];
+    int n_iov = 0;
+    if (o.owned() > 0) iov[n_iov++] = {o.buf.data() + o.head, o.owned()};
+    if (o.lent_len > 0) iov[n_iov++] = {const_cast<unsigned char*>(o.lent), o.lent_len};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = static_cast<size_t>(n_iov);
+    const ssize_t n = ::sendmsg(o.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
-      o.head += static_cast<size_t>(n);
+      size_t took = static_cast<size_t>(n);
+      const size_t from_buf = std::min(took, o.owned());
+      o.head += from_buf;
+      took -= from_buf;
+      o.lent += took;
+      o.lent_len -= took;
+      if (o.lent_len == 0) o.lent = nullptr;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     o.broken = true;  // EPIPE, ECONNRESET, a timeout: the peer is lost
   }
-  if (o.broken || o.head == o.buf.size()) {
+  if (o.broken) {
+    o.lent = nullptr;
+    o.lent_len = 0;
+  }
+  if (o.broken || o.owned() == 0) {
     o.buf.clear();
     o.head = 0;
   } else if (o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
@@ -103,6 +121,33 @@ Status StreamChannel::Flush(Out& o) {
     o.head = 0;
   }
   return Status::Ok();
+}
+
+Status StreamChannel::Lost(int dst) const {
+  return Status(Err::kPeerFailed, std::string(caps().name) + " channel: the connection to rank " +
+                                      std::to_string(dst) + " is lost");
+}
+
+bool StreamChannel::Lends(int dst, const void* p, size_t n) const {
+  const Out& o = out_[dst];
+  const auto* b = static_cast<const unsigned char*>(p);
+  return o.lent_len > 0 && o.lent < b + n && b < o.lent + o.lent_len;
+}
+
+void StreamChannel::AddStats(TransportStats* s) const {
+  s->stream_bytes_sent += stats_.stream_bytes_sent;
+  s->stream_bytes_sent_copied += stats_.stream_bytes_sent_copied;
+  s->stream_bytes_read += stats_.stream_bytes_read;
+  s->stream_bytes_read_copied += stats_.stream_bytes_read_copied;
+}
+
+void StreamChannel::Settle(int dst) {
+  Out& o = out_[dst];
+  if (o.lent_len == 0) return;
+  Append(o, o.lent, o.lent_len);
+  stats_.stream_bytes_sent_copied += o.lent_len;
+  o.lent = nullptr;
+  o.lent_len = 0;
 }
 
 bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) {
@@ -116,32 +161,85 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
       return true;
     }
   }
-  if (o.broken) return true;  // the peer is lost: its requests fail by the liveness check
+  if (o.broken) {  // the peer is lost: nothing sent, the request fails now
+    *copy_error = Lost(dst);
+    return true;
+  }
   if (p.len > kMaxPayload) {
     *copy_error = Status(Err::kInternal, std::string(caps().name) +
                                              " channel: payload larger than a frame");
     return true;
   }
-  if (o.buf.size() - o.head > kMaxBuffered) {
+  // Nothing goes behind a lent payload; a lent one goes only to an idle connection (it is read
+  // from the owner's memory, so it cannot wait behind bytes of our own).
+  if (o.lent_len > 0 || (p.lend && !o.idle())) {
     (void)Flush(o);
-    if (o.buf.size() - o.head > kMaxBuffered) return false;
+    if (o.broken) {
+      *copy_error = Lost(dst);
+      return true;
+    }
+    if (o.lent_len > 0 || (p.lend && !o.idle())) return false;
+  }
+  if (o.owned() > kMaxBuffered) {
+    (void)Flush(o);
+    if (o.owned() > kMaxBuffered) return false;
+  }
+  const FrameHead head{static_cast<uint32_t>(p.len), kFrameMagic};
+  stats_.stream_bytes_sent += p.len;
+  // Contiguous host bytes are written from where they are when nothing waits before them.
+  const unsigned char* direct = nullptr;
+  if (p.user == nullptr) {
+    direct = static_cast<const unsigned char*>(p.bytes);
+  } else if (p.user->loc.is_host() && p.user->layout.contiguous()) {
+    direct = static_cast<const unsigned char*>(p.user->ptr) + p.offset;
+  }
+  if ((direct != nullptr || p.len == 0) && o.idle() && !o.connecting) {
+    unsigned char frame[sizeof head + sizeof *h];
+    std::memcpy(frame, &head, sizeof head);
+    std::memcpy(frame + sizeof head, h, sizeof *h);
+    iovec iov[2] = {{frame, sizeof frame}, {const_cast<unsigned char*>(direct), p.len}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = p.len > 0 ? 2 : 1;
+    ssize_t n;
+    do {
+      n = ::sendmsg(o.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      o.broken = true;
+      *copy_error = Lost(dst);
+      return true;
+    }
+    size_t took = n > 0 ? static_cast<size_t>(n) : 0;
+    if (took < sizeof frame) Append(o, frame + took, sizeof frame - took);
+    took = took > sizeof frame ? took - sizeof frame : 0;
+    if (took < p.len) {  // what the socket did not take: referenced if lent, else copied
+      if (p.lend) {
+        o.lent = direct + took;
+        o.lent_len = p.len - took;
+      } else {
+        Append(o, direct + took, p.len - took);
+        stats_.stream_bytes_sent_copied += p.len - took;
+      }
+    }
+    return true;
   }
   const size_t start = o.buf.size();
-  const FrameHead head{static_cast<uint32_t>(p.len), kFrameMagic};
   o.buf.resize(start + sizeof head + sizeof *h + p.len);
   unsigned char* at = o.buf.data() + start;
   std::memcpy(at, &head, sizeof head);
   std::memcpy(at + sizeof head, h, sizeof *h);
   unsigned char* payload = at + sizeof head + sizeof *h;
-  if (p.user != nullptr) {
+  stats_.stream_bytes_sent_copied += p.len;
+  if (direct != nullptr) {
+    if (p.len > 0) std::memcpy(payload, direct, p.len);
+  } else if (p.len > 0) {
     Status st = host_->CopyPackedNow(PackDir::kPack, *p.user, p.offset, p.len, payload);
     if (!st.ok()) {
       o.buf.resize(start);
       *copy_error = std::move(st);
       return true;
     }
-  } else if (p.len > 0) {
-    std::memcpy(payload, p.bytes, p.len);
   }
   (void)Flush(o);
   return true;
@@ -209,44 +307,62 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   return true;
 }
 
-// Reads what the connection has, then hands every whole frame to the sink, in order.
-Status StreamChannel::Read(In& in, ChannelSink* sink) {
-  for (;;) {
-    if (in.buf.size() - in.have < (size_t{64} << 10)) in.buf.resize(in.have + (size_t{256} << 10));
-    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have, in.buf.size() - in.have, MSG_DONTWAIT);
-    if (n > 0) {
-      in.have += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-      in.closed = true;  // EOF or a reset: finalized (after its goodbye) or lost
-    break;
-  }
+// Hands every whole frame in the connection's buffer to the sink, in order, and starts a placed
+// payload where the sink names a place for it.
+Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
   size_t at = 0;
   if (in.rank < 0 && !Greet(in, &at)) return Status::Ok();
   Status st;
-  while (st.ok() && in.have - at >= sizeof(FrameHead) + sizeof(MsgHeader)) {
+  constexpr size_t kHead = sizeof(FrameHead) + sizeof(MsgHeader);
+  while (st.ok() && !in.placing && in.have - at >= kHead) {
     FrameHead head;
     std::memcpy(&head, in.buf.data() + at, sizeof head);
     if (head.magic == kByeMagic) {
       in.bye = true;
-      at += sizeof head + sizeof(MsgHeader);
+      at += kHead;
       continue;
     }
     if (head.magic != kFrameMagic || head.len > kMaxPayload)
       return Status(Err::kInternal, std::string(caps().name) + " channel: a bad frame from rank " +
                                         std::to_string(in.rank));
-    const size_t whole = sizeof head + sizeof(MsgHeader) + head.len;
-    if (in.have - at < whole) {
-      if (in.buf.size() < at + whole) in.buf.resize(at + whole);
-      break;
-    }
     MsgHeader h;
     std::memcpy(&h, in.buf.data() + at + sizeof head, sizeof h);
     h.src = in.rank;  // the connection says who sent it
-    st = sink->Deliver(h, in.buf.data() + at + sizeof head + sizeof h, head.len);
-    at += whole;
+    const unsigned char* payload = in.buf.data() + at + kHead;
+    const size_t here = std::min<size_t>(in.have - at - kHead, head.len);
+    if (head.len > 0) {
+      const PayloadPlace place = sink->PlacePayload(h, head.len);
+      if (place.later) {
+        *stop = true;
+        break;
+      }
+      if (place.at != nullptr) {
+        stats_.stream_bytes_read += head.len;
+        stats_.stream_bytes_read_copied += here;
+        if (here > 0) std::memcpy(place.at, payload, here);
+        at += kHead + here;
+        in.placed_last = true;
+        if (here == head.len) {
+          st = sink->Deliver(h, place.at, head.len);
+          continue;
+        }
+        in.placing = true;
+        in.dropping = false;
+        in.ph = h;
+        in.plen = head.len;
+        in.pdone = here;
+        break;
+      }
+    }
+    if (here < head.len) {
+      if (in.buf.size() < at + kHead + head.len) in.buf.resize(at + kHead + head.len);
+      break;
+    }
+    stats_.stream_bytes_read += head.len;
+    stats_.stream_bytes_read_copied += head.len;
+    in.placed_last = false;
+    st = sink->Deliver(h, payload, head.len);
+    at += kHead + head.len;
   }
   if (at > 0) {
     std::memmove(in.buf.data(), in.buf.data() + at, in.have - at);
@@ -255,12 +371,87 @@ Status StreamChannel::Read(In& in, ChannelSink* sink) {
   return st;
 }
 
+// One read of a placed payload's rest (asking the sink again where it goes) and of what follows
+// it into the buffer; the payload delivered once whole.
+Status StreamChannel::ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* stop) {
+  *more = false;
+  PayloadPlace place;
+  if (!in.dropping) {
+    place = sink->PlacePayload(in.ph, in.plen);
+    if (place.later) {
+      *stop = true;
+      return Status::Ok();
+    }
+    if (place.at == nullptr) in.dropping = true;  // its request went: read and drop the rest
+  }
+  const size_t rest = in.plen - in.pdone;
+  if (in.buf.size() < in.have + kPlacedTail) in.buf.resize(in.have + kPlacedTail);
+  ssize_t n;
+  if (in.dropping) {
+    do {
+      n = ::recv(in.fd, in.buf.data() + in.have, std::min(rest, in.buf.size() - in.have),
+                 MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+  } else {
+    iovec iov[2] = {{place.at + in.pdone, rest}, {in.buf.data() + in.have, kPlacedTail}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = 2;
+    do {
+      n = ::recvmsg(in.fd, &m, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+  }
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+    in.closed = true;  // EOF or a reset: finalized (after its goodbye) or lost
+    return Status::Ok();
+  }
+  if (n < 0) return Status::Ok();
+  *more = true;
+  const size_t got = static_cast<size_t>(n);
+  const size_t mine = std::min(got, rest);
+  in.pdone += mine;
+  if (!in.dropping) in.have += got - mine;
+  if (in.pdone < in.plen) return Status::Ok();
+  in.placing = false;
+  if (in.dropping) return Status::Ok();
+  return sink->Deliver(in.ph, place.at, in.plen);
+}
+
+// Reads what the connection has, handing every whole frame to the sink in order.
+Status StreamChannel::Read(In& in, ChannelSink* sink) {
+  for (;;) {
+    bool stop = false;
+    if (!in.placing) MPIGPU_RETURN_IF_ERROR(Parse(in, sink, &stop));
+    if (stop || in.fd < 0 || in.closed) return Status::Ok();
+    if (in.placing) {
+      bool more = false;
+      MPIGPU_RETURN_IF_ERROR(ReadPlaced(in, sink, &more, &stop));
+      if (stop || !more) return Status::Ok();
+      continue;
+    }
+    if (in.buf.size() - in.have < (size_t{64} << 10)) in.buf.resize(in.have + kReadChunk);
+    const size_t room = in.buf.size() - in.have;
+    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have,
+                             in.placed_last ? std::min(room, kPlacedTail) : room, MSG_DONTWAIT);
+    if (n > 0) {
+      in.have += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+      in.closed = true;  // EOF or a reset: finalized (after its goodbye) or lost
+    // The frames read before the close are still delivered.
+    if (in.closed) return Parse(in, sink, &stop);
+    return Status::Ok();
+  }
+}
+
 Status StreamChannel::Poll(ChannelSink* sink) {
   MPIGPU_RETURN_IF_ERROR(Accept());
   for (size_t i = 0; i < in_.size(); ++i)
     if (in_[i].fd >= 0 && !in_[i].closed) MPIGPU_RETURN_IF_ERROR(Read(in_[i], sink));
   for (Out& o : out_)
-    if (o.fd >= 0 && (o.connecting || o.head < o.buf.size())) MPIGPU_RETURN_IF_ERROR(Flush(o));
+    if (o.fd >= 0 && (o.connecting || !o.idle())) MPIGPU_RETURN_IF_ERROR(Flush(o));
   return Status::Ok();
 }
 
@@ -311,10 +502,11 @@ Status StreamChannel::Close() {
       (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
+    Settle(static_cast<int>(&o - out_.data()));  // its owner may be gone after finalize
     Append(o, &goodbye, sizeof goodbye);
-    while (!o.broken && (o.connecting || o.head < o.buf.size()) && MonotonicSeconds() < deadline) {
+    while (!o.broken && (o.connecting || !o.idle()) && MonotonicSeconds() < deadline) {
       (void)Flush(o);
-      if (o.connecting || o.head < o.buf.size()) ::usleep(100);
+      if (o.connecting || !o.idle()) ::usleep(100);
     }
   }
   return Status::Ok();

@@ -11,9 +11,20 @@
 // connection, both directions, so that its peers tell a finalized rank (goodbye, then EOF) from
 // a lost one (EOF or a reset without it).
 //
-// Writes are non-blocking: what the socket does not take waits in the connection's buffer (up
-// to kMaxBuffered, then TrySend says no room), and every Poll moves it. Connections that have
-// not said hello after kHelloTimeoutS, and more than kMaxStrangers of them, are dropped.
+// Writes are non-blocking. A frame whose payload is contiguous host memory goes out with one
+// sendmsg (head, header, payload straight from the sender's memory) when nothing waits on the
+// connection; only what the socket did not take is kept: copied into the connection's buffer,
+// or, for a lent payload (Payload::lend), referenced until the socket took it (Lends). While a
+// lent payload waits nothing else is queued behind it (TrySend says no room), so the pair's
+// order holds and at most one lent range per connection exists. Payloads that need packing
+// (device memory, strided layouts) are packed into the buffer. What waits is moved by every
+// Poll; the buffer holds up to kMaxBuffered, then TrySend says no room.
+//
+// Reads: frames are parsed from the connection's buffer; before a payload is read the sink is
+// asked where it goes (ChannelSink::PlacePayload): the bytes already buffered are copied there
+// and the rest is read straight into it (readv with a 4 KiB tail for the next frame heads), or
+// the connection waits when the sink has no room yet. Connections that have not said hello after
+// kHelloTimeoutS, and more than kMaxStrangers of them, are dropped.
 #pragma once
 
 #include <cstddef>
@@ -40,11 +51,19 @@ class StreamChannel : public Channel {
   void PrepareDeviceCopy() override {}
   Status Close() override;
   PeerState Peer(int peer, bool probe) override;
+  bool Lends(int dst, const void* p, size_t n) const override;
+  void Settle(int dst) override;
+  void AddStats(TransportStats* s) const override;
 
   static constexpr size_t kMaxPayload = size_t{1} << 20;
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
   static constexpr double kHelloTimeoutS = 10;
   static constexpr size_t kMaxStrangers = 64;
+  // Reading into a placed payload, the bytes after it are read into the connection's buffer up
+  // to this many (the next frame heads; more would be payload copied once more).
+  static constexpr size_t kPlacedTail = size_t{4} << 10;
+  // Bytes read into the connection's buffer at a time otherwise.
+  static constexpr size_t kReadChunk = size_t{256} << 10;
   // A connection's first bytes: who opens it.
   struct Hello {
     uint64_t magic;  // kHelloMagic
@@ -93,6 +112,10 @@ class StreamChannel : public Channel {
     bool bye = false;     // the peer said goodbye on it (it finalized) before closing
     std::vector<unsigned char> buf;  // bytes not yet taken by the socket
     size_t head = 0;                 // first of them
+    const unsigned char* lent = nullptr;  // then these lent bytes (none queued behind them)
+    size_t lent_len = 0;
+    size_t owned() const { return buf.size() - head; }
+    bool idle() const { return owned() == 0 && lent_len == 0; }
   };
   struct In {  // a connection from a peer (rank -1 until its hello)
     int fd = -1;
@@ -102,6 +125,15 @@ class StreamChannel : public Channel {
     double accepted_at = 0;
     std::vector<unsigned char> buf;
     size_t have = 0;
+    // A frame whose payload is being read where the sink placed it (or dropped: the place went).
+    bool placing = false;
+    bool dropping = false;
+    MsgHeader ph{};
+    size_t plen = 0;   // its payload's bytes
+    size_t pdone = 0;  // of them read
+    // The last frame's payload was placed: the next is likely another such frame, so reads
+    // into the buffer take kPlacedTail at most (its head, little of its payload).
+    bool placed_last = false;
   };
 
   Status Connect(int dst, bool* later);
@@ -109,10 +141,16 @@ class StreamChannel : public Channel {
   Status Flush(Out& o);
   Status Accept();
   Status Read(In& in, ChannelSink* sink);
+  // Parses the frames in in.buf; *stop: the sink has no room for the next payload yet.
+  Status Parse(In& in, ChannelSink* sink, bool* stop);
+  // Reads into the placed payload (and the buffer's tail); *more: bytes came.
+  Status ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* stop);
+  Status Lost(int dst) const;
   bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
   void Drop(In& in);
   void Append(Out& o, const void* p, size_t n);
 
+  TransportStats stats_;  // its stream_* counters
   int listen_fd_ = -1;
   std::vector<Out> out_;
   std::vector<In> in_;
