@@ -398,9 +398,17 @@ std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
     if (rank == 0) RANK_CHECK(e->Isend(b.user(layout), 1, 6, 0, &q).ok());
     else RANK_CHECK(e->Irecv(b.user(layout), 0, 6, 0, &q).ok());
     if (rank == victim) {
-      // Long enough for the CTS and some frames; far too short for the whole message.
-      const double until = MonotonicSeconds() + 0.05;
-      while (MonotonicSeconds() < until) RANK_CHECK(e->Progress().ok());
+      // Until the first MiB of the message has moved through the victim's socket (so the CTS
+      // and some frames are behind it), then no further: the rest cannot move without it. By
+      // bytes, not by time: a fast machine moves a whole 32 MiB message in a few ms.
+      auto moved = [&] {
+        const TransportStats s = e->stats();
+        return rank == 0 ? s.stream_bytes_sent : s.stream_bytes_read;
+      };
+      const uint64_t start = moved();
+      const double until = MonotonicSeconds() + 10;
+      while (moved() - start < (uint64_t{1} << 20) && MonotonicSeconds() < until)
+        RANK_CHECK(e->Progress().ok());
       if (q->done()) std::fprintf(stderr, "rank %d: the transfer ended before the kill\n", rank);
       RANK_CHECK(!q->done());
       _exit(3);
