@@ -1,6 +1,7 @@
 // mpigpu-info: what mpigpu sees on this node and how it is configured.
 //   mpigpu-info            configuration (every MPIGPU_* variable: value, default, meaning),
-//                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space
+//                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space,
+//                          the netmods found (tcp's interfaces, ibverbs' RDMA devices)
 //   mpigpu-info --config   the configuration only
 // Each variable shows its allowed values; one MPIGPU_Init would refuse is flagged with '!' and
 // its reason, and the exit status is then 1.
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "internode/netmods_found.h"
 #include "memcopy/params.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
@@ -84,9 +86,10 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
       std::printf("usage: mpigpu-info [--config]\n"
                   "Prints every MPIGPU_* variable with its value, default, allowed range and "
-                  "meaning\n(--config: only that), then the node's GPUs and /dev/shm. Exit status "
-                  "1 when MPIGPU_Init\nwould refuse the configuration (the refused variables "
-                  "are marked '!').\n");
+                  "meaning\n(--config: only that), then the node's GPUs, /dev/shm and the "
+                  "netmods found\n(tcp: interfaces, MPIGPU_NET_IF's address; ibverbs: RDMA "
+                  "devices). Exit status 1 when\nMPIGPU_Init would refuse the configuration (the "
+                  "refused variables are marked '!').\n");
       return 0;
     } else {
       std::fprintf(stderr, "mpigpu-info: unknown argument '%s' (try --help)\n", argv[i]);
@@ -95,6 +98,9 @@ int main(int argc, char** argv) {
   }
   std::printf("mpigpu 0.1.0\n\n");
   const bool config_ok = PrintConfig();
-  if (!config_only) PrintNode();
+  if (!config_only) {
+    PrintNode();
+    std::fputs(mpigpu::FormatNetmods(mpigpu::FindNetmods()).c_str(), stdout);
+  }
   return config_ok ? 0 : 1;
 }
