@@ -2,8 +2,9 @@
 // (10.213.<n>.1 and .2), ranks forked into them (tests/multiproc.h, MULTIPROC_NETNS), a boot
 // server in the first. Bytes checked for every pair across and within hosts at sizes around the
 // thresholds, ANY_SOURCE, a vector layout; then faults: a rank killed on the other host, a
-// stranger at a rank's port, the link taken down mid-transfer; and mpigpurun --host across them. Needs root and `ip`: skips with
-// the reason where namespaces cannot be made.
+// stranger at a rank's port, the link taken down mid-transfer; and mpigpurun --host across them,
+// with the applications unchanged (halo --cpu --check, mpigpu-sweep -c). Needs root and `ip`:
+// skips with the reason where namespaces cannot be made.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -184,6 +185,60 @@ TEST_F(Netns, MpigpurunStartsAJobAcrossTheHosts) {
     EXPECT_NE(r.err.find(me + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(me + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos) << r.err;
   }
+}
+
+// The applications run across hosts unchanged: mpigpurun --host over the two namespaces starts
+// them exactly as on one node (issue 17). `ranks` ranks, half on each host.
+mpigpu::testing::Result RunAcross(const std::string& ip_a, const std::string& ip_b,
+                                  const std::string& ns_b, int ranks,
+                                  const std::vector<std::string>& program) {
+  mpigpu::testing::RunOptions options;
+  options.timeout_ms = 120000;
+  options.env["NETNS_AGENT_MAP"] = ip_b + "=" + ns_b;
+  options.unset = {"MULTIPROC_NODES", "MULTIPROC_NETNS", "MULTIPROC_BOOT_IP"};
+  const std::string per_host = std::to_string(ranks / 2);
+  std::vector<std::string> argv = {
+      mpigpu::testing::Mpigpurun(), "-n", std::to_string(ranks), "--timeout", "100", "--host",
+      ip_a + ":" + per_host + "," + ip_b + ":" + per_host, "--launch-agent",
+      mpigpu::testing::Runfile("tests/testdata/netns_agent.sh")};
+  argv.insert(argv.end(), program.begin(), program.end());
+  return mpigpu::testing::BoundedRun(argv, options).Wait();
+}
+
+// halo --cpu --check with 4 ranks, 2 per host (a 2x2 grid: each rank has a neighbour on its own
+// host, by shm, and one on the other, by tcp): the distributed result equals the serial
+// reference bit for bit, in both element types.
+TEST_F(Netns, HaloCpuCheckAcrossTheHosts) {
+  for (const char* type : {"double", "float"}) {
+    const mpigpu::testing::Result r =
+        RunAcross(ip_a_, ip_b_, b_, 4,
+                  {mpigpu::testing::Runfile("benchmarks/halo"), "--cpu", "--check", "--type", type,
+                   "--size", "40", "--halo", "2", "--iters", "12", "--warmup", "2"});
+    EXPECT_FALSE(r.hung);
+    EXPECT_EQ(r.code, 0) << "stdout:\n" << r.out << "stderr:\n" << r.err;
+    EXPECT_NE(r.out.find("4 ranks (grid 2x2)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.Count("  ok\n"), 1) << r.out;
+  }
+}
+
+// mpigpu-sweep's host series with one rank per host, every size from 1 B to 1 MiB (eager,
+// rendezvous), with -c: every message's bytes checked. The node's copy limit is not a column
+// between hosts, and the report says why.
+TEST_F(Netns, SweepAcrossTheHosts) {
+  const mpigpu::testing::Result r =
+      RunAcross(ip_a_, ip_b_, b_, 2,
+                {mpigpu::testing::Runfile("tools/mpigpu-sweep"), "latency", "bw", "bibw", "H", "H",
+                 "-m", "1:1M", "-i", "3", "-x", "1", "-W", "8", "-c"});
+  EXPECT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 0) << "stdout:\n" << r.out << "stderr:\n" << r.err;
+  for (const char* test : {"latency", "bw", "bibw"})
+    EXPECT_NE(r.out.find(std::string("# mpigpu-sweep ") + test + " [HH]"), std::string::npos)
+        << r.out;
+  EXPECT_NE(r.out.find("\n1048576 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.Count("# Size            mpigpu\n"), 3) << r.out;  // no limit column
+  EXPECT_NE(r.out.find("# note: limit: not measured: the ranks are on different hosts"),
+            std::string::npos)
+      << r.out;
 }
 
 // kill -9 of mpigpurun while its ranks block in a receive: the rank on the other host, which has

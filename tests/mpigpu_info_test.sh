@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mpigpu-info --config prints every variable with its allowed values; a value MPIGPU_Init would
 # refuse is marked '!' with its reason while every other row still prints, and the exit status
-# is then 1 (issue 15).
+# is then 1 (issue 15). Without --config it also shows the netmods found (issue 17).
 set -uo pipefail
 info="${TEST_SRCDIR}/${TEST_WORKSPACE}/tools/mpigpu-info"
 fail() { echo "FAIL: $*" >&2; echo "$out" >&2; exit 1; }
@@ -38,4 +38,36 @@ grep -qE '^PMIx \(ranks started by .*\): libpmix (.*PMIx.* \(/.*libpmix[^ ]*\)|n
 out=$(MPIGPU_PMIX_LIB=/nonexistent/libpmix.so.2 "$info"); rc=$?
 [ "$rc" = 0 ] || fail "exit status $rc without libpmix"
 grep -q 'libpmix not loadable: cannot load the PMIx library /nonexistent/libpmix.so.2' <<<"$out" || fail "no reason for a missing libpmix"
+# The netmods found (issue 17): tcp's IPv4 interfaces and the address MPIGPU_NET_IF selects;
+# ibverbs' RDMA devices through libibverbs loaded at run time, never linked.
+if command -v readelf >/dev/null; then
+  readelf -d "$info" | grep -q 'NEEDED.*libibverbs' && { out=$(readelf -d "$info"); fail "mpigpu-info links libibverbs"; }
+fi
+out=$(env -u MPIGPU_NET_IF "$info") || fail "exit status $? with the defaults"
+grep -q '^Netmods (peers on other hosts' <<<"$out" || fail "no netmods section"
+grep -qE '^  tcp      IPv4 interfaces: ' <<<"$out" || fail "no tcp line"
+grep -q "listens on the address this host reaches the job's bootstrap from (MPIGPU_NET_IF unset)" <<<"$out" || fail "no listen address"
+devices=$(ls /sys/class/infiniband 2>/dev/null || true)
+if [ -n "$devices" ]; then
+  for d in $devices; do grep -qE "^  ibverbs  RDMA devices:.* $d" <<<"$out" || fail "RDMA device $d not shown"; done
+elif ldconfig -p 2>/dev/null | grep -q 'libibverbs\.so\.1 '; then
+  grep -q '^  ibverbs  none: no RDMA device' <<<"$out" || fail "expected 'none: no RDMA device'"
+else
+  grep -q '^  ibverbs  none: libibverbs.so.1 cannot be loaded' <<<"$out" || fail "expected libibverbs missing"
+fi
+out2=$("$info" --config)
+grep -q '^Netmods' <<<"$out2" && { out=$out2; fail "--config prints the netmods"; }
+# MPIGPU_NET_IF as an address, as an interface name (the first one listed), and naming nothing.
+out=$(MPIGPU_NET_IF=127.0.0.1 "$info") || fail "exit status $? with MPIGPU_NET_IF=127.0.0.1"
+grep -q '^           listens on 127.0.0.1 (MPIGPU_NET_IF=127.0.0.1)$' <<<"$out" || fail "MPIGPU_NET_IF=127.0.0.1 not shown"
+first=$(sed -n 's/^  tcp      IPv4 interfaces: \([^ ]*\) \([0-9.]*\).*/\1 \2/p' <<<"$out")
+if [ -n "$first" ]; then
+  set -- $first
+  out=$(MPIGPU_NET_IF=$1 "$info") || fail "exit status $? with MPIGPU_NET_IF=$1"
+  grep -q "^           listens on $2 (MPIGPU_NET_IF=$1)\$" <<<"$out" || fail "MPIGPU_NET_IF=$1 does not select $2"
+else
+  echo "SKIPPED: MPIGPU_NET_IF by interface name: this sandbox has no IPv4 interface"
+fi
+out=$(MPIGPU_NET_IF=nosuchif0 "$info") || fail "exit status $? with MPIGPU_NET_IF=nosuchif0"
+grep -q "^         ! MPIGPU_NET_IF: MPIGPU_NET_IF='nosuchif0' is neither an IPv4 address nor an interface with one" <<<"$out" || fail "a wrong MPIGPU_NET_IF is not flagged"
 echo "mpigpu-info test ok"

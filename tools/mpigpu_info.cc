@@ -1,6 +1,7 @@
 // mpigpu-info: what mpigpu sees on this node and how it is configured.
 //   mpigpu-info            configuration (every MPIGPU_* variable: value, default, meaning),
-//                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space
+//                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space,
+//                          the netmods found (tcp's interfaces, ibverbs' RDMA devices)
 //   mpigpu-info --config   the configuration only
 // Each variable shows its allowed values; one MPIGPU_Init would refuse is flagged with '!' and
 // its reason, and the exit status is then 1.
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "internode/pmix/pmix_lib.h"
+#include "internode/netmods_found.h"
 #include "memcopy/params.h"
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
@@ -96,9 +98,10 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
       std::printf("usage: mpigpu-info [--config]\n"
                   "Prints every MPIGPU_* variable with its value, default, allowed range and "
-                  "meaning\n(--config: only that), then the node's GPUs and /dev/shm. Exit status "
-                  "1 when MPIGPU_Init\nwould refuse the configuration (the refused variables "
-                  "are marked '!').\n");
+                  "meaning\n(--config: only that), then the node's GPUs, /dev/shm and the "
+                  "netmods found\n(tcp: interfaces, MPIGPU_NET_IF's address; ibverbs: RDMA "
+                  "devices). Exit status 1 when\nMPIGPU_Init would refuse the configuration (the "
+                  "refused variables are marked '!').\n");
       return 0;
     } else {
       std::fprintf(stderr, "mpigpu-info: unknown argument '%s' (try --help)\n", argv[i]);
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
   if (!config_only) {
     PrintNode();
     PrintBackends();
+    std::fputs(mpigpu::FormatNetmods(mpigpu::FindNetmods()).c_str(), stdout);
   }
   return config_ok ? 0 : 1;
 }

@@ -91,13 +91,14 @@ int RankMain(const Options& o, int argc, char** argv) {
 
   RankSetup setup;
   setup.rank = rank;
+  setup.same_node = env.local_size == size;  // mpigpurun --host: each host's own count
   const bool gpu = NeedsGpu(o);
   setup.device_count = gpu ? CudaDeviceCount() : 0;
   if (gpu && setup.device_count == 0) return usage_error(kNoGpu);
   if (setup.device_count > 0) {
     const int local = env.local_rank;
     setup.device = local % setup.device_count;
-    setup.peer_device = (1 - local % 2) % setup.device_count;
+    if (setup.same_node) setup.peer_device = (1 - local % 2) % setup.device_count;
     cudaError_t e = cudaSetDevice(setup.device);  // before MPIGPU_Init: it uses this device
     if (e != cudaSuccess)
       return Fail(1, "cudaSetDevice(" + std::to_string(setup.device) + "): " +

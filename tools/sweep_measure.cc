@@ -20,21 +20,24 @@ namespace {
 
 constexpr size_t kNameBytes = 256;
 
-bool Always(const Options&, const Pair&) { return true; }
-bool WithLimits(const Options& o, const Pair&) { return o.limits; }
+bool Always(const Options&, const RankSetup&, const Pair&) { return true; }
+// The limit is one node's copy: it says nothing about a path between two hosts.
+bool WithLimits(const Options& o, const RankSetup& s, const Pair&) { return o.limits && s.same_node; }
 // NCCL runs D->D only.
-bool DeviceToDevice(const Options& o, const Pair& p) {
+bool DeviceToDevice(const Options& o, const RankSetup&, const Pair& p) {
   return o.peers && p.src == Loc::kDevice && p.dst == Loc::kDevice;
 }
 // Manual staging needs a device side.
-bool WithDevice(const Options& o, const Pair& p) { return o.peers && p.has_device(); }
+bool WithDevice(const Options& o, const RankSetup&, const Pair& p) {
+  return o.peers && p.has_device();
+}
 
 // The columns of every table, in order: name, kind, the pairs (and options) it applies to, and
 // its runner (sweep_series.h).
 struct SeriesSpec {
   const char* name;
   const char* kind;
-  bool (*applies)(const Options& o, const Pair& p);
+  bool (*applies)(const Options& o, const RankSetup& s, const Pair& p);
   std::unique_ptr<SeriesRunner> (*make)();
 };
 const SeriesSpec kSeries[] = {
@@ -102,7 +105,7 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
     OrDie(AllocBuffers(o, &c));
     bool applies[kNumSeries];
     for (size_t k = 0; k < kNumSeries; ++k) {
-      applies[k] = kSeries[k].applies(o, pair);
+      applies[k] = kSeries[k].applies(o, setup, pair);
       if (applies[k]) OrDie(runners[k]->StartPair(c));
     }
 
@@ -134,6 +137,9 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
       report->AddNote("peers: NCCL runs D->D only and manual staging needs a device side; host "
                       "pairs have no peer column");
   }
+  if (rank == 0 && o.limits && !setup.same_node)
+    report->AddNote("limit: not measured: the ranks are on different hosts, and the limit is one "
+                    "node's copy");
   if (rank == 1) *report = Report();
   return Status::Ok();
 }

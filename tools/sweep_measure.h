@@ -18,7 +18,8 @@ struct RankSetup {
   int rank = 0;
   int device_count = 0;  // visible CUDA devices (0: host buffers only)
   int device = -1;       // this rank's device (local rank mod device_count), -1 without GPUs
-  int peer_device = -1;  // the other rank's device
+  int peer_device = -1;  // the other rank's device (on this node; -1 when it is on another)
+  bool same_node = true; // both ranks on this node (the launcher's local size is 2)
   std::string lmt;       // MPIGPU_LMT in effect ("auto" when unset)
 };
 

@@ -42,7 +42,8 @@ class NcclSeries : public SeriesRunner {
     tried_ = true;
     const RankSetup& s = *c.setup;
     bool ok = true;
-    if (s.device_count < 2 || s.device == s.peer_device) {
+    // On one node the ranks need a GPU each; on two hosts, one GPU per host.
+    if (s.same_node ? s.device_count < 2 || s.device == s.peer_device : s.device_count < 1) {
       why_ = "NCCL needs a GPU per rank (" + std::to_string(s.device_count) + " visible)";
       ok = false;
     } else {

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# mpigpu's TCP netmod between two hosts that are network namespaces of this machine (a veth
+# pair), against Open MPI 4.1's TCP BTL (pml ob1, btl tcp,self) over the same veth and a raw TCP
+# stream (iperf3, one stream), in one run: host buffers, 2 ranks, one per namespace.
+#   latency: ping-pong at every power of two 1 B..64 KiB    (mpigpu-sweep latency H H)
+#   bw:      windows of messages, 64 KiB..64 MiB            (mpigpu-sweep bw H H)
+# Open MPI runs benchmarks/peers/mpi_sweep.c, the same loops, timing and defaults as the sweep.
+# Rounds alternate the order (mpigpu, Open MPI, iperf3; then backwards); the table shows each
+# size's median over the rounds and the ratios of the medians, against issue 17's targets:
+# latency <= Open MPI at every size; bandwidth >= Open MPI and >= 0.9 x iperf3 from 1 MiB.
+#
+#   benchmarks/netns_bench.sh [--rounds N] [--net A.B.C] [--out DIR] [--iperf-seconds S]
+#                             [--lat-max SIZE] [--bw-min SIZE] [--bw-max SIZE] [--no-build]
+#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"]
+# --lat-opts / --bw-opts: the loops' -i (timed iterations), -x (warm-up), -W (window), given
+# to both programs alike. Default: the sweep's own for latency (10000 iterations up to 8 KiB,
+# 1000 above), "-W 8 -i 5 -x 1" for bw (6 windows: 3.2 GB at 64 MiB).
+#
+# Needs root, ip(8), Open MPI (mpirun, libopenmpi-dev), iperf3, python3 and Bazel. Makes the
+# namespaces nbench<pid>a/b on NET.1 and NET.2 (default 10.95.0) and removes them on exit.
+# Raw results (the sweep's CSV, mpi_sweep's CSV, iperf3's JSON) and table.md go to --out
+# (default a new directory under /tmp).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+args="$*"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+rounds=3
+net=10.95.0
+out=""
+iperf_seconds=5
+lat_max=64K
+bw_min=64K
+bw_max=64M
+lat_opts=""
+bw_opts="-W 8 -i 5 -x 1"
+build=1
+die() { echo "netns_bench: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=${2:?}; shift 2 ;;
+    --net) net=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    --iperf-seconds) iperf_seconds=${2:?}; shift 2 ;;
+    --lat-max) lat_max=${2:?}; shift 2 ;;
+    --bw-min) bw_min=${2:?}; shift 2 ;;
+    --bw-max) bw_max=${2:?}; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --lat-opts) lat_opts=$2; shift 2 ;;
+    --bw-opts) bw_opts=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (try --help)" ;;
+  esac
+done
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || die "--rounds takes 1..99"
+[[ "$iperf_seconds" =~ ^[1-9][0-9]?$ ]] || die "--iperf-seconds takes 1..99"
+for o in $lat_opts $bw_opts; do [[ "$o" =~ ^(-[iWx]|[0-9]+)$ ]] || die "--lat-opts/--bw-opts take -i, -x, -W and numbers"; done
+[[ "$net" =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "--net takes three octets, e.g. 10.95.0"
+
+[[ "$lat_max$bw_min$bw_max" =~ ^([0-9]+[KMG]?)+$ ]] || die "sizes are numbers with an optional K, M or G"
+[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+for tool in ip mpirun iperf3 python3 bazel; do
+  command -v "$tool" >/dev/null || die "needs $tool"
+done
+
+cd "$here"
+if [ "$build" = 1 ]; then
+  bazel build -c opt //tools:mpigpurun //tools:mpigpu-sweep //benchmarks:mpi_sweep >&2 ||
+    die "the build failed"
+fi
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+mpigpurun=$bin/tools/mpigpurun
+sweep=$bin/tools/mpigpu-sweep
+mpi_sweep=$bin/benchmarks/mpi_sweep
+for f in "$mpigpurun" "$sweep" "$mpi_sweep"; do [ -x "$f" ] || die "missing $f (build it, or drop --no-build)"; done
+[ -n "$out" ] || out=$(mktemp -d /tmp/netns-bench.XXXXXX)
+mkdir -p "$out/raw"
+
+# ---- the hosts ----
+tag=$$
+ns_a=nbench${tag}a
+ns_b=nbench${tag}b
+veth=nbv${tag}
+ip_a=$net.1
+ip_b=$net.2
+iperf_pid=""
+# The measuring job now running: in the background, in a process group of its own (set -m), so
+# that a signal to this script stops the job with all its processes too.
+child=""
+set -m
+cleanup() {
+  set +e
+  [ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null && sleep 1 && kill -KILL -- "-$child" 2>/dev/null
+  [ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
+  ip netns del "$ns_a" 2>/dev/null || true  # takes the veth pair with it
+  ip netns del "$ns_b" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'echo "netns_bench: interrupted" >&2; exit 130' INT
+trap 'echo "netns_bench: terminated" >&2; exit 143' TERM
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add "${veth}a" type veth peer name "${veth}b"
+ip link set "${veth}a" netns "$ns_a"
+ip link set "${veth}b" netns "$ns_b"
+ip -n "$ns_a" addr add "$ip_a/24" dev "${veth}a"
+ip -n "$ns_b" addr add "$ip_b/24" dev "${veth}b"
+for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
+ip -n "$ns_a" link set "${veth}a" up
+ip -n "$ns_b" link set "${veth}b" up
+mtu=$(ip -n "$ns_a" -o link show "${veth}a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
+
+# The launch agent (as ssh, or Open MPI's plm_rsh_agent): enters the host's namespace. Both
+# launchers use it; each host also gets its own UTS name there, so Open MPI's daemons see two
+# nodes by name as well as by address.
+agent=$out/agent.sh
+cat >"$agent" <<EOF
+#!/bin/sh
+host=\$1; shift
+case "\$host" in
+  $ip_a) ns=$ns_a ;;
+  $ip_b) ns=$ns_b ;;
+  *) echo "netns_bench agent: unknown host '\$host'" >&2; exit 255 ;;
+esac
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; exec \$*"
+EOF
+chmod +x "$agent"
+in_a() { ip netns exec "$ns_a" unshare --uts sh -c "hostname $ns_a; exec \"\$@\"" sh "$@"; }
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ompi=(mpirun -n 2 --host "$ip_a,$ip_b" --bind-to none --mca plm_rsh_agent "$agent"
+      --mca oob_tcp_if_include "$net.0/24" --mca pml ob1 --mca btl tcp,self
+      --mca btl_tcp_if_include "$net.0/24")
+mpg=("$mpigpurun" -n 2 --host "$ip_a:1,$ip_b:1" --bind-to none --launch-agent "$agent"
+     --timeout 900)
+
+opts_for() { if [ "$1" = bw ]; then echo "$bw_opts"; else echo "$lat_opts"; fi; }
+run_mpigpu() {  # test range file
+  # shellcheck disable=SC2046  # the options are words
+  in_a "${mpg[@]}" "$sweep" "$1" H H -m "$2" $(opts_for "$1") --no-limits --no-peers --csv "$3" >"$3.log" 2>&1 &
+  child=$!
+  local rc=0
+  wait "$child" || rc=$?
+  child=""
+  [ $rc = 0 ] || { cat "$3.log" >&2; die "mpigpu $1 failed (status $rc)"; }
+}
+# Number of sizes from MIN to MAX (K/M suffixes), doubling.
+count_sizes() {
+  python3 -c 'import sys
+def b(t): return int(t[:-1]) << {"K": 10, "M": 20, "G": 30}[t[-1]] if t[-1] in "KMG" else int(t)
+lo, hi = b(sys.argv[1]), b(sys.argv[2]); n = 0
+while lo <= hi: n += 1; lo *= 2
+print(n)' "$1" "$2"
+}
+run_ompi() {  # test min max file
+  # Open MPI's mpirun has been seen to stay for minutes after its ranks printed everything
+  # (a loaded machine): once every size is in, it gets 30 s to exit, then is stopped.
+  local rows=$(( $(count_sizes "$2" "$3") + 1 )) grace=0 pid rc=0
+  # shellcheck disable=SC2046
+  in_a timeout 900 "${ompi[@]}" "$mpi_sweep" "$1" -m "$2:$3" $(opts_for "$1") >"$4" 2>"$4.log" &
+  pid=$!
+  child=$pid
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    [ "$(grep -c . "$4")" -ge "$rows" ] || continue
+    grace=$((grace + 1))
+    if [ $grace -ge 30 ]; then
+      echo "netns_bench: mpirun did not exit 30 s after its last result: stopped" | tee -a "$4.log" >&2
+      kill -TERM -- "-$pid" 2>/dev/null || true
+      break
+    fi
+  done
+  wait "$pid" || rc=$?
+  child=""
+  [ "$(grep -c . "$4")" -ge "$rows" ] || { cat "$4.log" >&2; die "Open MPI $1 failed (status $rc)"; }
+}
+run_iperf() {  # file
+  local limit=$((iperf_seconds + 30)) tries=0
+  ip netns exec "$ns_b" timeout $limit iperf3 -s -1 -B "$ip_b" -p 5201 >"$1.server.log" 2>&1 &
+  iperf_pid=$!
+  until ip netns exec "$ns_b" ss -Hltn "sport = :5201" | grep -q .; do
+    tries=$((tries + 1))
+    [ $tries -lt 100 ] || die "the iperf3 server did not start: $(cat "$1.server.log")"
+    sleep 0.1
+  done
+  ip netns exec "$ns_a" timeout $limit iperf3 -c "$ip_b" -p 5201 -t "$iperf_seconds" -J >"$1" 2>"$1.log" ||
+    die "iperf3 failed: $(cat "$1.log" "$1.server.log")"
+  wait "$iperf_pid" || true
+  iperf_pid=""
+}
+
+echo "netns_bench: $rounds rounds, hosts $ns_a ($ip_a) and $ns_b ($ip_b), veth mtu $mtu; raw results in $out" >&2
+for r in $(seq 1 "$rounds"); do
+  order="mpigpu ompi iperf"
+  [ $((r % 2)) = 0 ] && order="iperf ompi mpigpu"
+  for what in $order; do
+    echo "netns_bench: round $r/$rounds: $what" >&2
+    case $what in
+      mpigpu) run_mpigpu latency "1:$lat_max" "$out/raw/r$r-mpigpu-latency.csv"
+              run_mpigpu bw "$bw_min:$bw_max" "$out/raw/r$r-mpigpu-bw.csv" ;;
+      ompi) run_ompi latency 1 "$lat_max" "$out/raw/r$r-ompi-latency.csv"
+            run_ompi bw "$bw_min" "$bw_max" "$out/raw/r$r-ompi-bw.csv" ;;
+      iperf) run_iperf "$out/raw/r$r-iperf3.json" ;;
+    esac
+  done
+done
+
+{
+  echo "# netns_bench $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  echo "- machine: $(uname -srm), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+  echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "- mpigpu: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$here" diff --quiet 2>/dev/null || echo ' (modified)'); $(mpirun --version | head -1); $(iperf3 --version | head -1)"
+  echo "- veth mtu $mtu; $rounds rounds; iperf3 $iperf_seconds s, one stream; latency options '${lat_opts:-the sweep defaults}', bw options '$bw_opts'"
+  echo "- load average at the start: $load_start"
+  echo "- command: benchmarks/netns_bench.sh $args"
+  echo
+} >"$out/table.md"
+python3 - "$out" "$rounds" >>"$out/table.md" <<'EOF'
+import csv, json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+MIB = 1 << 20
+
+def sweep(path, test):  # mpigpu-sweep --csv: the mpigpu series
+    with open(path) as f:
+        return {int(r["size"]): float(r["value"]) for r in csv.DictReader(f)
+                if r["test"] == test and r["kind"] == "mpigpu" and r["value"]}
+
+def mpi(path):
+    with open(path) as f:
+        return {int(r["size"]): float(r["value"]) for r in csv.DictReader(f)}
+
+def iperf(path):
+    with open(path) as f:
+        return json.load(f)["end"]["sum_received"]["bits_per_second"] / 8 / 1e9
+
+def med(runs, size):
+    v = [r[size] for r in runs if size in r]
+    return statistics.median(v) if v else float("nan")
+
+def best(runs, size, low):
+    v = [r[size] for r in runs if size in r]
+    return (min(v) if low else max(v)) if v else float("nan")
+
+def spread(runs, size):
+    v = [r[size] for r in runs if size in r]
+    return f"{min(v):.3g}–{max(v):.3g}" if v else "-"
+
+def size_text(n):
+    return f"{n >> 20} MiB" if n >= MIB else f"{n >> 10} KiB" if n >= 1024 else f"{n} B"
+
+R = range(1, rounds + 1)
+lat = {k: [sweep(f"{out}/raw/r{r}-mpigpu-latency.csv", "latency") if k == "mpigpu"
+           else mpi(f"{out}/raw/r{r}-ompi-latency.csv") for r in R] for k in ("mpigpu", "ompi")}
+bw = {k: [sweep(f"{out}/raw/r{r}-mpigpu-bw.csv", "bw") if k == "mpigpu"
+          else mpi(f"{out}/raw/r{r}-ompi-bw.csv") for r in R] for k in ("mpigpu", "ompi")}
+raw = [iperf(f"{out}/raw/r{r}-iperf3.json") for r in R]
+raw_med = statistics.median(raw)
+misses = []
+
+print(f"## Latency, one way (µs; median of {rounds} rounds, range in brackets)\n")
+print("| size | mpigpu | Open MPI tcp | mpigpu/OMPI | best/best | target ≤ 1 |")
+print("|---:|---:|---:|---:|---:|:--|")
+for n in sorted(lat["mpigpu"][0]):
+    m, o = med(lat["mpigpu"], n), med(lat["ompi"], n)
+    ok = m <= o
+    if not ok: misses.append(f"latency {size_text(n)}: {m / o:.2f}× Open MPI")
+    print(f"| {size_text(n)} | {m:.2f} ({spread(lat['mpigpu'], n)}) | {o:.2f} ({spread(lat['ompi'], n)}) "
+          f"| {m / o:.2f} | {best(lat['mpigpu'], n, True) / best(lat['ompi'], n, True):.2f} "
+          f"| {'met' if ok else 'MISSED'} |")
+
+print(f"\n## Bandwidth, one way (GB/s = 1e9 B/s; median of {rounds} rounds)\n")
+print(f"iperf3 (raw TCP stream, one connection): {raw_med:.3f} GB/s median "
+      f"({', '.join(f'{v:.3f}' for v in raw)}).\n")
+print("| size | mpigpu | Open MPI tcp | mpigpu/OMPI | best/best | mpigpu/iperf3 | target from 1 MiB: ≥ 1 and ≥ 0.9 |")
+print("|---:|---:|---:|---:|---:|---:|:--|")
+for n in sorted(bw["mpigpu"][0]):
+    m, o = med(bw["mpigpu"], n), med(bw["ompi"], n)
+    verdict = "-"
+    if n >= MIB:
+        ok = m >= o and m >= 0.9 * raw_med
+        verdict = "met" if ok else "MISSED"
+        if m < o: misses.append(f"bw {size_text(n)}: {m / o:.2f}× Open MPI")
+        if m < 0.9 * raw_med: misses.append(f"bw {size_text(n)}: {m / raw_med:.2f}× iperf3")
+    print(f"| {size_text(n)} | {m:.3f} ({spread(bw['mpigpu'], n)}) | {o:.3f} ({spread(bw['ompi'], n)}) "
+          f"| {m / o:.2f} | {best(bw['mpigpu'], n, False) / best(bw['ompi'], n, False):.2f} "
+          f"| {m / raw_med:.2f} | {verdict} |")
+print()
+print("Ratios: of the medians; best/best: of each side's best round (lowest latency, highest "
+      "bandwidth). Targets are judged on the medians.\n")
+print("Targets missed: " + ("; ".join(misses) if misses else "none"))
+EOF
+cat "$out/table.md"
