@@ -27,6 +27,7 @@
 #include "tests/e2e_util.h"
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
+#include "tests/netns_hosts.h"
 #include "transport/engine.h"
 
 namespace mpigpu::transport {
@@ -38,57 +39,39 @@ using mpigpu::testing::RunJob;
 
 UserBuffer Host(void* p, size_t n) { return mpigpu::testing::HostBuffer(p, n); }
 
-// Runs `cmd` through the shell; true when it exits 0.
-bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+using mpigpu::testing::Sh;
 
 // Two namespaces as hosts, made once for the suite; the test process moves into the first so
 // that the boot server it starts listens on the first host's address.
 class Netns : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string tag = std::to_string(getpid() % 100000);
-    a_ = "mpga" + tag;
-    b_ = "mpgb" + tag;
-    const std::string net = "10.213." + std::to_string(getpid() % 250) + ".";
-    ip_a_ = net + "1";
-    ip_b_ = net + "2";
-    veth_ = "mpgv" + tag;
-    if (geteuid() != 0) {
-      skip_ = "not root: network namespaces cannot be made";
-      return;
+    hosts_ = new mpigpu::testing::NetnsHosts("mpg", "10.213");
+    a_ = hosts_->a();
+    b_ = hosts_->b();
+    ip_a_ = hosts_->ip_a();
+    ip_b_ = hosts_->ip_b();
+    link_a_ = hosts_->link_a();
+    if (hosts_->EnterA()) {
+      setenv("MULTIPROC_NODES", "2", 1);
+      setenv("MULTIPROC_NETNS", (a_ + "," + b_).c_str(), 1);
+      setenv("MULTIPROC_BOOT_IP", ip_a_.c_str(), 1);
     }
-    const bool made = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
-                      Sh("ip link add " + veth_ + "a type veth peer name " + veth_ + "b") &&
-                      Sh("ip link set " + veth_ + "a netns " + a_) &&
-                      Sh("ip link set " + veth_ + "b netns " + b_) &&
-                      Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth_ + "a") &&
-                      Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth_ + "b") &&
-                      Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " link set lo up") &&
-                      Sh("ip -n " + a_ + " link set " + veth_ + "a up") &&
-                      Sh("ip -n " + b_ + " link set " + veth_ + "b up");
-    if (!made) {
-      skip_ = "cannot make network namespaces and a veth pair here (ip netns/ip link failed)";
-      return;
-    }
-    const int fd = open(("/var/run/netns/" + a_).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) skip_ = "cannot enter the first namespace";
-    if (fd >= 0) close(fd);
-    setenv("MULTIPROC_NODES", "2", 1);
-    setenv("MULTIPROC_NETNS", (a_ + "," + b_).c_str(), 1);
-    setenv("MULTIPROC_BOOT_IP", ip_a_.c_str(), 1);
+    skip_ = hosts_->skip_reason();
   }
   static void TearDownTestSuite() {
-    if (geteuid() != 0) return;
-    Sh("ip netns del " + a_);  // takes the veth pair with it
-    Sh("ip netns del " + b_);
+    delete hosts_;
+    hosts_ = nullptr;
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
   }
 
-  static std::string a_, b_, ip_a_, ip_b_, veth_, skip_;
+  static mpigpu::testing::NetnsHosts* hosts_;
+  static std::string a_, b_, ip_a_, ip_b_, link_a_, skip_;
 };
-std::string Netns::a_, Netns::b_, Netns::ip_a_, Netns::ip_b_, Netns::veth_, Netns::skip_;
+mpigpu::testing::NetnsHosts* Netns::hosts_ = nullptr;
+std::string Netns::a_, Netns::b_, Netns::ip_a_, Netns::ip_b_, Netns::link_a_, Netns::skip_;
 
 void WaitOk(Engine& e, Request* r) {
   Status st = e.Wait(r, 60);
@@ -378,7 +361,7 @@ TEST_F(Netns, StrangersAtARanksPortAreRefusedAndTheJobGoesOn) {
 // suite (Z): the link is brought back up after it.
 TEST_F(Netns, ZTheLinkGoingDownMidTransferEndsInAnErrorWithinTheTimeout) {
   setenv("MPIGPU_NET_TIMEOUT", "2", 1);
-  const std::string cut = "ip -n " + a_ + " link set " + veth_ + "a down";
+  const std::string cut = "ip -n " + a_ + " link set " + link_a_ + " down";
   std::thread cutter([cut] {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     Sh(cut);
@@ -406,7 +389,7 @@ TEST_F(Netns, ZTheLinkGoingDownMidTransferEndsInAnErrorWithinTheTimeout) {
   }, 60);
   cutter.join();
   unsetenv("MPIGPU_NET_TIMEOUT");
-  Sh("ip -n " + a_ + " link set " + veth_ + "a up");
+  Sh("ip -n " + a_ + " link set " + link_a_ + " up");
   EXPECT_EQ(r, "");
 }
 

@@ -21,49 +21,27 @@
 #include <vector>
 
 #include "tests/launcher_e2e_util.h"
+#include "tests/netns_hosts.h"
 
 namespace mpigpu::testing {
 namespace {
 
-bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
-
 class LauncherNetns : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string tag = std::to_string(getpid() % 100000);
-    a_ = "mpl2a" + tag;
-    b_ = "mpl2b" + tag;
-    veth_ = "mpl2v" + tag;
-    const std::string net = "10.94." + std::to_string(getpid() % 250) + ".";
-    ip_a_ = net + "1";
-    ip_b_ = net + "2";
-    if (geteuid() != 0) {
-      skip_ = "not root: network namespaces cannot be made";
-      return;
-    }
-    const bool made = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
-                      Sh("ip link add " + veth_ + "a type veth peer name " + veth_ + "b") &&
-                      Sh("ip link set " + veth_ + "a netns " + a_) &&
-                      Sh("ip link set " + veth_ + "b netns " + b_) &&
-                      Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth_ + "a") &&
-                      Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth_ + "b") &&
-                      Sh("ip -n " + a_ + " link set lo up") &&
-                      Sh("ip -n " + b_ + " link set lo up") &&
-                      Sh("ip -n " + a_ + " link set " + veth_ + "a up") &&
-                      Sh("ip -n " + b_ + " link set " + veth_ + "b up");
-    if (!made) {
-      skip_ = "cannot make network namespaces and a veth pair here (ip netns/ip link failed)";
-      return;
-    }
+    hosts_ = new mpigpu::testing::NetnsHosts("mpl2", "10.94");
+    a_ = hosts_->a();
+    b_ = hosts_->b();
+    ip_a_ = hosts_->ip_a();
+    ip_b_ = hosts_->ip_b();
+    link_a_ = hosts_->link_a();
     // The launcher (a child of this process) runs in the first host.
-    const int fd = open(("/var/run/netns/" + a_).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) skip_ = "cannot enter the first namespace";
-    if (fd >= 0) close(fd);
+    (void)hosts_->EnterA();
+    skip_ = hosts_->skip_reason();
   }
   static void TearDownTestSuite() {
-    if (geteuid() != 0) return;
-    Sh("ip netns del " + a_);  // takes the veth pair with it
-    Sh("ip netns del " + b_);
+    delete hosts_;
+    hosts_ = nullptr;
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
@@ -89,9 +67,11 @@ class LauncherNetns : public ::testing::Test {
   static std::string Both() { return ip_a_ + ":1," + ip_b_ + ":1"; }
   static std::string OnlyB(int n) { return ip_b_ + ":" + std::to_string(n); }
 
-  static std::string a_, b_, veth_, ip_a_, ip_b_, skip_;
+  static mpigpu::testing::NetnsHosts* hosts_;
+  static std::string a_, b_, link_a_, ip_a_, ip_b_, skip_;
 };
-std::string LauncherNetns::a_, LauncherNetns::b_, LauncherNetns::veth_, LauncherNetns::ip_a_,
+mpigpu::testing::NetnsHosts* LauncherNetns::hosts_ = nullptr;
+std::string LauncherNetns::a_, LauncherNetns::b_, LauncherNetns::link_a_, LauncherNetns::ip_a_,
     LauncherNetns::ip_b_, LauncherNetns::skip_;
 
 // A job whose ranks are all on the other host: they meet over shared memory there, and the
@@ -216,12 +196,12 @@ TEST_F(LauncherNetns, ZTheHostsLinkGoingDownEndsTheJob) {
       Args(OnlyB(2), {RankProgram(), "recv-forever", dir}), AgentEnv(), out);
   ASSERT_TRUE(WaitUntil(20000, [&] { return AllRecorded(dir, 2, ".pid"); }))
       << ReadFile(out + "/stderr");
-  ASSERT_TRUE(Sh("ip -n " + a_ + " link set " + veth_ + "a down"));
+  ASSERT_TRUE(Sh("ip -n " + a_ + " link set " + link_a_ + " down"));
   const auto cut = std::chrono::steady_clock::now();
   Result r = run.Wait();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
-  Sh("ip -n " + a_ + " link set " + veth_ + "a up");
+  Sh("ip -n " + a_ + " link set " + link_a_ + " up");
   ASSERT_FALSE(r.hung) << ReadFile(out + "/stderr");
   const std::string err = ReadFile(out + "/stderr");
   EXPECT_EQ(r.code, 1) << err;

@@ -23,6 +23,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/e2e_util.h"
+#include "tests/netns_hosts.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ using mpigpu::testing::Runfile;
 
 const char kMpirun[] = "/usr/bin/mpirun";
 
-bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+using mpigpu::testing::Sh;
 
 std::string Rank() { return Runfile("tests/pmix_rank"); }
 
@@ -206,37 +207,21 @@ TEST_F(PmixLaunch, KillingMpirunEndsItsRanks) {
 class PmixNetns : public PmixLaunch {
  protected:
   static void SetUpTestSuite() {
-    const std::string tag = std::to_string(getpid() % 100000);
-    a_ = "pmxa" + tag;
-    b_ = "pmxb" + tag;
-    const std::string net = "10.93." + std::to_string(getpid() % 250) + ".";
-    ip_a_ = net + "1";
-    ip_b_ = net + "2";
-    subnet_ = net + "0/24";
-    const std::string veth = "pmxv" + tag;
-    if (geteuid() != 0) {
-      skip_ = "not root: network namespaces cannot be made";
-      return;
-    }
-    if (!Sh("command -v unshare")) {
+    if (geteuid() == 0 && !Sh("command -v unshare")) {
       skip_ = "no unshare (util-linux): the namespaces cannot have host names of their own";
       return;
     }
-    const bool made = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
-                      Sh("ip link add " + veth + "a type veth peer name " + veth + "b") &&
-                      Sh("ip link set " + veth + "a netns " + a_) &&
-                      Sh("ip link set " + veth + "b netns " + b_) &&
-                      Sh("ip -n " + a_ + " addr add " + ip_a_ + "/24 dev " + veth + "a") &&
-                      Sh("ip -n " + b_ + " addr add " + ip_b_ + "/24 dev " + veth + "b") &&
-                      Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " link set lo up") &&
-                      Sh("ip -n " + a_ + " link set " + veth + "a up") &&
-                      Sh("ip -n " + b_ + " link set " + veth + "b up");
-    if (!made) skip_ = "cannot make network namespaces and a veth pair here (ip netns/ip link failed)";
+    hosts_ = new mpigpu::testing::NetnsHosts("pmx", "10.93");
+    a_ = hosts_->a();
+    b_ = hosts_->b();
+    ip_a_ = hosts_->ip_a();
+    ip_b_ = hosts_->ip_b();
+    subnet_ = hosts_->subnet();
+    skip_ = hosts_->skip_reason();
   }
   static void TearDownTestSuite() {
-    if (geteuid() != 0) return;
-    Sh("ip netns del " + a_);  // takes the veth pair with it
-    Sh("ip netns del " + b_);
+    delete hosts_;
+    hosts_ = nullptr;
   }
   void SetUp() override {
     PmixLaunch::SetUp();
@@ -261,8 +246,10 @@ class PmixNetns : public PmixLaunch {
         o);
   }
 
+  static mpigpu::testing::NetnsHosts* hosts_;
   static std::string a_, b_, ip_a_, ip_b_, subnet_, skip_;
 };
+mpigpu::testing::NetnsHosts* PmixNetns::hosts_ = nullptr;
 std::string PmixNetns::a_, PmixNetns::b_, PmixNetns::ip_a_, PmixNetns::ip_b_, PmixNetns::subnet_,
     PmixNetns::skip_;
 
