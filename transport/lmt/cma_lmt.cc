@@ -171,6 +171,10 @@ Status CmaLmt::Progress(bool* busy) {
 }
 
 void CmaLmt::Finished(Request* req) {
+  // A plain copy holds no state here (it completed inside StartRecv): only a cooperative one,
+  // which carries its CoopOp until now, can sit in the lists below. Every large host receive
+  // passes here, so the plain case costs no list walks.
+  if (req->op_ == nullptr) return;
   active_.remove(req);
   const int peer = req->peer_;
   if (peer < 0 || req->is_send()) return;
