@@ -7,7 +7,8 @@
 #   old_build          O=.device/old (a build to compare with), RO = its 2-rank launcher
 #   mps_start/mps_stop a private MPS daemon (/tmp/mps-pipe, /tmp/mps-log); MPS = the settings that
 #                      exercise the IPC and copier paths on one GPU under it
-#   ab LABEL ENV ARGS  mpigpu-sweep ARGS with ENV, old and new builds alternating, 4 rounds
+#   ab LABEL ENV ARGS  mpigpu-sweep ARGS with ENV, old and new builds alternating, ROUNDS rounds
+#                      (default 4; order flipped every round: ABBA)
 #                      ("== round N OLD|NEW LABEL" headers, then the sweep's data lines)
 #   SKIPS              the skip lines of tests that need what one GPU cannot give (filter them)
 
@@ -54,10 +55,14 @@ mps_start() {
 mps_stop() { echo quit | nvidia-cuda-mps-control; }
 
 ab() {
-  local label=$1 envs=$2; shift 2
-  for round in 1 2 3 4; do
-    echo "== round $round OLD $label"; env $envs timeout 60 $RO $O/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
-    echo "== round $round NEW $label"; env $envs timeout 60 $R $B/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
+  local label=$1 envs=$2 round side; shift 2
+  for round in $(seq 1 "${ROUNDS:-4}"); do
+    # ABBA: the order flips every round, so a drift of the machine favours neither build.
+    for side in $([ $((round % 2)) = 1 ] && echo "OLD NEW" || echo "NEW OLD"); do
+      echo "== round $round $side $label"
+      if [ "$side" = OLD ]; then env $envs timeout 60 $RO $O/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"
+      else env $envs timeout 60 $R $B/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]"; fi
+    done
   done
 }
 

@@ -3,7 +3,7 @@
 # branch merged: PMIx, the TCP data path, remote launcher links, the registration cache, the
 # ibverbs netmod, the host-path fix). `run59.sh tests`: every GPU test binary without and with
 # MPS, the conformance variants, the TCP data-path tests, halo --check. `run59.sh perf`: issue 16's
-# A/B against the pre-seam build (host sweep, MPS D->D latency) and D->D vs H->H over TCP.
+# A/B against the pre-seam build (host sweep, MPS D->D latency; 6 ABBA rounds) and D->D vs H->H over TCP.
 set -u
 . benchmarks/results/device-steps.sh
 device_env
@@ -40,12 +40,14 @@ tests)
   } 2>&1 | grep -vE "$SKIPS" >> $OUT/tests.txt
   mps_stop ;;
 perf)
+  export ROUNDS=6
   {
     ab "host-lat-HH" "" latency H H -m 1:64K -i 500 -x 50
     ab "host-bw-HH" "" bw H H -m 64K:16M -i 30 -x 5
   } > $OUT/host.txt 2>&1
   mps_start
   ab "mps-lat-DD" "$MPS" latency D D -m 1:64K -i 500 -x 50 > $OUT/mps.txt 2>&1
+  python3 benchmarks/results/2026-11-24-s10/hostperf/ab_median.py $OUT/host.txt $OUT/mps.txt > $OUT/ab-medians.txt 2>&1
   for round in 1 2 3; do
     for kind in "H H" "D D"; do
       echo "== round $round tcp sweep bw $kind (MPIGPU_SHM=0, MPS)"
