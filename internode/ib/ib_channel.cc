@@ -237,7 +237,8 @@ Status IbChannel::MakeQp(Conn* c) {
     wr.wr_id = WrId(kRecv, c->index, i);
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    if (ibv_post_recv(c->id->qp, &wr, &bad) != 0) return SysError("ibverbs: ibv_post_recv");
+    if (const int rc = ibv_post_recv(c->id->qp, &wr, &bad); rc != 0)
+      return SysError("ibverbs: ibv_post_recv", rc);
   }
   return Status::Ok();
 }
@@ -484,8 +485,8 @@ bool IbChannel::SendNow(Conn* c, const MsgHeader& h, const transport::Payload& p
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED | (len <= c->max_inline ? IBV_SEND_INLINE : 0);
-  if (ibv_post_send(c->id->qp, &wr, &bad) != 0) {
-    Break(c, std::string("ibv_post_send: ") + std::strerror(errno));
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    Break(c, std::string("ibv_post_send: ") + std::strerror(rc));
     return true;
   }
   ++c->sent;
@@ -512,8 +513,8 @@ Status IbChannel::PostRead(int peer, void* laddr, uint32_t lkey, uint64_t raddr,
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = raddr;
   wr.wr.rdma.rkey = rkey;
-  if (ibv_post_send(c->id->qp, &wr, &bad) != 0) {
-    const std::string why = std::string("ibv_post_send (READ): ") + std::strerror(errno);
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    const std::string why = std::string("ibv_post_send (READ): ") + std::strerror(rc);
     Break(c, why);
     return Status(Err::kPeerFailed, "ibverbs: " + why);
   }
@@ -541,8 +542,8 @@ Status IbChannel::Consumed(Conn* c, bool force) {
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = c->credit_addr;
   wr.wr.rdma.rkey = c->credit_rkey;
-  if (ibv_post_send(c->id->qp, &wr, &bad) != 0) {
-    Break(c, std::string("ibv_post_send (credits): ") + std::strerror(errno));
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    Break(c, std::string("ibv_post_send (credits): ") + std::strerror(rc));
     return Status::Ok();
   }
   c->reported = c->consumed;
@@ -596,8 +597,8 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
       wr.wr_id = wc.wr_id;
       wr.sg_list = &sge;
       wr.num_sge = 1;
-      if (ibv_post_recv(c->id->qp, &wr, &bad) != 0) {
-        Break(c, std::string("ibv_post_recv: ") + std::strerror(errno));
+      if (const int rc = ibv_post_recv(c->id->qp, &wr, &bad); rc != 0) {
+        Break(c, std::string("ibv_post_recv: ") + std::strerror(rc));
         return st;
       }
       ++c->consumed;
