@@ -31,6 +31,7 @@ uint64_t WrId(Kind k, uint32_t conn, uint32_t cookie) {
 constexpr uint32_t kMagic = 0x6d706962;      // "mpib"
 constexpr uint8_t kOpBye = 1;                // a channel message (kFlagChannel): goodbye
 constexpr int kCmTimeoutMs = 2000;
+constexpr unsigned kCmEvery = 1024;        // polls between looks at rdma_cm's events when idle
 constexpr int kCreditSlots = 4;              // credit writes in flight per connection
 constexpr size_t kSmall = 64;                // a header alone (goodbyes)
 // The small area after a connection's buffers: the goodbye we send, two receive slots for the
@@ -625,7 +626,9 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
 
 Status IbChannel::Poll(transport::ChannelSink* sink) {
   sink_ = sink;
-  if (connecting_ > 0 || ++cm_skip_ >= 64) {
+  // rdma_cm's events are a read(2) each time: looked at on every poll only while a connection
+  // is being made, else every kCmEvery-th (a new peer's request waits that long).
+  if (connecting_ > 0 || ++cm_skip_ >= kCmEvery) {
     MPIGPU_RETURN_IF_ERROR(CmEvents());
     // Now and then, every count not yet reported goes out, however small: a sender never waits
     // for the quarter that would make us report.
