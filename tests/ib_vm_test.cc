@@ -8,6 +8,7 @@
 //   - A peer killed (SIGKILL) in the middle of a rendezvous: the sender while the receiver READs
 //     its buffer, the receiver while it READs: the survivor's request ends with PROC_FAILED.
 //   - The device's dma-buf answer: rxe has none, so device data is staged through host memory.
+//   - Strangers at a rank's rdma_cm port without the job's secret are rejected.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -21,8 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "internode/ib/ib_channel.h"
 #include "internode/ib/ib_config.h"
 #include "internode/ib/ib_device.h"
+#include "internode/ib/verbs_api.h"
 #include "internode/net_config.h"
 #include "memcopy/pattern.h"
 #include "tests/engine_util.h"
@@ -195,6 +198,109 @@ TEST(IbVmTest, SoftRoceAnswersNoDmaBufSoDeviceDataIsStaged) {
     if (dev->name().rfind("rxe", 0) == 0) RANK_CHECK(!dev->dmabuf());
     return 0;
   });
+  EXPECT_EQ(r, "");
+}
+
+
+// Strangers at a rank's rdma_cm port are refused before any QP of the job is made for them: a
+// connect request without the job's secret (a wrong one, or none) gets REJECTED, and the job's
+// own messages go on. Rank 0 publishes its card to rank 1, which plays the stranger with a
+// connection of its own (its own event channel, PD, CQ and QP) while rank 0 progresses.
+// Returns the rdma_cm event the stranger's connect ended with.
+std::string StrangerConnects(const std::string& card, const void* priv, uint8_t priv_len) {
+  const internode::VerbsApi* v = internode::Verbs();
+  RANK_CHECK(v != nullptr);
+  sockaddr_in dst{};
+  RANK_CHECK(internode::IbChannel::ParseCard(card, &dst));
+  rdma_event_channel* ec = v->rdma_create_event_channel();
+  RANK_CHECK(ec != nullptr);
+  rdma_cm_id* id = nullptr;
+  RANK_CHECK(v->rdma_create_id(ec, &id, nullptr, RDMA_PS_TCP) == 0);
+  sockaddr_in src = dst;
+  src.sin_port = 0;
+  RANK_CHECK(v->rdma_resolve_addr(id, reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), 5000) == 0);
+  ibv_pd* pd = nullptr;
+  ibv_cq* cq = nullptr;
+  std::string last;
+  for (;;) {
+    rdma_cm_event* ev = nullptr;
+    RANK_CHECK(v->rdma_get_cm_event(ec, &ev) == 0);
+    const rdma_cm_event_type type = ev->event;
+    last = v->rdma_event_str(type);
+    v->rdma_ack_cm_event(ev);
+    if (type == RDMA_CM_EVENT_ADDR_RESOLVED) {
+      RANK_CHECK(v->rdma_resolve_route(id, 5000) == 0);
+    } else if (type == RDMA_CM_EVENT_ROUTE_RESOLVED) {
+      pd = v->ibv_alloc_pd(id->verbs);
+      cq = v->ibv_create_cq(id->verbs, 8, nullptr, nullptr, 0);
+      RANK_CHECK(pd != nullptr && cq != nullptr);
+      ibv_qp_init_attr a{};
+      a.send_cq = a.recv_cq = cq;
+      a.qp_type = IBV_QPT_RC;
+      a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+      a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+      RANK_CHECK(v->rdma_create_qp(id, pd, &a) == 0);
+      rdma_conn_param p{};
+      p.private_data = priv;
+      p.private_data_len = priv_len;
+      p.retry_count = 1;
+      RANK_CHECK(v->rdma_connect(id, &p) == 0);
+    } else {
+      break;  // REJECTED, ESTABLISHED, or an error
+    }
+  }
+  if (last == "RDMA_CM_EVENT_ESTABLISHED") (void)v->rdma_disconnect(id);
+  if (id->qp != nullptr) v->rdma_destroy_qp(id);
+  v->rdma_destroy_id(id);
+  if (cq != nullptr) v->ibv_destroy_cq(cq);
+  if (pd != nullptr) v->ibv_dealloc_pd(pd);
+  v->rdma_destroy_event_channel(ec);
+  return last;
+}
+
+TEST(IbVmTest, StrangersWithoutTheJobsSecretAreRejected) {
+  SKIP_WITHOUT_RDMA();
+  std::string r = RunJob(2, [](int rank) {
+    auto e = JoinJob();
+    char card[64] = {};
+    char done = 0;
+    Request* q = nullptr;
+    if (rank == 0) {
+      const std::string mine = e->Card();
+      RANK_CHECK(mine.size() < sizeof card);
+      std::memcpy(card, mine.data(), mine.size());
+      RANK_CHECK(e->Isend(HostBuffer(card, sizeof card), 1, 1, 0, &q).ok());
+      WaitOk(e.get(), q);
+      e->Release(q);
+      // Progress (a blocking receive) while rank 1 plays the stranger.
+      RANK_CHECK(e->Irecv(HostBuffer(&done, 1), 1, 2, 0, &q).ok());
+      WaitOk(e.get(), q);
+      e->Release(q);
+      RANK_CHECK(done == 1);
+    } else {
+      RANK_CHECK(e->Irecv(HostBuffer(card, sizeof card), 0, 1, 0, &q).ok());
+      WaitOk(e.get(), q);
+      e->Release(q);
+      // A request shaped as the job's (internode::IbChannel::ConnectReq) with a wrong secret ...
+      internode::IbChannel::ConnectReq req{};
+      req.magic = internode::IbChannel::kConnectMagic;
+      req.rank = 1;
+      std::memset(req.secret, 0xAB, sizeof req.secret);
+      const std::string wrong = StrangerConnects(card, &req, sizeof req);
+      std::fprintf(stderr, "stranger with a wrong secret: %s\n", wrong.c_str());
+      RANK_CHECK(wrong == "RDMA_CM_EVENT_REJECTED");
+      // ... and one with no private data at all.
+      const std::string none = StrangerConnects(card, nullptr, 0);
+      std::fprintf(stderr, "stranger without private data: %s\n", none.c_str());
+      RANK_CHECK(none == "RDMA_CM_EVENT_REJECTED");
+      done = 1;
+      RANK_CHECK(e->Isend(HostBuffer(&done, 1), 0, 2, 0, &q).ok());
+      WaitOk(e.get(), q);
+      e->Release(q);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 120);
   EXPECT_EQ(r, "");
 }
 

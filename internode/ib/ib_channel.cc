@@ -28,7 +28,7 @@ enum Kind : uint64_t { kRecv = 1, kSend = 2, kCredit = 3, kRead = 4, kBye = 5 };
 uint64_t WrId(Kind k, uint32_t conn, uint32_t cookie) {
   return static_cast<uint64_t>(k) << 56 | static_cast<uint64_t>(conn & 0xffffff) << 32 | cookie;
 }
-constexpr uint32_t kMagic = 0x6d706962;      // "mpib"
+constexpr uint32_t kMagic = IbChannel::kConnectMagic;
 constexpr uint8_t kOpBye = 1;                // a channel message (kFlagChannel): goodbye
 constexpr int kCmTimeoutMs = 2000;
 constexpr unsigned kCmEvery = 1024;        // polls between looks at rdma_cm's events when idle
@@ -53,21 +53,7 @@ class DropSink final : public transport::ChannelSink {
 
 }  // namespace
 
-struct IbChannel::ConnectReq {
-  uint32_t magic;
-  int32_t rank;
-  unsigned char secret[transport::kJobSecretBytes];
-  uint64_t credit_addr;  // where the acceptor writes its consumed count
-  uint32_t credit_rkey;
-  uint32_t credits;      // send slots the dialer has
-};
 static_assert(sizeof(IbChannel::ConnectReq) <= 56, "fits an RC connect request's private data");
-
-struct IbChannel::AcceptRep {
-  uint32_t magic;
-  uint32_t credits;  // receive buffers posted
-  uint32_t buf_size;
-};
 
 struct IbChannel::Conn {
   enum class St { kResolving, kConnecting, kUp, kBroken };

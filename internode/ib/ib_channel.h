@@ -37,6 +37,7 @@
 #include "internode/ib/ib_device.h"
 #include "internode/ib/ib_links.h"
 #include "transport/core/backend.h"
+#include "transport/core/job_secret.h"
 
 namespace mpigpu::internode {
 
@@ -71,8 +72,21 @@ class IbChannel final : public transport::Channel, public IbLinks {
   // "ib:a.b.c.d:port" into an address; false for anything else.
   static bool ParseCard(const std::string& card, sockaddr_in* out);
 
-  struct ConnectReq;  // a connect request's private data
-  struct AcceptRep;   // an accept's
+  // A connect request's private data (at most 56 bytes for RC), and the accept's.
+  static constexpr uint32_t kConnectMagic = 0x6d706962;  // "mpib"
+  struct ConnectReq {
+    uint32_t magic;  // kConnectMagic
+    int32_t rank;
+    unsigned char secret[transport::kJobSecretBytes];
+    uint64_t credit_addr;  // where the acceptor writes its consumed count
+    uint32_t credit_rkey;
+    uint32_t credits;  // send slots the dialer has
+  };
+  struct AcceptRep {
+    uint32_t magic;
+    uint32_t credits;  // receive buffers posted
+    uint32_t buf_size;
+  };
 
  private:
   struct Conn;
