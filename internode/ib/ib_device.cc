@@ -95,6 +95,15 @@ Status IbDevice::Open(size_t cq_entries,
     have_addr = true;
   }
   d->has_addr_ = have_addr;
+  // rdma_cm must be able to listen there, on this device: not so in a network namespace or a
+  // container that lacks the address (the RDMA device itself is visible to every namespace).
+  if (have_addr) {
+    std::string refused = d->CanListen();
+    if (!refused.empty()) {
+      *none = refused;
+      return Status::Ok();
+    }
+  }
   ibv_device_attr da{};
   if (api->ibv_query_device(d->ctx_, &da) != 0) return SysError("ibverbs: ibv_query_device");
   d->rd_atom_ = std::max(1, std::min({da.max_qp_rd_atom, da.max_qp_init_rd_atom, 16}));
@@ -124,6 +133,29 @@ Status IbDevice::Open(size_t cq_entries,
               gid_index, text);
   *out = std::move(d);
   return Status::Ok();
+}
+
+std::string IbDevice::CanListen() const {
+  char text[INET_ADDRSTRLEN] = "?";
+  ::inet_ntop(AF_INET, &addr_, text, sizeof text);
+  rdma_event_channel* ec = api_->rdma_create_event_channel();
+  if (ec == nullptr) return std::string("rdma_create_event_channel: ") + std::strerror(errno);
+  rdma_cm_id* id = nullptr;
+  std::string why;
+  if (api_->rdma_create_id(ec, &id, nullptr, RDMA_PS_TCP) != 0) {
+    why = std::string("rdma_create_id: ") + std::strerror(errno);
+  } else {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr = addr_;
+    if (api_->rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) != 0)
+      why = std::string("rdma_cm cannot bind ") + text + " (" + std::strerror(errno) + ")";
+    else if (id->verbs != ctx_)
+      why = std::string(text) + " is not an address of " + name_;
+    api_->rdma_destroy_id(id);
+  }
+  api_->rdma_destroy_event_channel(ec);
+  return why;
 }
 
 Status IbDevice::Register(void* addr, size_t len, ibv_mr** mr) const {

@@ -27,7 +27,8 @@ class IbDevice {
  public:
   ~IbDevice();
   // Opens the device MPIGPU_IB_* names. *out stays null, with *none saying why, where this
-  // machine has no usable one (no libraries, no device, no active port): not an error. An error
+  // machine has no usable one (no libraries, no device, no active port, an address rdma_cm cannot
+  // listen on here, as in a network namespace without it): not an error. An error
   // status: a device exists but the settings are wrong or it cannot be set up.
   static Status Open(size_t cq_entries,
                      std::unique_ptr<IbDevice>* out, std::string* none);
@@ -50,6 +51,8 @@ class IbDevice {
 
  private:
   IbDevice() = default;
+  // Why rdma_cm cannot listen on addr_ with this device ("" when it can).
+  std::string CanListen() const;
   const VerbsApi* api_ = nullptr;
   ibv_context** list_ = nullptr;
   ibv_context* ctx_ = nullptr;

@@ -25,7 +25,7 @@ rdma link add rxe0 type rxe netdev dummy0 || { echo "[guest] rdma link add faile
 export RDMA_VM_GID=$(ibv_devinfo -v -d rxe0 | awk -F'[][]' -v a="::ffff:$RDMA_VM_ADDR" \
   '/GID\[/ && index($0,a) && /v2/ {gsub(/ /,"",$2); print $2; exit}')
 echo "[guest] rxe0 up, RoCE v2 GID index ${RDMA_VM_GID:-none}"
-run_step smoke.ibv_devinfo 30 'ibv_devinfo -d rxe0 | tee /dev/stderr | grep -q PORT_ACTIVE'
+run_step smoke.ibv_devinfo 30 'ibv_devinfo -d rxe0 | tee -a /dev/stderr | grep -q PORT_ACTIVE'
 run_step smoke.rc_pingpong 120 '
   ibv_rc_pingpong -d rxe0 -g $RDMA_VM_GID -n 200 -s 4096 & s=$!
   for i in $(seq 50); do ss -ltn | grep -q ":18515 " && break; sleep 0.2; done
