@@ -24,8 +24,10 @@ constexpr ParamVar<NetConfig> kVars[] = {
            "measurement; as NCCL_SHM_DISABLE=1)",
            kBoolChoices, MPIGPU_PARAM_BOOL(NetConfig, shm)),
     ChoiceParam<NetConfig>("MPIGPU_NETMOD", "auto",
-           "the netmod for peers on other nodes: auto (the best found: tcp for now) | tcp",
-           "auto | tcp", MPIGPU_PARAM_ENUM(NetConfig, netmod, NetmodMode, "auto", "tcp")),
+           "the netmod for peers on other nodes: auto (ibverbs where an RDMA device with an "
+           "active port exists, else tcp; every rank must end up with the same) | tcp | ibverbs",
+           "auto | tcp | ibverbs",
+           MPIGPU_PARAM_ENUM(NetConfig, netmod, NetmodMode, "auto", "tcp", "ibverbs")),
     ChoiceParam<NetConfig>("MPIGPU_NET_IF", "",
            "the IPv4 address or interface the netmod listens on; empty = the address this "
            "host reached the job's bootstrap from (loopback for a job on one node)",

@@ -10,8 +10,9 @@
 namespace mpigpu {
 
 enum class NetmodMode : int {
-  kAuto = 0,  // the best netmod this node has (TCP until the ibverbs one lands)
+  kAuto = 0,     // ibverbs where this node has an RDMA device with an active port, else TCP
   kTcp = 1,
+  kIbverbs = 2,  // ibverbs, an error where no RDMA device can be had
 };
 
 struct NetConfig {

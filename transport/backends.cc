@@ -1,12 +1,18 @@
 #include "transport/backends.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "internode/ib/ib_channel.h"
+#include "internode/ib/ib_device.h"
+#include "internode/ib/ib_config.h"
+#include "internode/ib/ib_lmt.h"
 #include "internode/net_config.h"
 #include "internode/tcp/tcp_channel.h"
+#include "memcopy/log.h"
 #include "transport/lmt/chan_lmt.h"
 #include "transport/lmt/cma_lmt.h"
 #include "transport/lmt/ipc_lmt.h"
@@ -37,6 +43,30 @@ Status CheckRoute(const Channel& channel, const std::vector<LmtBackend*>& path, 
   return Status::Ok();
 }
 
+// The ibverbs netmod's device where MPIGPU_NETMOD asks for it and this node has one; null (TCP)
+// otherwise. MPIGPU_NETMOD=ibverbs without a usable device is an error.
+Status OpenRdma(const NetConfig& net, int nranks, std::unique_ptr<internode::IbDevice>* dev) {
+  if (net.netmod == NetmodMode::kTcp) return Status::Ok();
+  std::string none;
+  // Completions in flight per peer: its receive buffers, our send slots, READs, credit writes.
+  const size_t per_peer = 2 * GetIbConfig().credits + 64;
+  const size_t cqe = std::min<size_t>(std::max<size_t>(1024, per_peer * nranks), 1 << 20);
+  Status st = internode::IbDevice::Open(cqe, dev, &none);
+  if (net.netmod == NetmodMode::kIbverbs) {
+    if (!st.ok()) return st;
+    if (*dev == nullptr) return Status(Err::kInvalidArg, "MPIGPU_NETMOD=ibverbs: " + none);
+    return Status::Ok();
+  }
+  if (!st.ok()) {
+    MPIGPU_WARN("netmod: the RDMA device cannot be used (%s): TCP carries the job",
+                st.ToString().c_str());
+    dev->reset();
+  } else if (*dev == nullptr) {
+    MPIGPU_INFO("netmod: ibverbs skipped (%s): TCP carries the job", none.c_str());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* out) {
@@ -44,7 +74,6 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
   std::unique_ptr<Channel> node_channel;
   if (c.channel == ChannelMode::kSocket) node_channel = std::make_unique<SockChannel>();
   else node_channel = std::make_unique<ShmChannel>();
-  auto tcp = std::make_unique<TcpChannel>();  // MPIGPU_NETMOD=auto|tcp: the only netmod yet
   auto ipc = std::make_unique<IpcLmt>();
   auto cma = std::make_unique<CmaLmt>();
   auto ring = std::make_unique<RingLmt>();
@@ -63,8 +92,23 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
       case LmtMode::kChan: node.path = {chan.get()}; break;
     }
   }
-  out->net_.channel = tcp.get();
-  out->net_.path = {chan.get()};
+  bool net_used = false;
+  for (int r = 0; r < job.size; ++r) net_used |= !(r == job.rank || (job.SameNode(r) && net.shm));
+  // The netmod: ibverbs (its channel, READ rendezvous, then frames on it for the rest) or TCP.
+  std::unique_ptr<internode::IbDevice> rdma;
+  if (net_used) MPIGPU_RETURN_IF_ERROR(OpenRdma(net, job.size, &rdma));
+  std::unique_ptr<Channel> netmod;
+  std::unique_ptr<internode::IbLmt> ib_lmt;
+  if (rdma != nullptr) {
+    auto ib = std::make_unique<internode::IbChannel>(std::move(rdma));
+    ib_lmt = std::make_unique<internode::IbLmt>(ib.get());
+    out->net_.path = {ib_lmt.get(), chan.get()};
+    netmod = std::move(ib);
+  } else {
+    netmod = std::make_unique<TcpChannel>();
+    out->net_.path = {chan.get()};
+  }
+  out->net_.channel = netmod.get();
   for (BackendSet::Route* route : {&out->node_, &out->net_}) {
     MPIGPU_RETURN_IF_ERROR(CheckRoute(*route->channel, route->path, route == &out->net_));
     for (LmtBackend* b : route->path) {
@@ -73,19 +117,20 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
     }
   }
   out->route_.resize(job.size);
-  bool node_used = false, net_used = false;
+  bool node_used = false;
   for (int r = 0; r < job.size; ++r) {
     const bool by_node = r == job.rank || (job.SameNode(r) && net.shm);
     out->route_[r] = by_node ? &out->node_ : &out->net_;
-    (by_node ? node_used : net_used) = true;
+    node_used |= by_node;
   }
   // Only the channels in use are kept: an unused socket channel would listen for nothing.
   if (node_used) out->channels.push_back(std::move(node_channel));
-  if (net_used) out->channels.push_back(std::move(tcp));
+  if (net_used) out->channels.push_back(std::move(netmod));
   out->lmts.push_back(std::move(ipc));
   out->lmts.push_back(std::move(cma));
   out->lmts.push_back(std::move(ring));
   out->lmts.push_back(std::move(chan));
+  if (ib_lmt != nullptr) out->lmts.push_back(std::move(ib_lmt));
   return Status::Ok();
 }
 
@@ -110,8 +155,11 @@ std::vector<std::string> DescribeBackends() {
                                               std::make_unique<CmaLmt>(),
                                               std::make_unique<RingLmt>(),
                                               std::make_unique<ChanLmt>()};
-  for (const auto& b : lmts) {
-    const LmtCaps& k = b->caps();
+  std::vector<const LmtCaps*> caps;
+  for (const auto& b : lmts) caps.push_back(&b->caps());
+  caps.push_back(&internode::IbLmt::kCaps);  // made only with an RDMA device
+  for (const LmtCaps* c : caps) {
+    const LmtCaps& k = *c;
     std::string w = k.same_node ? "this node" : "any node";
     w += k.single_copy ? ", single copy" : ", staged";
     if (k.needs_cts) w += ", waits for a CTS";

@@ -10,5 +10,6 @@ constexpr uint8_t kWireIdIpc = 1;   // transport/lmt/ipc_lmt.h
 constexpr uint8_t kWireIdCma = 2;   // transport/lmt/cma_lmt.h
 constexpr uint8_t kWireIdRing = 3;  // transport/lmt/ring_lmt.h
 constexpr uint8_t kWireIdChan = 4;  // transport/lmt/chan_lmt.h
+constexpr uint8_t kWireIdIb = 5;    // internode/ib/ib_lmt.h
 
 }  // namespace mpigpu::transport

@@ -1,0 +1,752 @@
+#include "internode/ib/ib_channel.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <deque>
+#include <cstdlib>
+#include <cstring>
+
+#include "internode/ib/ib_config.h"
+#include "internode/net_config.h"
+#include "internode/tcp/tcp_channel.h"
+#include "memcopy/clock.h"
+#include "memcopy/log.h"
+#include "transport/core/job_secret.h"
+
+namespace mpigpu::internode {
+
+using transport::MsgHeader;
+using transport::PeerState;
+
+namespace {
+
+// wr_id: kind << 56 | connection index << 32 | the kind's cookie (a slot, an LMT's id).
+enum Kind : uint64_t { kRecv = 1, kSend = 2, kCredit = 3, kRead = 4, kBye = 5 };
+uint64_t WrId(Kind k, uint32_t conn, uint32_t cookie) {
+  return static_cast<uint64_t>(k) << 56 | static_cast<uint64_t>(conn & 0xffffff) << 32 | cookie;
+}
+constexpr uint32_t kMagic = IbChannel::kConnectMagic;
+constexpr uint8_t kOpBye = 1;                // a channel message (kFlagChannel): goodbye
+constexpr int kCmTimeoutMs = 2000;
+constexpr unsigned kCmEvery = 1024;        // polls between looks at rdma_cm's events when idle
+constexpr int kCreditSlots = 4;              // credit writes in flight per connection
+constexpr size_t kSmall = 64;                // a header alone (goodbyes)
+// The small area after a connection's buffers: the goodbye we send, two receive slots for the
+// goodbye that comes back on a connection we opened, the credit counts we write.
+constexpr size_t kExtra = 3 * kSmall + kCreditSlots * sizeof(uint64_t);
+
+MsgHeader ByeHeader() {
+  MsgHeader h{};
+  h.type = transport::MsgType::kCtl;
+  h.flags = transport::kFlagChannel;
+  h.op = kOpBye;
+  return h;
+}
+
+class DropSink final : public transport::ChannelSink {
+ public:
+  Status Deliver(const MsgHeader&, const unsigned char*, size_t) override { return Status::Ok(); }
+  transport::PayloadPlace PlacePayload(const MsgHeader&, size_t) override { return {}; }
+};
+
+}  // namespace
+
+static_assert(sizeof(IbChannel::ConnectReq) <= 56, "fits an RC connect request's private data");
+
+struct IbChannel::Conn {
+  enum class St { kResolving, kConnecting, kUp, kBroken };
+  uint32_t index = 0;
+  int peer = -1;
+  bool outgoing = false;
+  rdma_cm_id* id = nullptr;
+  St st = St::kResolving;
+  char* bufs = nullptr;  // outgoing: send slots; incoming: receive buffers; then kExtra bytes
+  size_t nbufs = 0;
+  ibv_mr* mr = nullptr;
+  uint32_t max_inline = 0;
+  int sq_used = 0, sq_cap = 0;  // send-queue work requests outstanding, and room
+  // outgoing
+  std::deque<std::vector<unsigned char>> backlog;  // packed messages waiting for the QP
+  size_t backlog_bytes = 0;
+  uint32_t window = 0;
+  uint64_t sent = 0, send_done = 0;
+  const uint64_t* credit = nullptr;  // the peer's consumed count (written by its RDMA WRITEs)
+  // incoming
+  uint64_t consumed = 0, reported = 0;
+  int credit_writes = 0;
+  uint32_t credit_slot = 0;  // the next of the kCreditSlots words a credit write is sent from
+  uint64_t credit_addr = 0;
+  uint32_t credit_rkey = 0;
+  uint32_t peer_slots = 0;
+  // both
+  bool bye = false;       // the peer said goodbye on it
+  bool bye_posted = false, bye_done = false;
+  size_t extra_at = 0;
+  char* extra() const { return bufs + extra_at; }
+};
+
+IbChannel::IbChannel(std::unique_ptr<IbDevice> dev) : dev_(std::move(dev)) {}
+
+IbChannel::~IbChannel() {
+  if (!conns_.empty() || listen_ != nullptr || ec_ != nullptr) (void)Close();
+}
+
+bool IbChannel::ParseCard(const std::string& card, sockaddr_in* out) {
+  if (card.compare(0, 3, "ib:") != 0) return false;
+  const std::string rest = card.substr(3);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= rest.size()) return false;
+  std::memset(out, 0, sizeof *out);
+  out->sin_family = AF_INET;
+  if (::inet_pton(AF_INET, rest.substr(0, colon).c_str(), &out->sin_addr) != 1) return false;
+  char* end = nullptr;
+  const long port = std::strtol(rest.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port < 1 || port > 65535) return false;
+  out->sin_port = htons(static_cast<uint16_t>(port));
+  return true;
+}
+
+Status IbChannel::Attach(transport::TransportHost* host, char*, char*) {
+  host_ = host;
+  rank_ = host->rank();
+  const IbConfig& c = GetIbConfig();
+  buf_size_ = c.eager_size + sizeof(MsgHeader);
+  credits_ = static_cast<uint32_t>(c.credits);
+  caps_ = transport::ChannelCaps{"ibverbs", buf_size_ - sizeof(MsgHeader), /*fast_paths=*/false,
+                                 /*same_node=*/false};
+  out_.assign(host->size(), nullptr);
+  in_.assign(host->size(), nullptr);
+  const size_t words = (static_cast<size_t>(host->size()) * 64 + 4095) / 4096 * 4096;
+  credit_words_ = static_cast<char*>(std::aligned_alloc(4096, words));
+  if (credit_words_ == nullptr) return Status(Err::kNoMemory, "ibverbs: credit words");
+  std::memset(credit_words_, 0, words);
+  MPIGPU_RETURN_IF_ERROR(dev_->Register(credit_words_, words, &credit_mr_));
+  return Listen();
+}
+
+Status IbChannel::Listen() {
+  const VerbsApi& v = dev_->api();
+  ec_ = v.rdma_create_event_channel();
+  if (ec_ == nullptr) return SysError("ibverbs: rdma_create_event_channel");
+  const int fl = ::fcntl(ec_->fd, F_GETFL);
+  if (fl < 0 || ::fcntl(ec_->fd, F_SETFL, fl | O_NONBLOCK) != 0) return SysError("ibverbs: fcntl");
+  if (v.rdma_create_id(ec_, &listen_, nullptr, RDMA_PS_TCP) != 0)
+    return SysError("ibverbs: rdma_create_id");
+  // The device's address (its RoCE v2 GID's, or MPIGPU_NET_IF's), else the bootstrap's.
+  if (!dev_->has_addr())
+    MPIGPU_RETURN_IF_ERROR(transport::TcpChannel::ListenAddress("", host_->boot().LocalAddress(), &addr_));
+  else
+    addr_ = dev_->addr();
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr = addr_;
+  char text[INET_ADDRSTRLEN] = "?";
+  ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+  if (v.rdma_bind_addr(listen_, reinterpret_cast<sockaddr*>(&a)) != 0)
+    return Status(Err::kSystem, std::string("ibverbs: rdma_cm cannot bind ") + text + " (" +
+                                    std::strerror(errno) +
+                                    "): set MPIGPU_NET_IF to the RDMA device's IP address");
+  if (v.rdma_listen(listen_, 512) != 0) return SysError("ibverbs: rdma_listen");
+  card_ = std::string("ib:") + text + ":" + std::to_string(ntohs(v.rdma_get_src_port(listen_)));
+  return Status::Ok();
+}
+
+Status IbChannel::SetCards(const std::vector<std::string>& cards) {
+  peers_.assign(cards.size(), sockaddr_in{});
+  for (size_t r = 0; r < cards.size(); ++r)
+    if (!ParseCard(cards[r], &peers_[r]))
+      return Status(Err::kInvalidArg, "ibverbs: rank " + std::to_string(r) + " published '" +
+                                          cards[r] +
+                                          "', not an ibverbs address (every rank must use the "
+                                          "same MPIGPU_NETMOD)");
+  if (host_->boot().secret().size() != transport::kJobSecretBytes)
+    return Status(Err::kInvalidArg, "ibverbs: the job has no secret to admit connections with");
+  return Status::Ok();
+}
+
+Status IbChannel::Dial(int dst) {
+  if (dst < 0 || static_cast<size_t>(dst) >= peers_.size())
+    return Status(Err::kInternal, "ibverbs: no address for rank " + std::to_string(dst));
+  auto c = std::make_unique<Conn>();
+  c->index = static_cast<uint32_t>(conns_.size());
+  c->peer = dst;
+  c->outgoing = true;
+  out_[dst] = c.get();
+  const VerbsApi& v = dev_->api();
+  Conn* raw = c.get();
+  conns_.push_back(std::move(c));
+  ++connecting_;
+  if (v.rdma_create_id(ec_, &raw->id, raw, RDMA_PS_TCP) != 0) {
+    raw->id = nullptr;
+    Break(raw, std::string("rdma_create_id: ") + std::strerror(errno));
+    return Status::Ok();
+  }
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  src.sin_addr = addr_;
+  if (v.rdma_resolve_addr(raw->id, reinterpret_cast<sockaddr*>(&src),
+                          reinterpret_cast<sockaddr*>(&peers_[dst]), kCmTimeoutMs) != 0)
+    Break(raw, std::string("rdma_resolve_addr: ") + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status IbChannel::MakeQp(Conn* c) {
+  const VerbsApi& v = dev_->api();
+  c->nbufs = c->outgoing ? credits_ : credits_;
+  ibv_qp_init_attr a{};
+  a.send_cq = a.recv_cq = dev_->cq();
+  a.qp_type = IBV_QPT_RC;
+  a.cap.max_send_wr = c->outgoing ? credits_ + 4 : kCreditSlots + 2 + 2 * dev_->rd_atom();
+  a.cap.max_recv_wr = c->outgoing ? 2 : credits_;
+  a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+  a.cap.max_inline_data = 128;
+  if (v.rdma_create_qp(c->id, dev_->pd(), &a) != 0) {
+    a.cap.max_inline_data = 0;
+    if (v.rdma_create_qp(c->id, dev_->pd(), &a) != 0) return SysError("ibverbs: rdma_create_qp");
+  }
+  c->max_inline = a.cap.max_inline_data;
+  c->sq_cap = static_cast<int>(a.cap.max_send_wr);
+  c->extra_at = c->nbufs * buf_size_;
+  const size_t bytes = (c->extra_at + kExtra + 4095) / 4096 * 4096;
+  c->bufs = static_cast<char*>(std::aligned_alloc(4096, bytes));
+  if (c->bufs == nullptr) return Status(Err::kNoMemory, "ibverbs: connection buffers");
+  std::memset(c->bufs + c->extra_at, 0, kExtra);
+  MPIGPU_RETURN_IF_ERROR(dev_->Register(c->bufs, bytes, &c->mr));
+  // Receives: every buffer of an incoming connection; the two goodbye slots of an outgoing one.
+  const uint32_t nrecv = c->outgoing ? 2 : credits_;
+  for (uint32_t i = 0; i < nrecv; ++i) {
+    char* at = c->outgoing ? c->extra() + kSmall * (1 + i) : c->bufs + i * buf_size_;
+    ibv_sge sge{reinterpret_cast<uint64_t>(at),
+                static_cast<uint32_t>(c->outgoing ? kSmall : buf_size_), c->mr->lkey};
+    ibv_recv_wr wr{}, *bad = nullptr;
+    wr.wr_id = WrId(kRecv, c->index, i);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    if (const int rc = ibv_post_recv(c->id->qp, &wr, &bad); rc != 0)
+      return SysError("ibverbs: ibv_post_recv", rc);
+  }
+  return Status::Ok();
+}
+
+Status IbChannel::CmEvents() {
+  const VerbsApi& v = dev_->api();
+  cm_skip_ = 0;
+  for (int i = 0; i < 64; ++i) {
+    rdma_cm_event* ev = nullptr;
+    if (v.rdma_get_cm_event(ec_, &ev) != 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Ok();
+      return SysError("ibverbs: rdma_get_cm_event");
+    }
+    MPIGPU_TRACE("ibverbs: rdma_cm %s (status %d)", v.rdma_event_str(ev->event), ev->status);
+    bool acked = false;
+    Status st = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? OnConnectRequest(ev, &acked)
+                                                          : OnCmEvent(ev);
+    if (!acked) v.rdma_ack_cm_event(ev);
+    MPIGPU_RETURN_IF_ERROR(st);
+  }
+  return Status::Ok();
+}
+
+Status IbChannel::OnCmEvent(rdma_cm_event* ev) {
+  const VerbsApi& v = dev_->api();
+  Conn* c = static_cast<Conn*>(ev->id->context);
+  if (c == nullptr || c->st == Conn::St::kBroken) return Status::Ok();
+  switch (ev->event) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+      if (v.rdma_resolve_route(c->id, kCmTimeoutMs) != 0)
+        Break(c, std::string("rdma_resolve_route: ") + std::strerror(errno));
+      break;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+      if (c->id->verbs != dev_->ctx()) {
+        Break(c, "the route goes through another RDMA device than " + dev_->name());
+        break;
+      }
+      Status st = MakeQp(c);
+      if (!st.ok()) {
+        Break(c, st.ToString());
+        break;
+      }
+      ConnectReq req{};
+      req.magic = kMagic;
+      req.rank = rank_;
+      std::memcpy(req.secret, host_->boot().secret().data(), sizeof req.secret);
+      req.credit_addr = reinterpret_cast<uint64_t>(credit_words_ + 64 * c->peer);
+      req.credit_rkey = credit_mr_->rkey;
+      req.credits = credits_;
+      // A stale count from an earlier connection to this peer must not grant credits.
+      std::memset(credit_words_ + 64 * c->peer, 0, 8);
+      c->credit = reinterpret_cast<const uint64_t*>(credit_words_ + 64 * c->peer);
+      rdma_conn_param p{};
+      p.private_data = &req;
+      p.private_data_len = sizeof req;
+      p.responder_resources = static_cast<uint8_t>(dev_->rd_atom());
+      p.initiator_depth = static_cast<uint8_t>(dev_->rd_atom());
+      p.retry_count = 7;
+      p.rnr_retry_count = 7;
+      c->st = Conn::St::kConnecting;
+      if (v.rdma_connect(c->id, &p) != 0) Break(c, std::string("rdma_connect: ") + std::strerror(errno));
+      break;
+    }
+    case RDMA_CM_EVENT_ESTABLISHED:
+      if (c->outgoing) {
+        AcceptRep rep{};
+        if (ev->param.conn.private_data == nullptr || ev->param.conn.private_data_len < sizeof rep) {
+          Break(c, "the accept carried no credits");
+          break;
+        }
+        std::memcpy(&rep, ev->param.conn.private_data, sizeof rep);
+        if (rep.magic != kMagic || rep.credits == 0 || rep.buf_size != buf_size_) {
+          Break(c, "the peer's eager buffers differ (MPIGPU_IB_EAGER_SIZE must be the same in "
+                   "every rank)");
+          break;
+        }
+        c->window = std::min(rep.credits, credits_);
+      }
+      MPIGPU_INFO("ibverbs: connection %s rank %d up (QP %u, %u credits)",
+                  c->outgoing ? "to" : "from", c->peer, c->id->qp->qp_num,
+                  c->outgoing ? c->window : credits_);
+      c->st = Conn::St::kUp;
+      --connecting_;
+      // Buffers consumed before this event was read were not reported (nor would be, if the
+      // sender has no credit left to send more): report them now.
+      if (!c->outgoing) return Consumed(c, /*force=*/true);
+      break;
+    case RDMA_CM_EVENT_DISCONNECTED:
+      Break(c, "disconnected");
+      break;
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      Break(c, v.rdma_event_str(ev->event));
+      break;
+    default:
+      break;
+  }
+  return Status::Ok();
+}
+
+Status IbChannel::OnConnectRequest(rdma_cm_event* ev, bool* acked) {
+  const VerbsApi& v = dev_->api();
+  rdma_cm_id* id = ev->id;
+  ConnectReq req{};
+  const bool sized = ev->param.conn.private_data != nullptr &&
+                     ev->param.conn.private_data_len >= sizeof req;
+  if (sized) std::memcpy(&req, ev->param.conn.private_data, sizeof req);
+  std::string refuse;
+  if (!sized || req.magic != kMagic) refuse = "not an mpigpu connection";
+  else if (!transport::SameJobSecret(req.secret, host_->boot().secret())) refuse = "a wrong job secret";
+  else if (req.rank < 0 || req.rank >= host_->size() || req.rank == rank_) refuse = "a bad rank";
+  else if (in_[req.rank] != nullptr && in_[req.rank]->st != Conn::St::kBroken)
+    refuse = "a second connection for rank " + std::to_string(req.rank);
+  else if (closing_) refuse = "this rank is finalizing";
+  else if (id->verbs != dev_->ctx()) refuse = "another RDMA device";
+  if (!refuse.empty()) {
+    MPIGPU_WARN("ibverbs: refusing a connection (%s)", refuse.c_str());
+    v.rdma_reject(id, nullptr, 0);
+    v.rdma_ack_cm_event(ev);
+    *acked = true;
+    v.rdma_destroy_id(id);
+    return Status::Ok();
+  }
+  auto c = std::make_unique<Conn>();
+  c->index = static_cast<uint32_t>(conns_.size());
+  c->peer = req.rank;
+  c->outgoing = false;
+  c->id = id;
+  c->st = Conn::St::kConnecting;
+  c->credit_addr = req.credit_addr;
+  c->credit_rkey = req.credit_rkey;
+  c->peer_slots = req.credits;
+  id->context = c.get();
+  Conn* raw = c.get();
+  conns_.push_back(std::move(c));
+  in_[raw->peer] = raw;
+  ++connecting_;
+  Status st = MakeQp(raw);
+  if (!st.ok()) {
+    v.rdma_reject(id, nullptr, 0);
+    Break(raw, st.ToString());
+    return Status::Ok();
+  }
+  AcceptRep rep{kMagic, credits_, static_cast<uint32_t>(buf_size_)};
+  rdma_conn_param p{};
+  p.private_data = &rep;
+  p.private_data_len = sizeof rep;
+  p.responder_resources = static_cast<uint8_t>(dev_->rd_atom());
+  p.initiator_depth = static_cast<uint8_t>(dev_->rd_atom());
+  p.retry_count = 7;
+  p.rnr_retry_count = 7;
+  if (v.rdma_accept(id, &p) != 0) Break(raw, std::string("rdma_accept: ") + std::strerror(errno));
+  return Status::Ok();
+}
+
+void IbChannel::Break(Conn* c, const std::string& why) {
+  if (c->st == Conn::St::kBroken) return;
+  if (c->st != Conn::St::kUp) --connecting_;
+  c->st = Conn::St::kBroken;
+  if (!closing_ && !c->bye)
+    MPIGPU_INFO("ibverbs: the connection %s rank %d broke: %s", c->outgoing ? "to" : "from",
+                c->peer, why.c_str());
+  // The QP goes to the error state: what is in flight flushes, nothing more moves.
+  if (c->id != nullptr && c->id->qp != nullptr) (void)dev_->api().rdma_disconnect(c->id);
+}
+
+bool IbChannel::TrySend(int dst, MsgHeader* h, const transport::Payload& p, Status* copy_error) {
+  Conn* c = Out(dst);
+  if (c == nullptr) {  // first contact: dial; the message waits in the backlog meanwhile
+    *copy_error = Dial(dst);
+    if (!copy_error->ok()) return true;
+    c = Out(dst);
+  }
+  if (c->st == Conn::St::kBroken) return true;  // the peer is lost: the liveness check fails it
+  if (p.len > caps_.max_payload) {
+    *copy_error = Status(Err::kInternal, "ibverbs channel: payload larger than a buffer");
+    return true;
+  }
+  if (c->st == Conn::St::kUp && c->backlog.empty() && SendNow(c, *h, p, copy_error)) return true;
+  // Not connected yet, or no credit: the message waits here, packed, in the pair's order (as a
+  // socket's buffer would hold it), up to kMaxBacklog; Poll moves it.
+  if (c->backlog_bytes >= kMaxBacklog) return false;
+  std::vector<unsigned char> m(sizeof *h + p.len);
+  std::memcpy(m.data(), h, sizeof *h);
+  if (p.user != nullptr) {
+    Status st = host_->CopyPackedNow(PackDir::kPack, *p.user, p.offset, p.len, m.data() + sizeof *h);
+    if (!st.ok()) {
+      *copy_error = std::move(st);
+      return true;
+    }
+  } else if (p.len > 0) {
+    std::memcpy(m.data() + sizeof *h, p.bytes, p.len);
+  }
+  c->backlog_bytes += m.size();
+  c->backlog.push_back(std::move(m));
+  ++backlogged_;
+  return true;
+}
+
+void IbChannel::FlushBacklog(Conn* c) {
+  while (!c->backlog.empty() && c->st == Conn::St::kUp) {
+    std::vector<unsigned char>& m = c->backlog.front();
+    MsgHeader h;
+    std::memcpy(&h, m.data(), sizeof h);
+    Status ignored;
+    transport::Payload p;
+    p.bytes = m.data() + sizeof h;
+    p.len = m.size() - sizeof h;
+    if (!SendNow(c, h, p, &ignored)) return;
+    c->backlog_bytes -= m.size();
+    c->backlog.pop_front();
+  }
+}
+
+bool IbChannel::SendNow(Conn* c, const MsgHeader& h, const transport::Payload& p,
+                        Status* copy_error) {
+  // Acquire: the peer's count arrives by RDMA WRITE; what it says was freed is free.
+  const uint64_t consumed = __atomic_load_n(c->credit, __ATOMIC_ACQUIRE);
+  if (c->sent - consumed >= c->window || c->sent - c->send_done >= c->nbufs ||
+      c->sq_used >= c->sq_cap)
+    return false;
+  const uint32_t slot = static_cast<uint32_t>(c->sent % c->nbufs);
+  char* b = c->bufs + slot * buf_size_;
+  std::memcpy(b, &h, sizeof h);
+  if (p.user != nullptr) {
+    Status st = host_->CopyPackedNow(PackDir::kPack, *p.user, p.offset, p.len,
+                                     b + sizeof h);
+    if (!st.ok()) {
+      *copy_error = std::move(st);
+      return true;
+    }
+  } else if (p.len > 0) {
+    std::memcpy(b + sizeof h, p.bytes, p.len);
+  }
+  const uint32_t len = static_cast<uint32_t>(sizeof h + p.len);
+  ibv_sge sge{reinterpret_cast<uint64_t>(b), len, c->mr->lkey};
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = WrId(kSend, c->index, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED | (len <= c->max_inline ? IBV_SEND_INLINE : 0);
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    Break(c, std::string("ibv_post_send: ") + std::strerror(rc));
+    return true;
+  }
+  ++c->sent;
+  ++c->sq_used;
+  MPIGPU_TRACE("ibverbs: sent type %d op %d (%u bytes) to rank %d, %llu sent, %llu consumed",
+               static_cast<int>(h.type), h.op, len, c->peer,
+               static_cast<unsigned long long>(c->sent), static_cast<unsigned long long>(consumed));
+  return true;
+}
+
+Status IbChannel::PostRead(int peer, void* laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+                           uint32_t len, uint64_t cookie, bool* posted) {
+  *posted = false;
+  Conn* c = peer >= 0 && peer < static_cast<int>(in_.size()) ? In(peer) : nullptr;
+  if (c == nullptr || c->st == Conn::St::kBroken)
+    return Status(Err::kPeerFailed, "ibverbs: no connection from rank " + std::to_string(peer));
+  if (c->sq_used >= c->sq_cap - kCreditSlots - 1) return Status::Ok();  // room for credits, bye
+  ibv_sge sge{reinterpret_cast<uint64_t>(laddr), len, lkey};
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = WrId(kRead, c->index, static_cast<uint32_t>(cookie));
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = raddr;
+  wr.wr.rdma.rkey = rkey;
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    const std::string why = std::string("ibv_post_send (READ): ") + std::strerror(rc);
+    Break(c, why);
+    return Status(Err::kPeerFailed, "ibverbs: " + why);
+  }
+  ++c->sq_used;
+  *posted = true;
+  MPIGPU_TRACE("ibverbs: READ of %u bytes from rank %d posted", len, peer);
+  return Status::Ok();
+}
+
+// A receive buffer of `c` was consumed and posted again: tell the sender every quarter.
+Status IbChannel::Consumed(Conn* c, bool force) {
+  const uint64_t step = force ? 1 : std::max<uint64_t>(1, credits_ / 4);
+  if (c->st != Conn::St::kUp || c->consumed - c->reported < step ||
+      c->credit_writes >= kCreditSlots || c->sq_used >= c->sq_cap)
+    return Status::Ok();
+  uint64_t* src = reinterpret_cast<uint64_t*>(c->extra() + 3 * kSmall) +
+                  c->credit_slot++ % kCreditSlots;
+  *src = c->consumed;
+  ibv_sge sge{reinterpret_cast<uint64_t>(src), sizeof *src, c->mr->lkey};
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = WrId(kCredit, c->index, 0);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = c->credit_addr;
+  wr.wr.rdma.rkey = c->credit_rkey;
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    Break(c, std::string("ibv_post_send (credits): ") + std::strerror(rc));
+    return Status::Ok();
+  }
+  c->reported = c->consumed;
+  ++c->credit_writes;
+  ++c->sq_used;
+  return Status::Ok();
+}
+
+Status IbChannel::OnCompletion(const ibv_wc& wc) {
+  const Kind kind = static_cast<Kind>(wc.wr_id >> 56);
+  const uint32_t index = static_cast<uint32_t>(wc.wr_id >> 32) & 0xffffff;
+  const uint32_t cookie = static_cast<uint32_t>(wc.wr_id);
+  if (index >= conns_.size()) return Status(Err::kInternal, "ibverbs: a completion for no connection");
+  Conn* c = conns_[index].get();
+  if (kind != kRecv) --c->sq_used;
+  if (wc.status != IBV_WC_SUCCESS) {
+    const std::string why = dev_->api().ibv_wc_status_str(wc.status);
+    if (kind == kRead && read_done_) read_done_(cookie, false, "rank " + std::to_string(c->peer) + ": " + why);
+    if (kind == kBye) c->bye_done = true;
+    Break(c, why);
+    return Status::Ok();
+  }
+  switch (kind) {
+    case kRecv: {
+      char* b = c->outgoing ? c->extra() + kSmall * (1 + cookie) : c->bufs + cookie * buf_size_;
+      MsgHeader h;
+      if (wc.byte_len < sizeof h) {
+        Break(c, "a message shorter than its header");
+        return Status::Ok();
+      }
+      std::memcpy(&h, b, sizeof h);
+      h.src = c->peer;
+      MPIGPU_TRACE("ibverbs: received type %d op %d (%u bytes) from rank %d", static_cast<int>(h.type),
+                   h.op, wc.byte_len, c->peer);
+      Status st;
+      if (h.flags & transport::kFlagChannel) {
+        if (h.op == kOpBye) c->bye = true;
+      } else if (c->outgoing) {
+        Break(c, "a message on the connection we opened");
+        return Status::Ok();
+      } else {
+        transport::ChannelSink* sink = sink_;
+        DropSink drop;
+        st = (sink != nullptr ? sink : &drop)->Deliver(h, reinterpret_cast<unsigned char*>(b) + sizeof h,
+                                                       wc.byte_len - sizeof h);
+      }
+      if (c->outgoing || c->st == Conn::St::kBroken) return st;
+      // Its buffer goes back to the receive queue, then the sender hears of it.
+      ibv_sge sge{reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(buf_size_), c->mr->lkey};
+      ibv_recv_wr wr{}, *bad = nullptr;
+      wr.wr_id = wc.wr_id;
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      if (const int rc = ibv_post_recv(c->id->qp, &wr, &bad); rc != 0) {
+        Break(c, std::string("ibv_post_recv: ") + std::strerror(rc));
+        return st;
+      }
+      ++c->consumed;
+      st.KeepFirst(Consumed(c, false));
+      return st;
+    }
+    case kSend:
+      ++c->send_done;
+      return Status::Ok();
+    case kBye:
+      c->bye_done = true;
+      if (c->outgoing) ++c->send_done;
+      return Status::Ok();
+    case kCredit:
+      --c->credit_writes;
+      return Consumed(c, false);
+    case kRead:
+      MPIGPU_TRACE("ibverbs: READ from rank %d done", c->peer);
+      if (read_done_) read_done_(cookie, true, "");
+      return Status::Ok();
+  }
+  return Status(Err::kInternal, "ibverbs: a completion of an unknown kind");
+}
+
+Status IbChannel::Poll(transport::ChannelSink* sink) {
+  sink_ = sink;
+  // rdma_cm's events are a read(2) each time: looked at on every poll only while a connection
+  // is being made, else every kCmEvery-th (a new peer's request waits that long).
+  if (connecting_ > 0 || ++cm_skip_ >= kCmEvery) {
+    MPIGPU_RETURN_IF_ERROR(CmEvents());
+    // Now and then, every count not yet reported goes out, however small: a sender never waits
+    // for the quarter that would make us report.
+    for (Conn* c : in_)
+      if (c != nullptr && c->consumed != c->reported) MPIGPU_RETURN_IF_ERROR(Consumed(c, true));
+  }
+  if (backlogged_ > 0) {
+    backlogged_ = 0;
+    for (Conn* c : out_)
+      if (c != nullptr && !c->backlog.empty()) {
+        FlushBacklog(c);
+        backlogged_ += !c->backlog.empty();
+      }
+  }
+  ibv_wc wc[32];
+  more_ = false;
+  Status st;
+  for (int round = 0; round < 16 && st.ok(); ++round) {
+    const int n = ibv_poll_cq(dev_->cq(), 32, wc);
+    if (n < 0) return Status(Err::kSystem, "ibverbs: ibv_poll_cq failed");
+    for (int i = 0; i < n; ++i) st.KeepFirst(OnCompletion(wc[i]));
+    if (n < 32) return st;
+  }
+  more_ = true;
+  return st;
+}
+
+PeerState IbChannel::Peer(int peer, bool probe) {
+  if (peer < 0 || peer >= static_cast<int>(out_.size()) || peer == rank_) return PeerState::kAlive;
+  Conn* i = In(peer);
+  Conn* o = Out(peer);
+  if ((i != nullptr && i->bye) || (o != nullptr && o->bye)) return PeerState::kFinalized;
+  if ((i != nullptr && i->st == Conn::St::kBroken) || (o != nullptr && o->st == Conn::St::kBroken))
+    return PeerState::kLost;
+  if (probe && o == nullptr && !closing_ && !peers_.empty()) {
+    if (!Dial(peer).ok()) return PeerState::kLost;
+  }
+  if (connecting_ > 0) (void)CmEvents();
+  return PeerState::kAlive;
+}
+
+Status IbChannel::Close() {
+  if (dev_ == nullptr) return Status::Ok();
+  closing_ = true;
+  const VerbsApi& v = dev_->api();
+  // Goodbyes on every connection that is up: after our messages on the ones we opened (they
+  // need a credit), from the small area on the ones peers opened (their two goodbye slots).
+  const double deadline = MonotonicSeconds() + static_cast<double>(GetNetConfig().net_timeout_s);
+  auto bye_pending = [&] {
+    bool any = false;
+    for (auto& c : conns_) {
+      if (c->st == Conn::St::kBroken) continue;
+      if (c->st != Conn::St::kUp) {  // still connecting: what waits for it must go first
+        any = true;
+        continue;
+      }
+      if (!c->bye_posted) {
+        MsgHeader h = ByeHeader();
+        if (c->outgoing) {
+          Status ignored;
+          const uint64_t before = c->sent;
+          FlushBacklog(c.get());
+          if (c->backlog.empty() && SendNow(c.get(), h, transport::Payload{}, &ignored) &&
+              c->sent > before) {
+            c->bye_posted = true;
+          }
+        } else if (c->sq_used < c->sq_cap) {
+          std::memcpy(c->extra(), &h, sizeof h);
+          ibv_sge sge{reinterpret_cast<uint64_t>(c->extra()), sizeof h, c->mr->lkey};
+          ibv_send_wr wr{}, *bad = nullptr;
+          wr.wr_id = WrId(kBye, c->index, 0);
+          wr.sg_list = &sge;
+          wr.num_sge = 1;
+          wr.opcode = IBV_WR_SEND;
+          wr.send_flags = IBV_SEND_SIGNALED;
+          if (ibv_post_send(c->id->qp, &wr, &bad) == 0) {
+            ++c->sq_used;
+            c->bye_posted = true;
+          } else {
+            Break(c.get(), "ibv_post_send (goodbye)");
+            continue;
+          }
+        }
+      }
+      if (!c->bye_posted || (c->outgoing ? c->send_done < c->sent : !c->bye_done)) any = true;
+    }
+    return any;
+  };
+  while (!conns_.empty() && bye_pending() && MonotonicSeconds() < deadline) {
+    Status st = Poll(sink_);
+    if (!st.ok()) break;
+  }
+  for (auto& c : conns_)
+    if (c->id != nullptr && c->id->qp != nullptr && c->st != Conn::St::kBroken)
+      (void)v.rdma_disconnect(c->id);
+  // Events of ids about to go must be acknowledged (rdma_destroy_id waits for that).
+  rdma_cm_event* ev = nullptr;
+  while (ec_ != nullptr && v.rdma_get_cm_event(ec_, &ev) == 0) {
+    if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+      rdma_cm_id* id = ev->id;
+      v.rdma_reject(id, nullptr, 0);
+      v.rdma_ack_cm_event(ev);
+      v.rdma_destroy_id(id);
+    } else {
+      v.rdma_ack_cm_event(ev);
+    }
+  }
+  for (auto& c : conns_) Destroy(c.get());
+  conns_.clear();
+  if (listen_ != nullptr) v.rdma_destroy_id(listen_);
+  listen_ = nullptr;
+  if (ec_ != nullptr) v.rdma_destroy_event_channel(ec_);
+  ec_ = nullptr;
+  dev_->Deregister(credit_mr_);
+  credit_mr_ = nullptr;
+  std::free(credit_words_);
+  credit_words_ = nullptr;
+  return Status::Ok();
+}
+
+void IbChannel::Destroy(Conn* c) {
+  const VerbsApi& v = dev_->api();
+  if (c->id != nullptr) {
+    if (c->id->qp != nullptr) v.rdma_destroy_qp(c->id);
+    v.rdma_destroy_id(c->id);
+    c->id = nullptr;
+  }
+  dev_->Deregister(c->mr);
+  c->mr = nullptr;
+  std::free(c->bufs);
+  c->bufs = nullptr;
+}
+
+}  // namespace mpigpu::internode

@@ -1,0 +1,178 @@
+#include "internode/ib/ib_lmt.h"
+
+#include <algorithm>
+
+#include "internode/ib/ib_config.h"
+#include "memcopy/log.h"
+
+namespace mpigpu::internode {
+
+using transport::Request;
+
+struct IbLmt::SendOp : transport::LmtOp {
+  IbRegistrar* reg = nullptr;
+  IbRegion* region = nullptr;
+  ~SendOp() override { reg->Release(region); }
+};
+
+struct IbLmt::RecvOp : transport::LmtOp {
+  IbRegistrar* reg = nullptr;
+  IbRegion* region = nullptr;
+  uint32_t id = 0;
+  IbOffer offer{};
+  uint64_t total = 0;   // bytes to read (the receive's capacity may truncate)
+  uint64_t posted = 0;  // bytes whose READs are posted
+  int inflight = 0;
+  bool failed = false;
+  std::string why;
+  ~RecvOp() override { reg->Release(region); }
+};
+
+IbLmt::IbLmt(IbLinks* links) : links_(links), reg_(&links->device()) {
+  links_->SetReadDone([this](uint64_t cookie, bool ok, const std::string& why) {
+    OnRead(cookie, ok, why);
+  });
+}
+
+Status IbLmt::Attach(transport::LmtHost* host, char*, char*) {
+  host_ = host;
+  return Status::Ok();
+}
+
+bool IbLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
+  return loc.is_host() &&
+         bytes > std::min(host_->config().eager_limit, host_->ChannelPayloadMax(peer));
+}
+
+size_t IbLmt::Offer(Request* req, unsigned char* offer) {
+  if (!req->buf_.layout.contiguous() || !Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
+  auto op = std::make_unique<SendOp>();
+  op->reg = &reg_;
+  Status st = reg_.Acquire(req->buf_.ptr, req->bytes_, &op->region);
+  if (!st.ok()) {
+    if (!warned_) MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
+    warned_ = true;
+    return 0;
+  }
+  IbOffer o{reinterpret_cast<uint64_t>(req->buf_.ptr), req->bytes_, op->region->mr()->rkey, 0};
+  std::memcpy(offer, &o, sizeof o);
+  req->offer_lmt_ = this;
+  req->offer_op_ = std::move(op);
+  return sizeof o;
+}
+
+bool IbLmt::StartRecv(Request* req, const unsigned char* offer) {
+  if (offer == nullptr || !req->buf_.loc.is_host() || !req->buf_.layout.contiguous()) return false;
+  auto op = std::make_unique<RecvOp>();
+  op->reg = &reg_;
+  std::memcpy(&op->offer, offer, sizeof op->offer);
+  if (op->offer.len != req->info_.bytes) return false;  // not an offer of this message
+  op->total = std::min<uint64_t>(op->offer.len, req->bytes_);
+  if (op->total > 0) {
+    Status st = reg_.Acquire(req->buf_.ptr, op->total, &op->region);
+    if (!st.ok()) {
+      if (!warned_) MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
+      warned_ = true;
+      return false;
+    }
+  }
+  op->id = ++next_id_;
+  req->lmt_ = this;
+  RecvOp* raw = op.get();
+  req->op_ = std::move(op);
+  if (raw->total == 0) {
+    Finish(req);
+    return true;
+  }
+  recvs_[raw->id] = req;
+  posting_.push_back(req);
+  host_->Busy(this);
+  return true;
+}
+
+Status IbLmt::Progress(bool* busy) {
+  const uint64_t chunk = GetIbConfig().chunk;
+  for (size_t i = 0; i < posting_.size();) {
+    Request* req = posting_[i];
+    RecvOp* op = req->op<RecvOp>();
+    bool posted = true;
+    while (op->posted < op->total && !op->failed && posted) {
+      const uint64_t len = std::min(chunk, op->total - op->posted);
+      Status st = links_->PostRead(req->info_.source,
+                                   static_cast<char*>(req->buf_.ptr) + op->posted,
+                                   op->region->mr()->lkey, op->offer.addr + op->posted,
+                                   op->offer.rkey, static_cast<uint32_t>(len), op->id, &posted);
+      if (!st.ok()) {
+        op->failed = true;
+        op->why = st.message();
+        break;
+      }
+      if (posted) {
+        op->posted += len;
+        ++op->inflight;
+      }
+    }
+    if (op->posted < op->total && !op->failed) {
+      ++i;
+      continue;
+    }
+    posting_.erase(posting_.begin() + static_cast<long>(i));
+    if (op->failed && op->inflight == 0) Finish(req);
+  }
+  *busy = !posting_.empty();
+  return Status::Ok();
+}
+
+void IbLmt::OnRead(uint64_t cookie, bool ok, const std::string& why) {
+  auto it = recvs_.find(static_cast<uint32_t>(cookie));
+  if (it == recvs_.end()) return;  // failed or finished before
+  Request* req = it->second;
+  RecvOp* op = req->op<RecvOp>();
+  --op->inflight;
+  if (!ok && !op->failed) {
+    op->failed = true;
+    op->why = why;
+  }
+  if (op->inflight == 0 && (op->failed || op->posted == op->total)) {
+    posting_.erase(std::remove(posting_.begin(), posting_.end(), req), posting_.end());
+    Finish(req);
+  }
+}
+
+// The READs are done (or failed): tell the sender, complete the receive.
+void IbLmt::Finish(Request* req) {
+  RecvOp* op = req->op<RecvOp>();
+  transport::MsgHeader fin =
+      transport::ControlHeader(transport::kWireIdIb, kFin, req->rts_.sreq, op->failed ? kFailed : 0);
+  host_->SendControl(req->info_.source, fin, nullptr, 0);
+  host_->Complete(req, op->failed ? Status(Err::kPeerFailed, "ibverbs: RDMA READ from " + op->why)
+                                  : transport::TruncationOf(req->info_, req->bytes_));
+}
+
+Status IbLmt::OnControl(const transport::MsgHeader& h, const unsigned char*, size_t) {
+  if (h.op != kFin) return Status::Ok();
+  Request* req = host_->WaitingSend(h.sreq);
+  if (req == nullptr || req->peer_ != h.src || req->offer_lmt_ != this) {
+    MPIGPU_WARN("ibverbs: dropping a FIN from rank %d for no waiting send", h.src);
+    return Status::Ok();
+  }
+  host_->Complete(req, (h.flags & kFailed) ? transport::PeerCopyError(h.src) : Status::Ok());
+  return Status::Ok();
+}
+
+void IbLmt::Finished(Request* req) {
+  if (req->is_send()) return;  // its SendOp (offer_op_) releases the registration
+  if (const RecvOp* op = req->op<RecvOp>()) {
+    recvs_.erase(op->id);
+    posting_.erase(std::remove(posting_.begin(), posting_.end(), req), posting_.end());
+  }
+}
+
+void IbLmt::FailPeer(int rank, const Status& why) {
+  std::vector<Request*> failed;
+  for (auto& [id, r] : recvs_)
+    if (r->info_.source == rank) failed.push_back(r);
+  for (Request* r : failed) host_->Complete(r, why);
+}
+
+}  // namespace mpigpu::internode

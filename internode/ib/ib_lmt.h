@@ -1,0 +1,73 @@
+// The ibverbs rendezvous: zero-copy RDMA READ by the receiver from the sender's buffer.
+//   - The sender of a contiguous host buffer larger than the pair's eager size registers it and
+//     offers it in the RTS (IbOffer: address, rkey, length).
+//   - The receiver, when its buffer is contiguous host memory too, registers it and READs the
+//     message in MPIGPU_IB_CHUNK pieces on the connection the RTS came on (the QP's send queue
+//     bounds the READs in flight; the rest wait here), then sends kFin; the sender completes and
+//     deregisters. A failed READ fails the receive and sends kFin with kFailed (the send fails).
+//   - Anything else (device or strided buffers on either side, a registration refused) falls
+//     back to the next back-end, chan_lmt: frames on the ibverbs channel, device data staged
+//     through host memory by the engine's copy engines. GPUDirect (dma-buf) is not written:
+//     IbDevice probes and logs whether the device could.
+// Wire (kCtl, lmt kWireIdIb): kFin receiver -> sender, sreq the send, flags kFailed on a failed
+// READ.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "internode/ib/ib_links.h"
+#include "internode/ib/ib_reg.h"
+#include "transport/core/backend.h"
+#include "transport/core/wire_ids.h"
+
+namespace mpigpu::internode {
+
+class IbLmt final : public transport::LmtBackendStubs {
+ public:
+  explicit IbLmt(IbLinks* links);
+  const transport::LmtCaps& caps() const override { return kCaps; }
+  Status Attach(transport::LmtHost* host, char*, char*) override;
+  bool Offers(int peer, MemLoc loc, size_t bytes) const override;
+  size_t Offer(transport::Request* req, unsigned char* offer) override;
+  bool StartRecv(transport::Request* req, const unsigned char* offer) override;
+  Status OnControl(const transport::MsgHeader& h, const unsigned char* payload,
+                   size_t len) override;
+  Status Progress(bool* busy) override;
+  void Finished(transport::Request* req) override;
+  void FailPeer(int rank, const Status& why) override;
+
+  struct IbOffer {
+    uint64_t addr;
+    uint64_t len;
+    uint32_t rkey;
+    uint32_t pad;
+  };
+
+  static constexpr transport::LmtCaps kCaps{
+      "ibverbs", transport::kWireIdIb, /*same_node=*/false, /*single_copy=*/true,
+      /*needs_cts=*/false, /*device_buffers=*/false, /*strided=*/false, /*max_inflight=*/0,
+      /*offers_host=*/true, /*offers_device=*/false, /*universal=*/false};
+
+ private:
+  enum Op : uint8_t { kFin = 1 };
+  static constexpr uint8_t kFailed = 1;
+  struct SendOp;
+  struct RecvOp;
+
+  void OnRead(uint64_t cookie, bool ok, const std::string& why);
+  void Finish(transport::Request* req);
+
+  IbLinks* links_;
+  IbRegistrar reg_;
+  transport::LmtHost* host_ = nullptr;
+  std::unordered_map<uint32_t, transport::Request*> recvs_;  // by cookie
+  std::vector<transport::Request*> posting_;                 // READs still to post
+  uint32_t next_id_ = 0;
+  bool warned_ = false;
+};
+
+}  // namespace mpigpu::internode
