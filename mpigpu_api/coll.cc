@@ -1,6 +1,7 @@
-// Barrier (dissemination) and Bcast (binomial tree) over a communicator's collective context,
-// and the internal AllgatherInts of the communicator constructors. The other collectives are in
-// coll_gather.cc, coll_alltoall.cc and coll_reduce.cc; their shared pieces in coll_util.cc.
+// Barrier (dissemination) and Bcast (binomial tree), blocking and nonblocking, and the internal
+// AllgatherInts of the communicator constructors. The other collectives are in coll_gather.cc,
+// coll_alltoall.cc and coll_reduce.cc; their shared pieces in coll_util.cc, schedules in
+// coll_sched.cc.
 #include <algorithm>
 #include <vector>
 
@@ -11,33 +12,24 @@
 namespace mpigpu::api {
 namespace {
 
-int Barrier(Lock& lk, const CommPtr& c) {
-  const int n = c->size();
+int BuildBarrier(CollSched& s) {
+  const int n = s.size(), me = s.rank();
   const TypedBuf empty = HostBytes(nullptr, 0);
   for (int dist = 1, round = 0; dist < n; dist <<= 1, ++round) {
-    Batch batch(lk, c);
-    const int tag = kTagBarrier + round;
-    if (int rc = batch.Recv(empty, (c->rank - dist + n) % n, tag); rc != MPIGPU_SUCCESS) return rc;
-    if (int rc = batch.Send(empty, (c->rank + dist) % n, tag); rc != MPIGPU_SUCCESS) return rc;
-    if (int rc = batch.Wait(); rc != MPIGPU_SUCCESS) return rc;
+    s.Recv(empty, (me - dist + n) % n, kTagBarrier + round);
+    s.Send(empty, (me + dist) % n, kTagBarrier + round);
+    s.NextRound();
   }
   return MPIGPU_SUCCESS;
 }
 
-int DoBarrier(Lock& lk, MPIGPU_Comm comm) {
-  CommPtr c;
-  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
-  return Barrier(lk, c);
-}
-
-int DoBcast(Lock& lk, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt, int root,
-            MPIGPU_Comm comm) {
-  CommPtr c;
+int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
+               int root) {
   TypedBuf b;
-  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = UserBuf(buf, bt, count, dt, &b); rc != MPIGPU_SUCCESS) return rc;
-  if (int rc = CheckRoot(*c, root); rc != MPIGPU_SUCCESS) return rc;
-  return BcastTree(lk, c, b, root);
+  if (int rc = CheckRoot(*s.comm(), root); rc != MPIGPU_SUCCESS) return rc;
+  AddBcastTree(s, b, root);
+  return MPIGPU_SUCCESS;
 }
 
 }  // namespace
@@ -48,37 +40,52 @@ int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
   const int k = static_cast<int>(mine.size());
   all->assign(static_cast<size_t>(n) * k, 0);
   // Gather to rank 0 (receives posted together), then broadcast the whole table.
+  CollSched s(comm, 0);
   if (comm->rank == 0) {
     std::copy(mine.begin(), mine.end(), all->begin());
-    Batch batch(lk, comm);
-    for (int r = 1; r < n; ++r)
-      if (int rc = batch.Recv(HostBuf(all->data() + r * k, k, MPIGPU_INT), r, kTagGather);
-          rc != MPIGPU_SUCCESS)
-        return rc;
-    if (int rc = batch.Wait(); rc != MPIGPU_SUCCESS) return rc;
+    for (int r = 1; r < n; ++r) s.Recv(HostBuf(all->data() + r * k, k, MPIGPU_INT), r, kTagGather);
   } else {
-    if (int rc = CollSend(lk, comm, HostBuf(const_cast<int*>(mine.data()), k, MPIGPU_INT), 0,
-                          kTagGather);
-        rc != MPIGPU_SUCCESS)
-      return rc;
+    s.Send(HostBuf(const_cast<int*>(mine.data()), k, MPIGPU_INT), 0, kTagGather);
   }
-  return BcastTree(lk, comm, HostBuf(all->data(), n * k, MPIGPU_INT), 0);
+  s.NextRound();
+  AddBcastTree(s, HostBuf(all->data(), n * k, MPIGPU_INT), 0);
+  return s.Run(lk);
 }
 
 }  // namespace mpigpu::api
 
+using mpigpu::api::CollSched;
 using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::Lock;
+using mpigpu::api::RunColl;
 
 extern "C" int MPIGPU_Barrier(MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Barrier", comm, mpigpu::api::DoBarrier(lk, comm));
+  return Finish("MPIGPU_Barrier", comm, RunColl(lk, comm, nullptr, false, [](CollSched& s) {
+                  return mpigpu::api::BuildBarrier(s);
+                }));
+}
+
+extern "C" int MPIGPU_Ibarrier(MPIGPU_Comm comm, MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Ibarrier", comm, RunColl(lk, comm, request, true, [](CollSched& s) {
+                  return mpigpu::api::BuildBarrier(s);
+                }));
 }
 
 extern "C" int MPIGPU_Bcast(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
                             int root, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Bcast", comm,
-                mpigpu::api::DoBcast(lk, buf, buftype, count, datatype, root, comm));
+  return Finish("MPIGPU_Bcast", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildBcast(s, buf, buftype, count, datatype, root);
+                }));
+}
+
+extern "C" int MPIGPU_Ibcast(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                             int root, MPIGPU_Comm comm, MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Ibcast", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildBcast(s, buf, buftype, count, datatype, root);
+                }));
 }

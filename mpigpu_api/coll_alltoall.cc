@@ -17,13 +17,13 @@ namespace {
 struct Side {
   const void* buf = nullptr;
   MPIGPU_Buftype bt = MPIGPU_BUF_HOST;
-  int count = 0;             // regular form
+  int count = 0;  // regular form
   const int* counts = nullptr;
   const int* displs = nullptr;
   MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
   const MPIGPU_Datatype* types = nullptr;  // w form
-  bool vform = false;  // counts and displs given (v and w forms)
-  bool wform = false;  // types given, displacements in bytes
+  bool vform = false;                      // counts and displs given (v and w forms)
+  bool wform = false;                      // types given, displacements in bytes
 };
 
 int SideBlocks(const Side& s, int n, std::vector<TypedBuf>* out) {
@@ -49,36 +49,31 @@ int SideBlocks(const Side& s, int n, std::vector<TypedBuf>* out) {
   return MPIGPU_SUCCESS;
 }
 
-int DoAlltoall(Lock& lk, const Side& send, const Side& recv, MPIGPU_Comm comm) {
-  CommPtr c;
-  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
-  const int n = c->size(), me = c->rank;
+int BuildAlltoall(CollSched& s, const Side& send, const Side& recv) {
+  const int n = s.size(), me = s.rank();
   if (IsInPlace(recv.buf)) return InPlaceError("as recvbuf");
   std::vector<TypedBuf> rblocks, sblocks;
   if (int rc = SideBlocks(recv, n, &rblocks); rc != MPIGPU_SUCCESS) return rc;
   // In place: what goes out is what the receive blocks hold now, packed before any arrives.
-  std::vector<unsigned char> staged;
   if (IsInPlace(send.buf)) {
     std::vector<size_t> off(n + 1, 0);
     for (int r = 0; r < n; ++r) off[r + 1] = off[r] + rblocks[r].desc.total_bytes;
-    staged.resize(off[n]);
+    unsigned char* staged = s.Buffer(off[n]);
     sblocks.resize(n);
     for (int r = 0; r < n; ++r) {
       if (r != me)
-        if (int rc = PackToHost(rblocks[r], staged.data() + off[r]); rc != MPIGPU_SUCCESS)
-          return rc;
-      sblocks[r] = HostBytes(staged.data() + off[r], rblocks[r].desc.total_bytes);
+        if (int rc = PackToHost(rblocks[r], staged + off[r]); rc != MPIGPU_SUCCESS) return rc;
+      sblocks[r] = HostBytes(staged + off[r], rblocks[r].desc.total_bytes);
     }
   } else {
     if (int rc = SideBlocks(send, n, &sblocks); rc != MPIGPU_SUCCESS) return rc;
     if (int rc = LocalCopy(sblocks[me], rblocks[me]); rc != MPIGPU_SUCCESS) return rc;
   }
-  for (int s = 1; s < n; ++s) {
-    const int dst = (me + s) % n, src = (me - s + n) % n;
-    Batch batch(lk, c);
-    if (int rc = batch.Recv(rblocks[src], src, kTagAlltoall); rc != MPIGPU_SUCCESS) return rc;
-    if (int rc = batch.Send(sblocks[dst], dst, kTagAlltoall); rc != MPIGPU_SUCCESS) return rc;
-    if (int rc = batch.Wait(); rc != MPIGPU_SUCCESS) return rc;
+  for (int k = 1; k < n; ++k) {
+    const int dst = (me + k) % n, src = (me - k + n) % n;
+    s.Recv(rblocks[src], src, kTagAlltoall);
+    s.Send(sblocks[dst], dst, kTagAlltoall);
+    s.NextRound();
   }
   return MPIGPU_SUCCESS;
 }
@@ -86,34 +81,71 @@ int DoAlltoall(Lock& lk, const Side& send, const Side& recv, MPIGPU_Comm comm) {
 }  // namespace
 }  // namespace mpigpu::api
 
+using mpigpu::api::CollSched;
 using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::Lock;
+using mpigpu::api::RunColl;
 using mpigpu::api::Side;
 
 extern "C" int MPIGPU_Alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
                                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
                                int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
-  Side s, r;
-  s.buf = sendbuf, s.bt = sendbuftype, s.count = sendcount, s.type = sendtype;
-  r.buf = recvbuf, r.bt = recvbuftype, r.count = recvcount, r.type = recvtype;
+  Side sd, rv;
+  sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
+  rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoall", comm, mpigpu::api::DoAlltoall(lk, s, r, comm));
+  return Finish("MPIGPU_Alltoall", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildAlltoall(s, sd, rv);
+                }));
+}
+
+extern "C" int MPIGPU_Ialltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                MPIGPU_Request* request) {
+  Side sd, rv;
+  sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
+  rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Ialltoall", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildAlltoall(s, sd, rv);
+                }));
 }
 
 extern "C" int MPIGPU_Alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 const int sendcounts[], const int sdispls[],
-                                MPIGPU_Datatype sendtype, void* recvbuf,
-                                MPIGPU_Buftype recvbuftype, const int recvcounts[],
-                                const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
-  Side s, r;
-  s.buf = sendbuf, s.bt = sendbuftype, s.counts = sendcounts, s.displs = sdispls,
-  s.type = sendtype;
-  s.vform = r.vform = true;
-  r.buf = recvbuf, r.bt = recvbuftype, r.counts = recvcounts, r.displs = rdispls,
-  r.type = recvtype;
+                                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                const int recvcounts[], const int rdispls[],
+                                MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
+  Side sd, rv;
+  sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
+  sd.type = sendtype;
+  rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
+  rv.type = recvtype;
+  sd.vform = rv.vform = true;
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoallv", comm, mpigpu::api::DoAlltoall(lk, s, r, comm));
+  return Finish("MPIGPU_Alltoallv", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildAlltoall(s, sd, rv);
+                }));
+}
+
+extern "C" int MPIGPU_Ialltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                 const int sendcounts[], const int sdispls[],
+                                 MPIGPU_Datatype sendtype, void* recvbuf,
+                                 MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                 const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                 MPIGPU_Request* request) {
+  Side sd, rv;
+  sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
+  sd.type = sendtype;
+  rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
+  rv.type = recvtype;
+  sd.vform = rv.vform = true;
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Ialltoallv", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildAlltoall(s, sd, rv);
+                }));
 }
 
 extern "C" int MPIGPU_Alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
@@ -122,12 +154,32 @@ extern "C" int MPIGPU_Alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 MPIGPU_Buftype recvbuftype, const int recvcounts[],
                                 const int rdispls[], const MPIGPU_Datatype recvtypes[],
                                 MPIGPU_Comm comm) {
-  Side s, r;
-  s.buf = sendbuf, s.bt = sendbuftype, s.counts = sendcounts, s.displs = sdispls,
-  s.types = sendtypes;
-  s.vform = r.vform = s.wform = r.wform = true;
-  r.buf = recvbuf, r.bt = recvbuftype, r.counts = recvcounts, r.displs = rdispls,
-  r.types = recvtypes;
+  Side sd, rv;
+  sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
+  sd.types = sendtypes;
+  rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
+  rv.types = recvtypes;
+  sd.vform = rv.vform = sd.wform = rv.wform = true;
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoallw", comm, mpigpu::api::DoAlltoall(lk, s, r, comm));
+  return Finish("MPIGPU_Alltoallw", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildAlltoall(s, sd, rv);
+                }));
+}
+
+extern "C" int MPIGPU_Ialltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                 const int sendcounts[], const int sdispls[],
+                                 const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                                 MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                 const int rdispls[], const MPIGPU_Datatype recvtypes[],
+                                 MPIGPU_Comm comm, MPIGPU_Request* request) {
+  Side sd, rv;
+  sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
+  sd.types = sendtypes;
+  rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
+  rv.types = recvtypes;
+  sd.vform = rv.vform = sd.wform = rv.wform = true;
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Ialltoallw", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildAlltoall(s, sd, rv);
+                }));
 }

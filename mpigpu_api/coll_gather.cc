@@ -33,12 +33,11 @@ int CheckArrays(const int* counts, const int* displs) {
 }
 
 // Gather(v): counts/displs null for the regular form.
-int DoGather(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
-             MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
-             const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, int root,
-             bool vform, MPIGPU_Comm comm) {
-  CommPtr c;
-  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
+int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
+                const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, int root,
+                bool vform) {
+  const CommPtr& c = s.comm();
   if (int rc = CheckRoot(*c, root); rc != MPIGPU_SUCCESS) return rc;
   const int n = c->size();
   const bool in_place = IsInPlace(sendbuf);
@@ -46,7 +45,8 @@ int DoGather(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
     if (in_place) return InPlaceError("at a rank other than the root of Gather");
     TypedBuf sb;
     if (int rc = UserBuf(sendbuf, sbt, sendcount, stype, &sb); rc != MPIGPU_SUCCESS) return rc;
-    return CollSend(lk, c, sb, root, kTagGather);
+    s.Send(sb, root, kTagGather);
+    return MPIGPU_SUCCESS;
   }
   if (IsInPlace(recvbuf)) return InPlaceError("as recvbuf");
   if (vform)
@@ -58,21 +58,17 @@ int DoGather(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
     return rc;
   if (!in_place)
     if (int rc = UserBuf(sendbuf, sbt, sendcount, stype, &sb); rc != MPIGPU_SUCCESS) return rc;
-  Batch batch(lk, c);
-  for (int r = 0; r < n; ++r)
-    if (r != root)
-      if (int rc = batch.Recv(blocks[r], r, kTagGather); rc != MPIGPU_SUCCESS) return rc;
   if (!in_place)
     if (int rc = LocalCopy(sb, blocks[root]); rc != MPIGPU_SUCCESS) return rc;
-  return batch.Wait();
+  for (int r = 0; r < n; ++r)
+    if (r != root) s.Recv(blocks[r], r, kTagGather);
+  return MPIGPU_SUCCESS;
 }
 
-int DoScatter(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
-              const int* sendcounts, const int* displs, MPIGPU_Datatype stype, void* recvbuf,
-              MPIGPU_Buftype rbt, int recvcount, MPIGPU_Datatype rtype, int root, bool vform,
-              MPIGPU_Comm comm) {
-  CommPtr c;
-  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
+int BuildScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                 const int* sendcounts, const int* displs, MPIGPU_Datatype stype, void* recvbuf,
+                 MPIGPU_Buftype rbt, int recvcount, MPIGPU_Datatype rtype, int root, bool vform) {
+  const CommPtr& c = s.comm();
   if (int rc = CheckRoot(*c, root); rc != MPIGPU_SUCCESS) return rc;
   const int n = c->size();
   const bool in_place = IsInPlace(recvbuf);
@@ -80,7 +76,8 @@ int DoScatter(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
     if (in_place) return InPlaceError("at a rank other than the root of Scatter");
     TypedBuf rb;
     if (int rc = UserBuf(recvbuf, rbt, recvcount, rtype, &rb); rc != MPIGPU_SUCCESS) return rc;
-    return CollRecv(lk, c, rb, root, kTagScatter);
+    s.Recv(rb, root, kTagScatter);
+    return MPIGPU_SUCCESS;
   }
   if (IsInPlace(sendbuf)) return InPlaceError("as sendbuf");
   if (vform)
@@ -92,22 +89,17 @@ int DoScatter(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
     return rc;
   if (!in_place)
     if (int rc = UserBuf(recvbuf, rbt, recvcount, rtype, &rb); rc != MPIGPU_SUCCESS) return rc;
-  Batch batch(lk, c);
-  for (int r = 0; r < n; ++r)
-    if (r != root)
-      if (int rc = batch.Send(blocks[r], r, kTagScatter); rc != MPIGPU_SUCCESS) return rc;
   if (!in_place)
     if (int rc = LocalCopy(blocks[root], rb); rc != MPIGPU_SUCCESS) return rc;
-  return batch.Wait();
+  for (int r = 0; r < n; ++r)
+    if (r != root) s.Send(blocks[r], r, kTagScatter);
+  return MPIGPU_SUCCESS;
 }
 
-int DoAllgather(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
-                MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
-                const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, bool vform,
-                MPIGPU_Comm comm) {
-  CommPtr c;
-  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
-  const int n = c->size(), me = c->rank;
+int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                   MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
+                   const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, bool vform) {
+  const int n = s.size(), me = s.rank();
   if (IsInPlace(recvbuf)) return InPlaceError("as recvbuf");
   if (vform)
     if (int rc = CheckArrays(recvcounts, displs); rc != MPIGPU_SUCCESS) return rc;
@@ -121,14 +113,10 @@ int DoAllgather(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount
     if (int rc = LocalCopy(sb, blocks[me]); rc != MPIGPU_SUCCESS) return rc;
   }
   const int right = (me + 1) % n, left = (me - 1 + n) % n;
-  for (int s = 0; s + 1 < n; ++s) {
-    Batch batch(lk, c);
-    if (int rc = batch.Recv(blocks[(me - s - 1 + n) % n], left, kTagAllgather);
-        rc != MPIGPU_SUCCESS)
-      return rc;
-    if (int rc = batch.Send(blocks[(me - s + n) % n], right, kTagAllgather); rc != MPIGPU_SUCCESS)
-      return rc;
-    if (int rc = batch.Wait(); rc != MPIGPU_SUCCESS) return rc;
+  for (int k = 0; k + 1 < n; ++k) {
+    s.Recv(blocks[(me - k - 1 + n) % n], left, kTagAllgather);
+    s.Send(blocks[(me - k + n) % n], right, kTagAllgather);
+    s.NextRound();
   }
   return MPIGPU_SUCCESS;
 }
@@ -136,73 +124,152 @@ int DoAllgather(Lock& lk, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount
 }  // namespace
 }  // namespace mpigpu::api
 
+using mpigpu::api::CollSched;
 using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::Lock;
+using mpigpu::api::RunColl;
 
 extern "C" int MPIGPU_Gather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
                              int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Gather", comm,
-                mpigpu::api::DoGather(lk, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
-                                      recvbuftype, recvcount, nullptr, nullptr, recvtype, root,
-                                      false, comm));
+  return Finish("MPIGPU_Gather", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildGather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                  recvbuf, recvbuftype, recvcount, nullptr, nullptr,
+                                                  recvtype, root, false);
+                }));
+}
+
+extern "C" int MPIGPU_Igather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                              MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Igather", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildGather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                  recvbuf, recvbuftype, recvcount, nullptr, nullptr,
+                                                  recvtype, root, false);
+                }));
 }
 
 extern "C" int MPIGPU_Gatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
                               MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
-                              const int recvcounts[], const int displs[],
-                              MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm) {
+                              const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                              int root, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Gatherv", comm,
-                mpigpu::api::DoGather(lk, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
-                                      recvbuftype, 0, recvcounts, displs, recvtype, root, true,
-                                      comm));
+  return Finish("MPIGPU_Gatherv", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildGather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                  recvbuf, recvbuftype, 0, recvcounts, displs,
+                                                  recvtype, root, true);
+                }));
+}
+
+extern "C" int MPIGPU_Igatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                               const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                               int root, MPIGPU_Comm comm, MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Igatherv", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildGather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                  recvbuf, recvbuftype, 0, recvcounts, displs,
+                                                  recvtype, root, true);
+                }));
 }
 
 extern "C" int MPIGPU_Scatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
                               MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
-                              int recvcount, MPIGPU_Datatype recvtype, int root,
-                              MPIGPU_Comm comm) {
+                              int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scatter", comm,
-                mpigpu::api::DoScatter(lk, sendbuf, sendbuftype, sendcount, nullptr, nullptr,
-                                       sendtype, recvbuf, recvbuftype, recvcount, recvtype, root,
-                                       false, comm));
+  return Finish("MPIGPU_Scatter", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildScatter(s, sendbuf, sendbuftype, sendcount, nullptr,
+                                                   nullptr, sendtype, recvbuf, recvbuftype,
+                                                   recvcount, recvtype, root, false);
+                }));
+}
+
+extern "C" int MPIGPU_Iscatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                               int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                               MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Iscatter", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildScatter(s, sendbuf, sendbuftype, sendcount, nullptr,
+                                                   nullptr, sendtype, recvbuf, recvbuftype,
+                                                   recvcount, recvtype, root, false);
+                }));
 }
 
 extern "C" int MPIGPU_Scatterv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
-                               const int sendcounts[], const int displs[],
-                               MPIGPU_Datatype sendtype, void* recvbuf,
-                               MPIGPU_Buftype recvbuftype, int recvcount,
+                               const int sendcounts[], const int displs[], MPIGPU_Datatype sendtype,
+                               void* recvbuf, MPIGPU_Buftype recvbuftype, int recvcount,
                                MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scatterv", comm,
-                mpigpu::api::DoScatter(lk, sendbuf, sendbuftype, 0, sendcounts, displs, sendtype,
-                                       recvbuf, recvbuftype, recvcount, recvtype, root, true,
-                                       comm));
+  return Finish("MPIGPU_Scatterv", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildScatter(s, sendbuf, sendbuftype, 0, sendcounts, displs,
+                                                   sendtype, recvbuf, recvbuftype, recvcount,
+                                                   recvtype, root, true);
+                }));
+}
+
+extern "C" int MPIGPU_Iscatterv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                const int sendcounts[], const int displs[],
+                                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                                MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Iscatterv", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildScatter(s, sendbuf, sendbuftype, 0, sendcounts, displs,
+                                                   sendtype, recvbuf, recvbuftype, recvcount,
+                                                   recvtype, root, true);
+                }));
 }
 
 extern "C" int MPIGPU_Allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
-                                MPIGPU_Datatype sendtype, void* recvbuf,
-                                MPIGPU_Buftype recvbuftype, int recvcount,
-                                MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
+                                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allgather", comm,
-                mpigpu::api::DoAllgather(lk, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
-                                         recvbuftype, recvcount, nullptr, nullptr, recvtype,
-                                         false, comm));
+  return Finish("MPIGPU_Allgather", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                     recvbuf, recvbuftype, recvcount, nullptr,
+                                                     nullptr, recvtype, false);
+                }));
+}
+
+extern "C" int MPIGPU_Iallgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                 MPIGPU_Datatype sendtype, void* recvbuf,
+                                 MPIGPU_Buftype recvbuftype, int recvcount,
+                                 MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                 MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Iallgather", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                     recvbuf, recvbuftype, recvcount, nullptr,
+                                                     nullptr, recvtype, false);
+                }));
 }
 
 extern "C" int MPIGPU_Allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
                                  MPIGPU_Datatype sendtype, void* recvbuf,
                                  MPIGPU_Buftype recvbuftype, const int recvcounts[],
-                                 const int displs[], MPIGPU_Datatype recvtype,
-                                 MPIGPU_Comm comm) {
+                                 const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allgatherv", comm,
-                mpigpu::api::DoAllgather(lk, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
-                                         recvbuftype, 0, recvcounts, displs, recvtype, true,
-                                         comm));
+  return Finish("MPIGPU_Allgatherv", comm, RunColl(lk, comm, nullptr, false, [&](CollSched& s) {
+                  return mpigpu::api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                     recvbuf, recvbuftype, 0, recvcounts, displs,
+                                                     recvtype, true);
+                }));
+}
+
+extern "C" int MPIGPU_Iallgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                  MPIGPU_Datatype sendtype, void* recvbuf,
+                                  MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                  const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                  MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Iallgatherv", comm, RunColl(lk, comm, request, true, [&](CollSched& s) {
+                  return mpigpu::api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                                                     recvbuf, recvbuftype, 0, recvcounts, displs,
+                                                     recvtype, true);
+                }));
 }

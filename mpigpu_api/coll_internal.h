@@ -1,18 +1,23 @@
 // Shared pieces of the collectives (coll*.cc): tags on a communicator's collective context,
-// batches of internal sends/receives completed together, typed-buffer blocks, staging of typed
-// buffers (host or device, any datatype) to packed host bytes, and the reduction context that
-// combines packed host data with a predefined or user op.
+// typed-buffer blocks, staging of typed buffers (host or device, any datatype) to packed host
+// bytes, the reduction context that combines packed host data with a predefined or user op,
+// the schedule pieces several collectives share, and RunColl, which runs a built schedule
+// (blocking) or hands it to a request (nonblocking).
 //
 // Matching: every rank calls a communicator's collectives in the same order, collectives use a
 // context of their own (never a user's point-to-point one), and messages of one pair never
-// overtake each other; so a fixed tag per kind suffices. A batch posts all its receives and
-// sends before waiting, so no pair of ranks waits on each other's rendezvous.
+// overtake each other; so a fixed tag per kind suffices (nonblocking ones add a tag block of
+// their own, coll_sched.h). A schedule posts all of a round's receives and sends before
+// waiting, so no pair of ranks waits on each other's rendezvous.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
+#include <memory>
+
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_sched.h"
 #include "mpigpu_api/ops.h"
 
 namespace mpigpu::api {
@@ -34,29 +39,6 @@ int CommOf(MPIGPU_Comm comm, CommPtr* c);
 int CheckRoot(const CommData& c, int root);
 // The error (class ARG) of IN_PLACE where MPI does not allow it.
 int InPlaceError(const char* where);
-
-// Sends and receives on c's collective context, all started before any is waited for.
-class Batch {
- public:
-  Batch(Lock& lk, const CommPtr& c) : lk_(lk), c_(c) {}
-  ~Batch() { (void)Wait(); }
-  Batch(const Batch&) = delete;
-  Batch& operator=(const Batch&) = delete;
-  int Send(const TypedBuf& b, int peer, int tag) { return Start(false, b, peer, tag); }
-  int Recv(const TypedBuf& b, int peer, int tag) { return Start(true, b, peer, tag); }
-  // Completes every started request; the first error (TRUNCATE, PROC_FAILED, ...).
-  int Wait();
-
- private:
-  int Start(bool recv, const TypedBuf& b, int peer, int tag);
-  Lock& lk_;
-  CommPtr c_;
-  std::vector<ApiRequest*> reqs_;
-};
-
-// One blocking transfer on c's collective context.
-int CollSend(Lock& lk, const CommPtr& c, const TypedBuf& b, int dst, int tag);
-int CollRecv(Lock& lk, const CommPtr& c, const TypedBuf& b, int src, int tag);
 
 // `bytes` contiguous host bytes at p.
 TypedBuf HostBytes(void* p, size_t bytes);
@@ -105,16 +87,33 @@ struct ReduceCtx {
 // Validates op against type (ERR_OP, ERR_TYPE, ERR_COUNT) and fills *ctx.
 int MakeReduceCtx(MPIGPU_Op op, MPIGPU_Datatype type, int count, ReduceCtx* ctx);
 
-// The packed host contribution of count elements: from `sendbuf` or, with IN_PLACE, from
-// `recvbuf` (both already resolved, with the reduction's count).
-int StageContribution(const TypedBuf& contribution, std::vector<unsigned char>* acc);
+// The packed host copy of a whole typed buffer, into a schedule buffer.
+int StageInto(CollSched& s, const TypedBuf& b, unsigned char** out);
 
-// Reduces every rank's `acc` (packed, ctx.bytes) into root's acc, in rank order when the op
-// is not commutative. acc is scratch on the other ranks.
-int ReduceToRoot(Lock& lk, const CommPtr& c, const ReduceCtx& ctx,
-                 std::vector<unsigned char>* acc, int root);
+// Rounds that reduce every rank's acc (ctx->bytes, packed) into root's acc, in rank order
+// when the op is not commutative. acc is scratch on the other ranks.
+void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
+                     unsigned char* acc, int root);
+// Rounds of a binomial-tree broadcast of b from root.
+void AddBcastTree(CollSched& s, const TypedBuf& b, int root);
 
-// Binomial-tree broadcast of b from root.
-int BcastTree(Lock& lk, const CommPtr& c, const TypedBuf& b, int root);
+// Runs a collective on `comm` built by build(CollSched&) -> error class: to the end when
+// `request` is null, else as a nonblocking collective whose request goes to *request.
+template <class Build>
+int RunColl(Lock& lk, MPIGPU_Comm comm, MPIGPU_Request* request, bool nonblocking, Build&& build) {
+  CommPtr c;
+  if (nonblocking) {
+    if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
+    *request = MPIGPU_REQUEST_NULL;
+  }
+  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
+  auto s = std::make_shared<CollSched>(c, nonblocking ? NbcTagBase(*c) : 0);
+  if (int rc = build(*s); rc != MPIGPU_SUCCESS) return rc;
+  if (!nonblocking) return s->Run(lk);
+  CollSched* started = s.get();
+  if (int rc = StartCollRequest(std::move(s), request); rc != MPIGPU_SUCCESS) return rc;
+  started->Advance();  // posts the first round now (later ones come with progress)
+  return MPIGPU_SUCCESS;
+}
 
 }  // namespace mpigpu::api

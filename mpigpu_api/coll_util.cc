@@ -19,8 +19,13 @@ int CommOf(MPIGPU_Comm comm, CommPtr* c) {
 }
 
 int CheckRoot(const CommData& c, int root) {
+#ifdef MPIGPU_ERR_ROOT
+  constexpr int kRootError = MPIGPU_ERR_ROOT;
+#else
+  constexpr int kRootError = MPIGPU_ERR_RANK;
+#endif
   if (root < 0 || root >= c.size())
-    return SetLastError(MPIGPU_ERR_RANK, "root " + std::to_string(root) +
+    return SetLastError(kRootError, "root " + std::to_string(root) +
                                              " is not in communicator of size " +
                                              std::to_string(c.size()));
   return MPIGPU_SUCCESS;
@@ -28,38 +33,6 @@ int CheckRoot(const CommData& c, int root) {
 
 int InPlaceError(const char* where) {
   return SetLastError(MPIGPU_ERR_ARG, std::string("MPIGPU_IN_PLACE is not allowed ") + where);
-}
-
-int Batch::Start(bool recv, const TypedBuf& b, int peer, int tag) {
-  ApiRequest* r = nullptr;
-  if (int rc = StartP2P(recv, b, c_, peer, tag, c_->ctx_coll, &r); rc != MPIGPU_SUCCESS)
-    return rc;
-  reqs_.push_back(r);
-  return MPIGPU_SUCCESS;
-}
-
-int Batch::Wait() {
-  int first = MPIGPU_SUCCESS;
-  // Waiting on one request progresses them all; each is completed (or detached on a failed
-  // progress) so none stays behind.
-  for (ApiRequest* r : reqs_) {
-    const int rc = WaitP2P(lk_, r, MPIGPU_STATUS_IGNORE);
-    if (first == MPIGPU_SUCCESS) first = rc;
-  }
-  reqs_.clear();
-  return first;
-}
-
-int CollSend(Lock& lk, const CommPtr& c, const TypedBuf& b, int dst, int tag) {
-  Batch batch(lk, c);
-  if (int rc = batch.Send(b, dst, tag); rc != MPIGPU_SUCCESS) return rc;
-  return batch.Wait();
-}
-
-int CollRecv(Lock& lk, const CommPtr& c, const TypedBuf& b, int src, int tag) {
-  Batch batch(lk, c);
-  if (int rc = batch.Recv(b, src, tag); rc != MPIGPU_SUCCESS) return rc;
-  return batch.Wait();
 }
 
 TypedBuf HostBytes(void* p, size_t bytes) {
@@ -216,63 +189,64 @@ int ReduceCtx::Combine(const void* a, void* b, int n) const {
   return PackToHost(tb, b);
 }
 
-int StageContribution(const TypedBuf& contribution, std::vector<unsigned char>* acc) {
-  acc->resize(contribution.desc.total_bytes);
-  return PackToHost(contribution, acc->data());
+int StageInto(CollSched& s, const TypedBuf& b, unsigned char** out) {
+  *out = s.Buffer(b.desc.total_bytes);
+  return PackToHost(b, *out);
 }
 
-int ReduceToRoot(Lock& lk, const CommPtr& c, const ReduceCtx& ctx,
-                 std::vector<unsigned char>* acc, int root) {
-  const int n = c->size();
+void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
+                     unsigned char* acc, int root) {
+  const int n = s.size();
+  const size_t bytes = ctx->bytes;
   // Commutative: a binomial tree rooted at `root`. Otherwise rooted at rank 0, where each node
   // holds the ranks [vr, vr + mask) and combines the next range after its own, so the order is
   // x0 op x1 op ... ; rank 0 then hands the result to `root`.
-  const int base = ctx.commute ? root : 0;
-  const int vr = (c->rank - base + n) % n;
-  std::vector<unsigned char> in(acc->size());
+  const int base = ctx->commute ? root : 0;
+  const int vr = (s.rank() - base + n) % n;
+  unsigned char* in = nullptr;
   for (int mask = 1; mask < n; mask <<= 1) {
     if (vr & mask) {
-      if (int rc = CollSend(lk, c, HostBytes(acc->data(), acc->size()), (vr - mask + base) % n,
-                            kTagReduce);
-          rc != MPIGPU_SUCCESS)
-        return rc;
+      s.Send(HostBytes(acc, bytes), (vr - mask + base) % n, kTagReduce);
+      s.NextRound();
       break;
     }
     if (vr + mask < n) {
-      if (int rc = CollRecv(lk, c, HostBytes(in.data(), in.size()), (vr + mask + base) % n,
-                            kTagReduce);
-          rc != MPIGPU_SUCCESS)
-        return rc;
-      // in = acc op in (acc: the lower ranks), then in becomes the accumulator.
-      if (int rc = ctx.Combine(acc->data(), in.data()); rc != MPIGPU_SUCCESS) return rc;
-      acc->swap(in);
+      if (in == nullptr) in = s.Buffer(bytes);  // one scratch: rounds run one after another
+      s.Recv(HostBytes(in, bytes), (vr + mask + base) % n, kTagReduce);
+      if (ctx->commute) {
+        s.Then([ctx, in, acc] { return ctx->Combine(in, acc); });  // acc = in op acc
+      } else {
+        // in = acc op in (acc: the lower ranks), then back into acc.
+        s.Then([ctx, in, acc, bytes] {
+          if (int rc = ctx->Combine(acc, in); rc != MPIGPU_SUCCESS) return rc;
+          std::memcpy(acc, in, bytes);
+          return MPIGPU_SUCCESS;
+        });
+      }
+      s.NextRound();
     }
   }
-  if (base == root) return MPIGPU_SUCCESS;
-  if (c->rank == 0) return CollSend(lk, c, HostBytes(acc->data(), acc->size()), root, kTagReduce);
-  if (c->rank == root) return CollRecv(lk, c, HostBytes(acc->data(), acc->size()), 0, kTagReduce);
-  return MPIGPU_SUCCESS;
+  if (base == root) return;
+  if (s.rank() == 0) s.Send(HostBytes(acc, bytes), root, kTagReduce);
+  if (s.rank() == root) s.Recv(HostBytes(acc, bytes), 0, kTagReduce);
+  s.NextRound();
 }
 
-int BcastTree(Lock& lk, const CommPtr& c, const TypedBuf& b, int root) {
-  const int n = c->size();
-  const int vr = (c->rank - root + n) % n;  // rank relative to the root
+void AddBcastTree(CollSched& s, const TypedBuf& b, int root) {
+  const int n = s.size();
+  const int vr = (s.rank() - root + n) % n;  // rank relative to the root
   int mask = 1;
   for (; mask < n; mask <<= 1) {
     if (vr & mask) {
-      if (int rc = CollRecv(lk, c, b, (vr - mask + root) % n, kTagBcast); rc != MPIGPU_SUCCESS)
-        return rc;
+      s.Recv(b, (vr - mask + root) % n, kTagBcast);
+      s.NextRound();
       break;
     }
   }
-  // Children get theirs together: a batch, so one slow child does not hold up the others.
-  Batch batch(lk, c);
-  for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (vr + mask < n)
-      if (int rc = batch.Send(b, (vr + mask + root) % n, kTagBcast); rc != MPIGPU_SUCCESS)
-        return rc;
-  }
-  return batch.Wait();
+  // The children get theirs in one round: one slow child does not hold up the others.
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (vr + mask < n) s.Send(b, (vr + mask + root) % n, kTagBcast);
+  s.NextRound();
 }
 
 }  // namespace mpigpu::api

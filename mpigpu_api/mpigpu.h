@@ -344,6 +344,72 @@ int MPIGPU_Scan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
 int MPIGPU_Exscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
                   MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
                   MPIGPU_Comm comm);
+/* Nonblocking forms: the same arguments and rules, plus *request, completed by Wait/Test
+ * (its status says nothing). Argument errors are returned at once; errors of the transfers at
+ * completion. Every progress call of the process advances them (they never block inside the
+ * call), several may be in flight on one communicator, and every rank must start a
+ * communicator's collectives, blocking or not, in the same order. Buffers belong to the
+ * operation until it completes. */
+int MPIGPU_Ibarrier(MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ibcast(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                  int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ireduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                   MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                   int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iallreduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                      MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                      MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Igather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                   MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                   int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                   MPIGPU_Request* request);
+int MPIGPU_Igatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                    MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                    const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                    int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iscatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                    MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                    int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                    MPIGPU_Request* request);
+int MPIGPU_Iscatterv(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                     const int displs[], MPIGPU_Datatype sendtype, void* recvbuf,
+                     MPIGPU_Buftype recvbuftype, int recvcount, MPIGPU_Datatype recvtype,
+                     int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iallgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                      MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                      int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                      MPIGPU_Request* request);
+int MPIGPU_Iallgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                       MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                       const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                       MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ialltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                     MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                     int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                     MPIGPU_Request* request);
+int MPIGPU_Ialltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                      const int sdispls[], MPIGPU_Datatype sendtype, void* recvbuf,
+                      MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                      MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ialltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                      const int sdispls[], const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                      MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                      const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm,
+                      MPIGPU_Request* request);
+int MPIGPU_Ireduce_scatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                           MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                           MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                           MPIGPU_Request* request);
+int MPIGPU_Ireduce_scatter_block(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                                 MPIGPU_Buftype recvbuftype, int recvcount,
+                                 MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                                 MPIGPU_Request* request);
+int MPIGPU_Iscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                 MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                 MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iexscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                   MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                   MPIGPU_Comm comm, MPIGPU_Request* request);
 /* Local: inoutbuf = inbuf op inoutbuf (no communication). Errors: COUNT, TYPE, BUFFER, OP. */
 int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inoutbuf,
                         MPIGPU_Buftype inoutbuftype, int count, MPIGPU_Datatype datatype,

@@ -427,12 +427,83 @@ inline void CheckUserOps(int rank, int n, const Mem& m, int nmat) {
   RANK_CHECK(op == MPIGPU_OP_NULL);
 }
 
+// Nonblocking collectives, many in flight at once on one communicator, advanced while the
+// ranks are busy in point-to-point calls (a ring of Sendrecv), then completed together.
+inline void CheckNonblocking(int rank, int n, const Mem& m, int cnt) {
+  const MPIGPU_Buftype bt = m.bt;
+  std::vector<MPIGPU_Request> reqs(12, MPIGPU_REQUEST_NULL);
+  API_OK(MPIGPU_Ibarrier(kCollWorld, &reqs[0]));
+  IntBuf bc(m, rank == n - 1 ? Contrib(n - 1, cnt) : std::vector<int>(cnt, kGap));
+  API_OK(MPIGPU_Ibcast(bc.get(), bt, cnt, MPIGPU_INT, n - 1, kCollWorld, &reqs[1]));
+  IntBuf send(m, Contrib(rank, cnt));
+  IntBuf ar(m, static_cast<size_t>(cnt), kGap);
+  API_OK(MPIGPU_Iallreduce(send.get(), bt, ar.get(), bt, cnt, MPIGPU_INT, MPIGPU_MAX, kCollWorld,
+                           &reqs[2]));
+  IntBuf ga(m, static_cast<size_t>(n) * cnt, kGap);
+  API_OK(MPIGPU_Igather(send.get(), bt, cnt, MPIGPU_INT, ga.get(), bt, cnt, MPIGPU_INT, 0,
+                        kCollWorld, &reqs[3]));
+  IntBuf ag(m, static_cast<size_t>(n) * cnt, kGap);
+  API_OK(MPIGPU_Iallgather(send.get(), bt, cnt, MPIGPU_INT, ag.get(), bt, cnt, MPIGPU_INT,
+                           kCollWorld, &reqs[4]));
+  std::vector<int> a2a(static_cast<size_t>(n) * cnt);
+  for (int d = 0; d < n; ++d)
+    for (int i = 0; i < cnt; ++i) a2a[d * cnt + i] = V(rank, d * cnt + i);
+  IntBuf as(m, a2a);
+  IntBuf at(m, a2a.size(), kGap);
+  API_OK(MPIGPU_Ialltoall(as.get(), bt, cnt, MPIGPU_INT, at.get(), bt, cnt, MPIGPU_INT,
+                          kCollWorld, &reqs[5]));
+  IntBuf sc(m, static_cast<size_t>(cnt), kGap);
+  API_OK(MPIGPU_Iscan(send.get(), bt, sc.get(), bt, cnt, MPIGPU_INT, MPIGPU_MAX, kCollWorld,
+                      &reqs[6]));
+  IntBuf rsb_send(m, Contrib(rank, n * cnt));
+  IntBuf rsb(m, static_cast<size_t>(cnt), kGap);
+  API_OK(MPIGPU_Ireduce_scatter_block(rsb_send.get(), bt, rsb.get(), bt, cnt, MPIGPU_INT,
+                                      MPIGPU_MAX, kCollWorld, &reqs[7]));
+  std::vector<int> all;
+  for (int r = 0; r < n; ++r) {
+    std::vector<int> c = Contrib(r, cnt, 5);
+    all.insert(all.end(), c.begin(), c.end());
+  }
+  IntBuf sc_src(m, rank == 1 % n ? all : std::vector<int>(all.size(), kGap));
+  IntBuf sct(m, static_cast<size_t>(cnt), kGap);
+  API_OK(MPIGPU_Iscatter(sc_src.get(), bt, cnt, MPIGPU_INT, sct.get(), bt, cnt, MPIGPU_INT,
+                         1 % n, kCollWorld, &reqs[8]));
+  IntBuf red(m, static_cast<size_t>(cnt), kGap);
+  API_OK(MPIGPU_Ireduce(send.get(), bt, red.get(), bt, cnt, MPIGPU_INT, MPIGPU_MIN, n / 2,
+                        kCollWorld, &reqs[9]));
+  // Busy in point to point meanwhile: a ring of Sendrecv on the user context.
+  int token = rank, got = -1;
+  API_OK(MPIGPU_Sendrecv(&token, MPIGPU_BUF_HOST, 1, MPIGPU_INT, (rank + 1) % n, 3, &got,
+                         MPIGPU_BUF_HOST, 1, MPIGPU_INT, (rank - 1 + n) % n, 3, kCollWorld,
+                         MPIGPU_STATUS_IGNORE));
+  RANK_CHECK(got == (rank - 1 + n) % n);
+  API_OK(MPIGPU_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPIGPU_STATUSES_IGNORE));
+  RANK_CHECK(bc.read() == Contrib(n - 1, cnt));
+  RANK_CHECK(ar.read() == Contrib(n - 1, cnt));
+  std::vector<int> g = ga.read();
+  if (rank == 0)
+    for (int r = 0; r < n; ++r)
+      for (int i = 0; i < cnt; ++i) RANK_CHECK(g[r * cnt + i] == V(r, i));
+  g = ag.read();
+  for (int r = 0; r < n; ++r)
+    for (int i = 0; i < cnt; ++i) RANK_CHECK(g[r * cnt + i] == V(r, i));
+  g = at.read();
+  for (int s = 0; s < n; ++s)
+    for (int i = 0; i < cnt; ++i) RANK_CHECK(g[s * cnt + i] == V(s, rank * cnt + i));
+  RANK_CHECK(sc.read() == Contrib(rank, cnt));
+  g = rsb.read();
+  for (int i = 0; i < cnt; ++i) RANK_CHECK(g[i] == V(n - 1, rank * cnt + i));
+  if (rank == n / 2) RANK_CHECK(red.read() == Contrib(0, cnt));
+  RANK_CHECK(sct.read() == Contrib(rank, cnt, 5));
+}
+
 // Everything above, for counts around the eager limit (64 KiB = 16384 ints).
 inline void RunCollSuite(int rank, int n, const Mem& m) {
   for (int cnt : {0, 1, 5, 16385}) {
     CheckGatherScatter(rank, n, m, cnt);
     CheckAllgatherAlltoall(rank, n, m, cnt);
     CheckReductions(rank, n, m, cnt);
+    CheckNonblocking(rank, n, m, cnt);
   }
   CheckDerivedTypes(rank, n, m, 3);
   CheckDerivedTypes(rank, n, m, 20000);
