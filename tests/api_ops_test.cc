@@ -109,9 +109,8 @@ TEST(ApiOpsTest, EveryOpOnTheTypesOfItsClass) {
   CheckOps<unsigned char>(MPIGPU_BYTE, {MPIGPU_BAND, MPIGPU_BOR, MPIGPU_BXOR});
   CheckOps<float>(MPIGPU_FLOAT, kFloatOps);
   CheckOps<double>(MPIGPU_DOUBLE, kFloatOps);
-#ifdef MPIGPU_LONG_DOUBLE
-  CheckOps<long double>(MPIGPU_LONG_DOUBLE, kFloatOps);
-#endif
+  // long double is left out of this byte-exact check: 6 of its 16 bytes are padding a result
+  // need not preserve (MinlocMaxlocOnPairs compares LONG_DOUBLE_INT by value).
 }
 
 // MPI's classes: an op outside its class is ERR_OP, whatever the type.
