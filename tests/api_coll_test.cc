@@ -255,9 +255,9 @@ void CollErrors(int rank, int n) {
   API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
   int a[8] = {0}, b[64] = {0};
   float f = 1, g = 0;
-  API_FAILS(MPIGPU_ERR_RANK, MPIGPU_Gather(a, MPIGPU_BUF_HOST, 1, MPIGPU_INT, b,
+  API_FAILS(MPIGPU_ERR_ROOT, MPIGPU_Gather(a, MPIGPU_BUF_HOST, 1, MPIGPU_INT, b,
                                            MPIGPU_BUF_HOST, 1, MPIGPU_INT, n, kWorld));
-  API_FAILS(MPIGPU_ERR_RANK, MPIGPU_Reduce(a, MPIGPU_BUF_HOST, b, MPIGPU_BUF_HOST, 1, MPIGPU_INT,
+  API_FAILS(MPIGPU_ERR_ROOT, MPIGPU_Reduce(a, MPIGPU_BUF_HOST, b, MPIGPU_BUF_HOST, 1, MPIGPU_INT,
                                            MPIGPU_SUM, -1, kWorld));
   API_FAILS(MPIGPU_ERR_OP, MPIGPU_Allreduce(&f, MPIGPU_BUF_HOST, &g, MPIGPU_BUF_HOST, 1,
                                             MPIGPU_FLOAT, MPIGPU_BAND, kWorld));

@@ -120,9 +120,9 @@ void BadCalls() {
                                               MPIGPU_SUM, kWorld));
   API_FAILS(MPIGPU_ERR_OP, MPIGPU_Allreduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 2,
                                             MPIGPU_FLOAT, MPIGPU_BXOR, kWorld));
-  API_FAILS(MPIGPU_ERR_RANK, MPIGPU_Reduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 4,
+  API_FAILS(MPIGPU_ERR_ROOT, MPIGPU_Reduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 4,
                                            MPIGPU_INT, MPIGPU_SUM, 2, kWorld));
-  API_FAILS(MPIGPU_ERR_RANK, MPIGPU_Bcast(v, MPIGPU_BUF_HOST, 4, MPIGPU_INT, -1, kWorld));
+  API_FAILS(MPIGPU_ERR_ROOT, MPIGPU_Bcast(v, MPIGPU_BUF_HOST, 4, MPIGPU_INT, -1, kWorld));
   API_FAILS(MPIGPU_ERR_COUNT, MPIGPU_Bcast(v, MPIGPU_BUF_HOST, -4, MPIGPU_INT, 0, kWorld));
   API_FAILS(MPIGPU_ERR_BUFFER,
             MPIGPU_Allreduce(v, 3, out, MPIGPU_BUF_HOST, 4, MPIGPU_INT, MPIGPU_SUM, kWorld));
