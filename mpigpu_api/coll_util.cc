@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "memcopy/device_scope.h"
@@ -12,10 +13,39 @@
 
 namespace mpigpu::api {
 
+namespace {
+
+// Whether a communicator is an intercommunicator, for builds whose CommData knows them
+// (CommData::inter); false where it does not.
+template <class C, class = void>
+struct HasInter : std::false_type {};
+template <class C>
+struct HasInter<C, std::void_t<decltype(std::declval<const C&>().inter)>> : std::true_type {};
+template <class C>
+bool IsInter(const C& c) {
+  if constexpr (HasInter<C>::value) {
+    return c.inter;
+  } else {
+    return false;
+  }
+}
+
+}  // namespace
+
 int CommOf(MPIGPU_Comm comm, CommPtr* c) {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   *c = LookupComm(comm);
-  return *c ? MPIGPU_SUCCESS : MPIGPU_ERR_COMM;
+  if (!*c) return MPIGPU_ERR_COMM;
+  // The algorithms here address one group; an intercommunicator's ranks name the other one.
+  if (IsInter(**c)) {
+#ifdef MPIGPU_ERR_UNSUPPORTED_OPERATION
+    constexpr int kInterError = MPIGPU_ERR_UNSUPPORTED_OPERATION;
+#else
+    constexpr int kInterError = MPIGPU_ERR_COMM;
+#endif
+    return SetLastError(kInterError, "collectives on intercommunicators are not supported yet");
+  }
+  return MPIGPU_SUCCESS;
 }
 
 int CheckRoot(const CommData& c, int root) {
