@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 
@@ -160,8 +161,8 @@ Status ParseOptions(const std::vector<std::string>& args, Options* out) {
       if (has_inline) return Bad("option " + word + " takes no value");
       return Status::Ok();
     };
-    static const char* const kOutputOnly[] = {"-h", "--help", "--csv", "--json", "--plot",
-                                              "--replot"};
+    static const char* const kOutputOnly[] = {"-h",     "--help",   "--csv",     "--json",
+                                              "--plot", "--replot", "--progress"};
     if (measuring.empty() &&
         std::find(std::begin(kOutputOnly), std::end(kOutputOnly), word) == std::end(kOutputOnly))
       measuring = word;
@@ -187,6 +188,17 @@ Status ParseOptions(const std::vector<std::string>& args, Options* out) {
       MPIGPU_RETURN_IF_ERROR(take(&v));
       if (!ParseInt(v, 1, &out->window) || out->window > 4096)
         return Bad("bad -W '" + v + "': expected a window of 1 to 4096 messages");
+    } else if (word == "--time-per-size") {
+      MPIGPU_RETURN_IF_ERROR(take(&v));
+      char* end = nullptr;
+      errno = 0;
+      out->time_per_size = std::strtod(v.c_str(), &end);
+      if (v.empty() || errno != 0 || *end != '\0' || !(out->time_per_size >= 0) ||
+          out->time_per_size > 3600)
+        return Bad("bad --time-per-size '" + v + "': expected seconds from 0 to 3600");
+    } else if (word == "--progress") {
+      MPIGPU_RETURN_IF_ERROR(flag_only());
+      out->progress = true;
     } else if (word == "-d" || word == "--accelerator") {
       MPIGPU_RETURN_IF_ERROR(take(&v));
       if (v != "cuda") return Bad("bad -d '" + v + "': only 'cuda' is supported");
@@ -305,6 +317,10 @@ std::string UsageText() {
   t += "                          1000 above; bw/bibw 100 up to 8K, 20 above)\n";
   t += "  -x, --warmup N          untimed iterations first (default: latency 100/10, bw 10/2)\n";
   t += "  -W, --window-size N     messages per window in bw/bibw (default 64)\n";
+  t += "  --time-per-size SEC     fewer timed runs for a size whose runs would take longer than\n";
+  t += "                          SEC (default 0.2; at least 10 latency / 2 bw runs; warmup in\n";
+  t += "                          proportion; the iters column says how many); 0 or -i: fixed\n";
+  t += "                          counts as above\n";
   t += "  -d cuda                 accepted for OSU compatibility (D buffers need no flag)\n";
   t += "  -n 2                    the number of ranks (always 2)\n";
   t += "  --all-pairs             run HH, HD, DH and DD\n";
@@ -316,6 +332,8 @@ std::string UsageText() {
   t += "  --csv FILE              write every point as CSV\n";
   t += "  --json FILE             write the results as JSON\n";
   t += "  --plot FILE.png         log-log plot (gnuplot), one panel per test, one line per series\n";
+  t += "  --progress              a progress line with the time left on stderr also when it is\n";
+  t += "                          not a terminal (on a terminal it is always shown)\n";
   t += "  --replot FILE.json      measure nothing: read a report written by --json, print its\n";
   t += "                          tables, write --csv / --json / --plot from it (to plot a sweep\n";
   t += "                          measured where gnuplot is missing); takes no other option\n";
@@ -384,6 +402,13 @@ std::vector<std::string> RankArgs(const Options& o) {
   }
   a.push_back("-W");
   a.push_back(std::to_string(o.window));
+  if (o.time_per_size != kDefaultTimePerSize) {
+    char budget[32];
+    std::snprintf(budget, sizeof budget, "%.17g", o.time_per_size);
+    a.push_back("--time-per-size");
+    a.push_back(budget);
+  }
+  if (o.progress) a.push_back("--progress");
   std::string pairs;
   for (const Pair& p : o.pairs) pairs += (pairs.empty() ? "" : ",") + PairName(p);
   a.push_back("--pairs");

@@ -110,51 +110,94 @@ std::string FormatValue(double v) {
   return buf;
 }
 
-std::string FormatTable(const Table& t) {
+namespace {
+
+constexpr size_t kSizeWidth = 12;  // the "# Size" column
+constexpr size_t kMinWidth = 12;   // every other column: its title + 2, at least this
+
+// The columns after the size: every series, then primary / each other series, then iters.
+struct Column {
+  std::string title;
+  const Series* value = nullptr;  // a series' value
+  const Series* over = nullptr;   // with value: the ratio value / over (primary first)
+  bool iters = false;
+};
+
+std::vector<Column> Columns(const Table& t) {
+  std::vector<Column> cols;
+  for (const Series& s : t.series) cols.push_back({s.name, &s, nullptr, false});
+  if (const Series* primary = t.Primary()) {
+    for (const Series& s : t.series) {
+      if (&s == primary || s.kind == kKindMpigpu) continue;
+      cols.push_back({primary->name + "/" + s.name, primary, &s, false});
+    }
+  }
+  if (t.iters_column) cols.push_back({"iters", nullptr, nullptr, true});
+  return cols;
+}
+
+size_t Width(const Column& c) { return std::max(kMinWidth, c.title.size() + 2); }
+
+// Right-aligned in `width`, with at least one space before it.
+std::string Cell(const std::string& s, size_t width) {
+  return s.size() + 1 > width ? " " + s : std::string(width - s.size(), ' ') + s;
+}
+
+double ValueAt(const Series* s, size_t i) {
+  return s != nullptr && i < s->values.size() ? s->values[i] : kNaN;
+}
+
+}  // namespace
+
+std::string IterationsText(const Table& t, size_t i) {
+  int lo = 0, hi = 0;
+  for (const Series& s : t.series) {
+    const int n = i < s.iterations.size() ? s.iterations[i] : 0;
+    if (n <= 0) continue;
+    lo = lo == 0 ? n : std::min(lo, n);
+    hi = std::max(hi, n);
+  }
+  if (hi == 0) return "n/a";
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+std::string FormatTableHead(const Table& t) {
   std::string out;
   const std::string pair = PairName(t.pair);
   out += "# mpigpu-sweep " + std::string(TestName(t.test)) + " [" + pair + "]: rank 0 " +
          pair[0] + " (" + t.src_name + ") -> rank 1 " + pair[1] + " (" + t.dst_name + ")\n";
   out += "# " + std::string(QuantityName(t.test)) + "\n";
-
-  // Columns: every series, then primary / each other series.
-  const Series* primary = t.Primary();
-  std::vector<std::string> titles;
-  std::vector<std::vector<std::string>> cells(t.sizes.size());
-  for (const Series& s : t.series) {
-    titles.push_back(s.name);
-    for (size_t i = 0; i < t.sizes.size(); ++i)
-      cells[i].push_back(FormatValue(i < s.values.size() ? s.values[i] : kNaN));
-  }
-  if (primary != nullptr) {
-    for (const Series& s : t.series) {
-      if (&s == primary || s.kind == kKindMpigpu) continue;
-      titles.push_back(primary->name + "/" + s.name);
-      for (size_t i = 0; i < t.sizes.size(); ++i) {
-        double a = i < primary->values.size() ? primary->values[i] : kNaN;
-        double b = i < s.values.size() ? s.values[i] : kNaN;
-        cells[i].push_back(RatioText(Ratio(a, b)));
-      }
-    }
-  }
-  std::vector<size_t> width(titles.size());
-  for (size_t c = 0; c < titles.size(); ++c) {
-    width[c] = std::max<size_t>(12, titles[c].size() + 2);
-    for (const auto& row : cells) width[c] = std::max(width[c], row[c].size() + 2);
-  }
+  if (!t.rule.empty()) out += "# iterations: " + t.rule + "\n";
   std::string header = "# Size";
-  header.resize(12, ' ');
-  for (size_t c = 0; c < titles.size(); ++c) header += Pad(titles[c], width[c]);
-  out += header + "\n";
-  for (size_t i = 0; i < t.sizes.size(); ++i) {
-    std::string line = std::to_string(t.sizes[i]);
-    line.resize(std::max<size_t>(line.size(), 12), ' ');
-    for (size_t c = 0; c < titles.size(); ++c) line += Pad(cells[i][c], width[c]);
-    out += line + "\n";
+  header.resize(kSizeWidth, ' ');
+  for (const Column& c : Columns(t)) header += Cell(c.title, Width(c));
+  return out + header + "\n";
+}
+
+std::string FormatTableRow(const Table& t, size_t i) {
+  std::string line = std::to_string(t.sizes[i]);
+  line.resize(std::max(line.size() + 1, kSizeWidth), ' ');
+  for (const Column& c : Columns(t)) {
+    std::string text;
+    if (c.iters) text = IterationsText(t, i);
+    else if (c.over != nullptr) text = RatioText(Ratio(ValueAt(c.value, i), ValueAt(c.over, i)));
+    else text = FormatValue(ValueAt(c.value, i));
+    line += Cell(text, Width(c));
   }
+  return line + "\n";
+}
+
+std::string FormatTableTail(const Table& t) {
+  std::string out;
   for (const Series& s : t.series)
     if (!s.note.empty()) out += "# " + s.name + ": " + s.note + "\n";
   return out;
+}
+
+std::string FormatTable(const Table& t) {
+  std::string out = FormatTableHead(t);
+  for (size_t i = 0; i < t.sizes.size(); ++i) out += FormatTableRow(t, i);
+  return out + FormatTableTail(t);
 }
 
 std::string FormatReport(const Report& r) {
@@ -163,6 +206,11 @@ std::string FormatReport(const Report& r) {
     if (i) out += "\n";
     out += FormatTable(r.tables[i]);
   }
+  return out + FormatReportTail(r);
+}
+
+std::string FormatReportTail(const Report& r) {
+  std::string out;
   if (!r.notes.empty()) out += "\n";
   for (const std::string& n : r.notes) out += "# note: " + n + "\n";
   if (!r.tune.empty()) {
@@ -216,6 +264,8 @@ Json ToJson(const Report& r) {
     jt.Set("src", Json::String(t.src_name));
     jt.Set("dst", Json::String(t.dst_name));
     jt.Set("unit", Json::String(Unit(t.test)));
+    if (!t.rule.empty()) jt.Set("rule", Json::String(t.rule));
+    if (t.iters_column) jt.Set("iters_column", Json::Bool(true));
     Json& sizes = jt.Set("sizes", Json::Array());
     for (size_t s : t.sizes) sizes.Push(Json::Number(static_cast<double>(s)));
     Json& series = jt.Set("series", Json::Array());
@@ -226,6 +276,10 @@ Json ToJson(const Report& r) {
       js.Set("note", Json::String(s.note));
       Json& values = js.Set("values", Json::Array());
       for (double v : s.values) values.Push(Json::Number(v));  // NaN -> null
+      if (!s.iterations.empty()) {
+        Json& iters = js.Set("iterations", Json::Array());
+        for (int n : s.iterations) iters.Push(Json::Number(n));
+      }
       series.Push(std::move(js));
     }
     tables.Push(std::move(jt));
@@ -264,6 +318,14 @@ Status FromJson(const Json& j, Report* out) {
     if (src == nullptr || dst == nullptr) return Missing("table 'src'/'dst'");
     t.src_name = src->as_string();
     t.dst_name = dst->as_string();
+    if (const Json* rule = jt.Find("rule")) {
+      if (rule->type() != Json::Type::kString) return Missing("table 'rule'");
+      t.rule = rule->as_string();
+    }
+    if (const Json* col = jt.Find("iters_column")) {
+      if (col->type() != Json::Type::kBool) return Missing("table 'iters_column'");
+      t.iters_column = col->as_bool();
+    }
     const Json* sizes = Field(jt, "sizes", Json::Type::kArray);
     if (sizes == nullptr) return Missing("table 'sizes'");
     for (const Json& s : sizes->items()) {
@@ -286,6 +348,16 @@ Status FromJson(const Json& j, Report* out) {
         if (v.is_null()) s.values.push_back(kNaN);
         else if (v.type() == Json::Type::kNumber) s.values.push_back(v.as_number());
         else return Missing("a value of series '" + s.name + "'");
+      }
+      if (const Json* iters = js.Find("iterations")) {
+        if (iters->type() != Json::Type::kArray) return Missing("'iterations' of '" + s.name + "'");
+        for (const Json& n : iters->items()) {
+          if (n.type() != Json::Type::kNumber || n.as_number() < 0 || n.as_number() > 1e9)
+            return Missing("an iteration count of series '" + s.name + "'");
+          s.iterations.push_back(static_cast<int>(n.as_number()));
+        }
+        if (s.iterations.size() != t.sizes.size())
+          return Missing("'iterations' of series '" + s.name + "' (one per size)");
       }
       if (s.values.size() != t.sizes.size())
         return Missing("series '" + s.name + "' (" + std::to_string(s.values.size()) +
