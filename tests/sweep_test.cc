@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -325,7 +326,7 @@ TEST(SweepOutput, CsvHasOneRowPerPoint) {
 TEST(SweepOutput, JsonRoundTrip) {
   const Report in = Sample();
   Json parsed;
-  Status st = ParseJson(ToJson(in).Dump(), &parsed);
+  Status st = ParseJson(DumpJson(ToJson(in)), &parsed);
   ASSERT_TRUE(st.ok()) << st.ToString();
   Report out;
   st = FromJson(parsed, &out);
@@ -348,25 +349,61 @@ TEST(SweepOutput, JsonRoundTrip) {
 TEST(SweepOutput, JsonNumbersReadBackExactly) {
   for (double d : {0.1, 1.0 / 3, 2.5e-7, 123456.789012345678, 1e300, -0.0, 42.0}) {
     Json j;
-    ASSERT_TRUE(ParseJson(Json::Number(d).Dump(), &j).ok()) << d;
-    EXPECT_EQ(j.as_number(), d) << Json::Number(d).Dump();
+    ASSERT_TRUE(ParseJson(DumpJson(Json(d)), &j).ok()) << d;
+    EXPECT_EQ(j.get<double>(), d) << DumpJson(Json(d));
   }
-  EXPECT_EQ(Json::Number(0.1).Dump(), "0.1");  // shortest form, not 0.10000000000000001
-  EXPECT_EQ(Json::Number(4096).Dump(), "4096");
+  EXPECT_EQ(DumpJson(Json(0.1)), "0.1");  // shortest form, not 0.10000000000000001
+  EXPECT_EQ(DumpJson(Json(size_t{4096})), "4096");  // sizes and counts are integers
+  EXPECT_EQ(DumpJson(Json(std::nan(""))), "null");  // n/a
 }
 
 TEST(SweepOutput, JsonParserRejectsGarbage) {
   Json j;
-  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "nul", "[1] x", "\"\\q\"", "01x"})
-    EXPECT_FALSE(ParseJson(bad, &j).ok()) << bad;
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "nul", "[1] x", "\"\\q\"", "01x", "1e400",
+                          "[NaN]", "{\"a\": 1} // comment"}) {
+    Status st = ParseJson(bad, &j);
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.code(), Err::kInvalidArg) << bad;
+    EXPECT_NE(st.message().find("JSON: "), std::string::npos) << st.message();
+  }
+  // The message says where: "[1] x" is fine up to byte 5.
+  EXPECT_NE(ParseJson("[1] x", &j).message().find("column 5"), std::string::npos)
+      << ParseJson("[1] x", &j).message();
+  // Deep nesting is an error or a value, never a crash.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  static_cast<void>(ParseJson(deep, &j));
   ASSERT_TRUE(ParseJson(" {\"a\": [1, -2.5e3, true, null, \"\\u00e9\\n\"]} ", &j).ok());
-  const Json* a = j.Find("a");
-  ASSERT_NE(a, nullptr);
-  ASSERT_EQ(a->items().size(), 5u);
-  EXPECT_DOUBLE_EQ(a->items()[1].as_number(), -2500);
-  EXPECT_EQ(a->items()[4].as_string(), "\xc3\xa9\n");
+  ASSERT_TRUE(j.contains("a"));
+  const Json& a = j["a"];
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_DOUBLE_EQ(a[1].get<double>(), -2500);
+  EXPECT_EQ(a[4].get<std::string>(), "\xc3\xa9\n");
   Report r;
   EXPECT_FALSE(FromJson(j, &r).ok());  // no tables
+}
+
+// Wrong types and missing fields in a report are refused with the field's name.
+TEST(SweepOutput, FromJsonRefusesWrongTypes) {
+  const Json good = ToJson(Sample());
+  Report r;
+  ASSERT_TRUE(FromJson(good, &r).ok());
+  auto refused = [&](const std::string& what, const std::function<void(Json&)>& edit) {
+    Json j = good;
+    edit(j);
+    Status st = FromJson(j, &r);
+    EXPECT_FALSE(st.ok()) << what;
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  refused("'tables'", [](Json& j) { j["tables"] = "none"; });
+  refused("table 'test'", [](Json& j) { j["tables"][0]["test"] = 3; });
+  refused("table 'pair'", [](Json& j) { j["tables"][0]["pair"] = "XY"; });
+  refused("a size", [](Json& j) { j["tables"][0]["sizes"][1] = -1; });
+  refused("a size", [](Json& j) { j["tables"][0]["sizes"][1] = 1.5; });
+  refused("a value of series 'mpigpu'", [](Json& j) { j["tables"][0]["series"][0]["values"][0] = "x"; });
+  refused("3 sizes", [](Json& j) { j["tables"][0]["series"][0]["values"].erase(0); });
+  refused("'iterations' of series 'mpigpu'",
+          [](Json& j) { j["tables"][0]["series"][0]["iterations"] = {1, 2}; });
+  refused("table 'rule'", [](Json& j) { j["tables"][0]["rule"] = 7; });
 }
 
 TEST(SweepOutput, MergeAppendsSeriesOfTheSameTable) {

@@ -55,7 +55,7 @@ int WriteOutputs(const Options& o, const Report& r, bool tables_printed = false)
     if (!st.ok()) rc = Fail(1, st.message());
   };
   if (!o.csv.empty()) report(WriteFile(o.csv, ToCsv(r)));
-  if (!o.json.empty()) report(WriteFile(o.json, ToJson(r).Dump() + "\n"));
+  if (!o.json.empty()) report(WriteFile(o.json, DumpJson(ToJson(r)) + "\n"));
   if (!o.plot.empty()) report(Plot(r, o.plot));
   return rc;
 }
@@ -120,7 +120,7 @@ int RankMain(const Options& o, int argc, char** argv) {
   if (!st.ok()) return usage_error(st.message());
   if (rank != 0) return 0;
   if (!o.result_file.empty()) {
-    Status w = WriteFile(o.result_file, ToJson(report).Dump() + "\n");
+    Status w = WriteFile(o.result_file, DumpJson(ToJson(report)) + "\n");
     if (!w.ok()) return Fail(1, w.message());
   }
   return o.quiet ? 0 : WriteOutputs(o, report, /*tables_printed=*/true);

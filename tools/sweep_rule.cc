@@ -30,18 +30,17 @@ std::string IterationRuleText(const Options& o, Test t) {
   const int small = Iterations(o, t, 1), large = Iterations(o, t, kLargeMessage + 1);
   const int wsmall = Warmup(o, t, 1), wlarge = Warmup(o, t, kLargeMessage + 1);
   std::string text;
-  if (small == large) text = std::to_string(small) + " timed runs a size";
+  if (small == large) text = std::to_string(small) + " runs a size";
   else
-    text = std::to_string(small) + " timed runs a size up to " + SizeText(kLargeMessage) + ", " +
+    text = std::to_string(small) + " runs up to " + SizeText(kLargeMessage) + ", " +
            std::to_string(large) + " above";
   text += wsmall == wlarge ? ", warmup " + std::to_string(wsmall)
                            : ", warmup " + std::to_string(wsmall) + "/" + std::to_string(wlarge);
   if (!RuleApplies(o)) return text + (o.iterations > 0 ? " (-i)" : " (--time-per-size 0)");
   char budget[32];
   std::snprintf(budget, sizeof budget, "%g", o.time_per_size);
-  return text + "; fewer where they would take over " + budget +
-         " s (--time-per-size), at least " + std::to_string(MinIterations(t)) +
-         ", warmup in proportion: column iters";
+  return text + "; fewer (column iters) where they take over " + budget +
+         " s (--time-per-size), at least " + std::to_string(MinIterations(t));
 }
 
 }  // namespace sweep
