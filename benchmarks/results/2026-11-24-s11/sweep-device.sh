@@ -26,9 +26,9 @@ timed() {  # $1: label, $2: timeout (s), the rest: mpigpu-sweep's arguments
   echo "$label: mpigpu-sweep $* -> exit $rc, $((t1 - t0)) s" | tee -a $OUT/times.txt
 }
 
-timed default 120
-timed latency-DD 120 latency D D
-timed all-pairs 420 latency bw --all-pairs -m 1:64M --progress
+timed default 90
+timed latency-DD 90 latency D D
+timed all-pairs 400 latency bw --all-pairs -m 1:64M --progress
 
 for f in default latency-DD all-pairs; do
   python3 - "$OUT/$f.json" <<'PY' >> $OUT/times.txt 2>&1
