@@ -19,7 +19,9 @@
 #include "tools/sweep_launch.h"
 #include "tools/sweep_options.h"
 #include "tools/sweep_plot.h"
+#include "tools/sweep_progress.h"
 #include "tools/sweep_report.h"
+#include "tools/sweep_rule.h"
 #include "tools/sweep_tune.h"
 
 namespace mpigpu::sweep {
@@ -234,6 +236,121 @@ TEST(SweepOptions, UsageDocumentsEveryFlag) {
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
 }
 
+TEST(SweepOptions, TimePerSizeAndProgress) {
+  Options o = Parse({});
+  EXPECT_EQ(o.time_per_size, kDefaultTimePerSize);
+  EXPECT_FALSE(o.progress);
+  o = Parse({"--time-per-size", "1.5", "--progress"});
+  EXPECT_EQ(o.time_per_size, 1.5);
+  EXPECT_TRUE(o.progress);
+  EXPECT_EQ(Parse({"--time-per-size=0"}).time_per_size, 0.0);
+  Options back = Parse(RankArgs(o));
+  EXPECT_EQ(back.time_per_size, 1.5);
+  EXPECT_TRUE(back.progress);
+  EXPECT_EQ(Parse(RankArgs(Parse({}))).time_per_size, kDefaultTimePerSize);
+  for (const char* bad : {"-1", "x", "", "4000", "nan"})
+    EXPECT_NE(ParseError({"--time-per-size", bad}).find("bad --time-per-size"), std::string::npos)
+        << bad;
+  EXPECT_NE(ParseError({"--progress=yes"}).find("takes no value"), std::string::npos);
+  // --progress is about output: --replot takes it.
+  EXPECT_TRUE(Parse({"--replot", "a.json", "--progress"}).progress);
+  const std::string u = UsageText();
+  EXPECT_NE(u.find("--time-per-size"), std::string::npos);
+  EXPECT_NE(u.find("--progress"), std::string::npos);
+}
+
+// ---- the iteration rule ----
+
+TEST(SweepRule, FewerRunsForSlowSizes) {
+  // Fast: OSU's count.
+  EXPECT_EQ(BudgetIterations(10000, 10, 1e-6, 0.2), 10000);
+  // 150 us a ping-pong: what fits in 0.2 s.
+  EXPECT_EQ(BudgetIterations(10000, 10, 150e-6, 0.2), 1333);
+  // Very slow: never fewer than the minimum...
+  EXPECT_EQ(BudgetIterations(20, 2, 5.0, 0.2), 2);
+  // ...nor more than the default, whatever the minimum.
+  EXPECT_EQ(BudgetIterations(3, 10, 5.0, 0.2), 3);
+  // No budget, or no time measured: the default.
+  EXPECT_EQ(BudgetIterations(1000, 10, 1.0, 0), 1000);
+  EXPECT_EQ(BudgetIterations(1000, 10, 0, 0.2), 1000);
+  EXPECT_EQ(BudgetIterations(1000, 10, std::nan(""), 0.2), 1000);
+  EXPECT_EQ(MinIterations(STest::kLatency), 10);
+  EXPECT_EQ(MinIterations(STest::kBw), 2);
+  EXPECT_EQ(MinIterations(STest::kBibw), 2);
+}
+
+TEST(SweepRule, WarmupInProportion) {
+  EXPECT_EQ(ScaledWarmup(100, 10000, 10000), 100);  // not cut: OSU's warmup
+  EXPECT_EQ(ScaledWarmup(100, 10000, 1333), 14);    // 1% of the runs, rounded up
+  EXPECT_EQ(ScaledWarmup(100, 10000, 10), 1);       // at least one
+  EXPECT_EQ(ScaledWarmup(2, 20, 2), 1);
+  EXPECT_EQ(ScaledWarmup(0, 20, 2), 0);             // -x 0 stays 0
+}
+
+TEST(SweepRule, AppliesWithoutIAndSaysSo) {
+  Options o = Parse({});
+  EXPECT_TRUE(RuleApplies(o));
+  const std::string lat = IterationRuleText(o, STest::kLatency);
+  EXPECT_NE(lat.find("10000 runs up to 8K, 1000 above"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("warmup 100/10"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("0.2 s"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("at least 10"), std::string::npos) << lat;
+  EXPECT_NE(IterationRuleText(o, STest::kBw).find("at least 2"), std::string::npos);
+  o = Parse({"-i", "5", "-x", "1"});
+  EXPECT_FALSE(RuleApplies(o));
+  EXPECT_EQ(IterationRuleText(o, STest::kBw), "5 runs a size, warmup 1 (-i)");
+  EXPECT_FALSE(RuleApplies(Parse({"--time-per-size", "0"})));
+  EXPECT_NE(IterationRuleText(Parse({"--time-per-size", "0"}), STest::kLatency)
+                .find("(--time-per-size 0)"),
+            std::string::npos);
+}
+
+// ---- the progress line ----
+
+TEST(SweepProgress, LineWithTimeLeftThenCleared) {
+  EXPECT_EQ(DurationText(45), "45s");
+  EXPECT_EQ(DurationText(185), "3m05s");
+  EXPECT_EQ(DurationText(3720), "1h02m");
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  ASSERT_NE(f, nullptr);
+  double now = 100;
+  {
+    Progress p(true, 4, f, [&now] { return now; });
+    p.Row("latency DD 1 B");
+    now += 10;  // one row in 10 s: 3 rows left
+    p.Row("latency DD 2 B");
+    p.Detail("limit");
+    p.Clear();
+  }
+  std::fclose(f);
+  const std::string out(text, len);
+  std::free(text);
+  auto line = [](const std::string& s) {
+    return "\r" + s + std::string(Progress::kWidth - s.size(), ' ');
+  };
+  const std::string want = line("mpigpu-sweep: latency DD 1 B (1/4), estimating the time left") +
+                           line("mpigpu-sweep: latency DD 2 B (2/4), 30s left") +
+                           line("mpigpu-sweep: latency DD 2 B limit (2/4), 30s left") + "\r" +
+                           std::string(Progress::kWidth, ' ') + "\r";
+  EXPECT_EQ(out, want);
+}
+
+TEST(SweepProgress, OffDrawsNothing) {
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  {
+    Progress p(false, 2, f);
+    p.Row("x");
+    p.Clear();
+  }
+  std::fclose(f);
+  EXPECT_EQ(len, 0u);
+  std::free(text);
+}
+
 // ---- arithmetic ----
 
 TEST(SweepStats, Units) {
@@ -305,6 +422,58 @@ TEST(SweepOutput, TableHasHeaderColumnsAndRatios) {
   EXPECT_NE(lat.find("rank 0 H (host) -> rank 1 H (host)"), std::string::npos);
   const std::string all = FormatReport(Sample());
   EXPECT_EQ(all.find("# note: a note"), all.rfind("# note: a note"));  // once
+}
+
+// The live output (head, each row as measured, tail) is FormatTable's text; columns have
+// widths from their titles, so a row's text does not depend on rows after it.
+TEST(SweepOutput, TableIsHeadRowsTailWithFixedColumns) {
+  Table t = Sample().tables[0];
+  std::string pieces = FormatTableHead(t);
+  for (size_t i = 0; i < t.sizes.size(); ++i) pieces += FormatTableRow(t, i);
+  EXPECT_EQ(pieces + FormatTableTail(t), FormatTable(t));
+  const std::string row1 = FormatTableRow(t, 1);
+  t.series[0].values[2] = 123456789.0;  // a wide value in a later row
+  EXPECT_EQ(FormatTableRow(t, 1), row1);
+  // A value wider than its column still has a space before it.
+  std::istringstream wide(FormatTableRow(t, 2));
+  std::vector<std::string> cells;
+  for (std::string cell; wide >> cell;) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 2u);
+  EXPECT_EQ(cells[1], "123456789.0");
+  // A row can be formatted before the later rows are measured.
+  Table partial = Sample().tables[0];
+  for (Series& s : partial.series) s.values.resize(1);
+  EXPECT_EQ(FormatTableRow(partial, 0), FormatTableRow(Sample().tables[0], 0));
+}
+
+TEST(SweepOutput, ItersColumnAndRuleLine) {
+  Table t = Sample().tables[0];
+  EXPECT_EQ(FormatTable(t).find("iters"), std::string::npos);  // no rule: no column
+  t.rule = "a rule";
+  EXPECT_NE(FormatTable(t).find("# iterations: a rule\n"), std::string::npos);
+  EXPECT_EQ(FormatTable(t).find(" iters"), std::string::npos);  // -i: fixed, no column
+  t.iters_column = true;
+  t.series[0].iterations = {100, 100, 20};
+  t.series[1].iterations = {100, 100, 20};
+  t.series[2].iterations = {0, 100, 7};  // n/a at size 1; merged runs may differ
+  EXPECT_EQ(IterationsText(t, 0), "100");
+  EXPECT_EQ(IterationsText(t, 2), "7-20");
+  Table none = t;
+  for (Series& s : none.series) s.iterations.clear();
+  EXPECT_EQ(IterationsText(none, 0), "n/a");
+  const std::string s = FormatTable(t);
+  EXPECT_NE(s.find(" iters\n"), std::string::npos) << s;  // the last column
+  std::string last = s.substr(s.find("\n1048576 ") + 1);
+  last = last.substr(0, last.find('\n'));
+  EXPECT_EQ(last.substr(last.rfind(' ') + 1), "7-20") << last;
+  // Through JSON and back: the same table.
+  Report r;
+  r.tables.push_back(t);
+  Json j;
+  ASSERT_TRUE(ParseJson(DumpJson(ToJson(r)), &j).ok());
+  Report back;
+  ASSERT_TRUE(FromJson(j, &back).ok());
+  EXPECT_EQ(FormatReport(back), FormatReport(r));
 }
 
 TEST(SweepOutput, CsvHasOneRowPerPoint) {
