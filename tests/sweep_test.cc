@@ -299,6 +299,8 @@ TEST(SweepRule, AppliesWithoutIAndSaysSo) {
   o = Parse({"-i", "5", "-x", "1"});
   EXPECT_FALSE(RuleApplies(o));
   EXPECT_EQ(IterationRuleText(o, STest::kBw), "5 runs a size, warmup 1 (-i)");
+  EXPECT_NE(IterationRuleText(Parse({"-x", "0"}), STest::kBw).find("warmup 0 (1: the run timed"),
+            std::string::npos);
   EXPECT_FALSE(RuleApplies(Parse({"--time-per-size", "0"})));
   EXPECT_NE(IterationRuleText(Parse({"--time-per-size", "0"}), STest::kLatency)
                 .find("(--time-per-size 0)"),

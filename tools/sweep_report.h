@@ -27,7 +27,7 @@ struct Series {
   std::string note;  // what it measures, or why it is n/a
   // Timed runs behind each value (0: not measured); empty in reports written before the
   // iteration rule (sweep_rule.h).
-  std::vector<int> iterations;
+  std::vector<int> iterations = {};
 };
 
 // One test on one buffer pair.

@@ -39,6 +39,8 @@ std::string IterationRuleText(const Options& o, Test t) {
   if (!RuleApplies(o)) return text + (o.iterations > 0 ? " (-i)" : " (--time-per-size 0)");
   char budget[32];
   std::snprintf(budget, sizeof budget, "%g", o.time_per_size);
+  // The rule times a first warmup run to choose the counts, so it always has one.
+  if (wsmall == 0 && wlarge == 0) text += " (1: the run timed to choose the counts)";
   return text + "; fewer (column iters) where they take over " + budget +
          " s (--time-per-size), at least " + std::to_string(MinIterations(t));
 }

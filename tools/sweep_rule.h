@@ -26,7 +26,8 @@ bool RuleApplies(const Options& o);
 int BudgetIterations(int default_iters, int min_iters, double seconds_per_run, double budget);
 
 // Warmup runs for a size cut to `iters`: the default in OSU's proportion (warmup/iterations),
-// rounded up, at least 1 (a default of 0 stays 0).
+// rounded up, at least 1 (a default of 0 stays 0; the rule's first, timed run is one all the
+// same).
 int ScaledWarmup(int default_warm, int default_iters, int iters);
 
 // The rule in words, for the table's "# iterations:" line.
