@@ -80,8 +80,6 @@ Status AllocBuffers(const Options& o, Ctx* c) {
   return Status::Ok();
 }
 
-}  // namespace
-
 // Rank 0's live output: the tables' text as it is measured, off the progress line.
 class LiveTables {
  public:
@@ -101,6 +99,8 @@ class LiveTables {
   Progress* progress_;
   int tables_ = 0;
 };
+
+}  // namespace
 
 Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::FILE* live) {
   const int rank = setup.rank;
