@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "tools/sweep_rule.h"
 
@@ -18,7 +19,7 @@ void Die(int code, const std::string& msg) {
 }
 
 namespace {
-constexpr int kPlanRuns = 5;
+constexpr int kPlanRuns = 8;
 }  // namespace
 
 Status PlanRow(Ctx& c, size_t size, bool collective, const std::function<Status()>& run,
@@ -41,9 +42,15 @@ Status PlanRow(Ctx& c, size_t size, bool collective, const std::function<Status(
   int more = std::max(0, std::max(scaled, std::min(w, kPlanRuns)) - 1);
   if (collective)
     PERF_API(MPIGPU_Bcast(&more, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, MPIGPU_COMM_WORLD));
-  t0 = MPIGPU_Wtime();
-  for (int k = 0; k < more; ++k) MPIGPU_RETURN_IF_ERROR(run());
-  const double per_run = more > 0 ? (MPIGPU_Wtime() - t0) / more : probe;
+  // Each run timed alone: the median is what a run costs, whatever one descheduled run took.
+  std::vector<double> times;
+  for (int k = 0; k < more; ++k) {
+    t0 = MPIGPU_Wtime();
+    MPIGPU_RETURN_IF_ERROR(run());
+    times.push_back(MPIGPU_Wtime() - t0);
+  }
+  std::sort(times.begin(), times.end());
+  const double per_run = times.empty() ? probe : times[times.size() / 2];
   int iters = BudgetIterations(n, min_iters, per_run, o.time_per_size);
   if (collective)
     PERF_API(MPIGPU_Bcast(&iters, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, MPIGPU_COMM_WORLD));

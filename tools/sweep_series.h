@@ -78,8 +78,8 @@ Status TimedLoop(int warm, int iters, Body body, double* seconds) {
 }
 
 // Decides c.row if the row's counts are not decided yet: with the iteration rule, a first
-// warmup run of `run` timed on rank 0 sets the rest of the warmup, whose runs then set the
-// timed count (rank 0 decides; MPIGPU_Bcast when `collective`, i.e. both ranks run `run`).
+// warmup run of `run` timed on rank 0 sets the rest of the warmup, whose median run then sets
+// the timed count (rank 0 decides; MPIGPU_Bcast when `collective`, i.e. both ranks run `run`).
 // *warmed: the warmup runs this call already made (0 when c.row was decided before).
 Status PlanRow(Ctx& c, size_t size, bool collective, const std::function<Status()>& run,
                int* warmed);
