@@ -115,6 +115,10 @@ void Janitor::Start(const std::string& jobid, const std::string& prefix) {
   if (pid == 0) {
     close(fds[1]);
     setsid();  // its own session: a terminal's Ctrl-C or hang-up does not reach it
+    sigset_t supervised;  // blocked by the launcher for its signalfd: the janitor takes them as usual
+    sigemptyset(&supervised);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&supervised, s);
+    sigprocmask(SIG_UNBLOCK, &supervised, nullptr);
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd >= 0) {
       dup2(null_fd, STDIN_FILENO);

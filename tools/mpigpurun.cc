@@ -19,7 +19,12 @@
 // Supervision runs with SIGCHLD, SIGINT, SIGTERM and SIGHUP blocked and read from a signalfd,
 // polled together with the ranks' link (below), so there are no signal handlers and no races
 // between a rank's end, a signal to the launcher, a record from a rank and the timeout: the loop
-// sees each in turn. Ranks get the original mask back before exec. Ending a job: the signal
+// sees each in turn. The mask is set first thing in Main, before anything starts a thread (the
+// CUDA runtime that PlanBindings or the MPS check may load, the boot server, NCCL's probes): a
+// thread made earlier would inherit an open mask and take SIGCHLD, whose default action drops
+// it, and the signalfd would never hear that a rank ended (device run 60: the launcher waited on
+// with both ranks zombies; the pre-seam build too). The loop also reaps at least every
+// kReapPollSeconds whatever it heard. Ranks get the original mask back before exec. Ending a job: the signal
 // (SIGTERM, or the one the launcher got) to every running rank, then SIGKILL after
 // kGraceSeconds; a second signal to the launcher kills at once.
 //
@@ -79,6 +84,8 @@ namespace mpigpu {
 namespace launcher {
 namespace {
 
+// The longest the supervision loop sleeps before it reaps again, whatever it heard.
+constexpr double kReapPollSeconds = 0.25;
 constexpr double kGraceSeconds = 2.0;
 // A rank that exits with an error status often has peers failing the same way (a bad argument):
 // they get this long to finish and print their own message before the others are signalled.
@@ -182,6 +189,7 @@ class Supervisor {
     }
     double wait = deadline > 0 ? deadline - now : -1;
     if (max_wait >= 0 && (wait < 0 || wait > max_wait)) wait = max_wait;
+    if (wait < 0 || wait > kReapPollSeconds) wait = kReapPollSeconds;  // a SIGCHLD lost anyway
     WaitForEvent(wait);
   }
 
@@ -398,6 +406,12 @@ class Supervisor {
 };
 
 int Main(int argc, char** argv) {
+  // Before any thread exists (see the header): the supervised signals blocked, the original mask
+  // kept for the ranks.
+  sigset_t wait_set, child_mask;
+  sigemptyset(&wait_set);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&wait_set, s);
+  sigprocmask(SIG_BLOCK, &wait_set, &child_mask);
   Options opts;
   Status st = ParseArgs(std::vector<std::string>(argv + 1, argv + argc),
                         [](const char* n) { return static_cast<const char*>(std::getenv(n)); },
@@ -474,10 +488,6 @@ int Main(int argc, char** argv) {
     if (place.nodes() > 1) node_map = transport::JobInfo::FormatNodeMap(place.node_of);
   }
 
-  sigset_t wait_set, child_mask;
-  sigemptyset(&wait_set);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&wait_set, s);
-  sigprocmask(SIG_BLOCK, &wait_set, &child_mask);
   const int signal_fd = signalfd(-1, &wait_set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) {
     std::fprintf(stderr, "mpigpurun: signalfd: %s\n", std::strerror(errno));
