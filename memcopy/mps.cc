@@ -35,17 +35,22 @@ MpsPipe ProbeMpsPipe(const std::string& dir) {
     return errno == ENXIO ? MpsPipe::kStale : MpsPipe::kNone;
   }
   if (S_ISSOCK(st.st_mode)) {
+    // The daemon's control socket (CUDA 12+ drivers make one): its type is the daemon's own,
+    // so each is tried; a connection that is accepted is closed at once, unused.
     struct sockaddr_un addr = {};
     if (path.size() >= sizeof addr.sun_path) return MpsPipe::kNone;
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return MpsPipe::kNone;
-    const int rc = connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr);
-    const int err = errno;
-    close(fd);
-    if (rc == 0) return MpsPipe::kLive;
-    return err == ECONNREFUSED ? MpsPipe::kStale : MpsPipe::kNone;
+    for (int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM}) {
+      int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+      if (fd < 0) return MpsPipe::kNone;
+      const int rc = connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr);
+      const int err = errno;
+      close(fd);
+      if (rc == 0) return MpsPipe::kLive;
+      if (err == ECONNREFUSED) return MpsPipe::kStale;
+      if (err != EPROTOTYPE) return MpsPipe::kNone;
+    }
   }
   return MpsPipe::kNone;
 }

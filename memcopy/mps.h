@@ -10,7 +10,8 @@
 //   1. the CUDA driver: cudaDevAttrMpsEnabled (CUDA 12.3+ drivers) says whether contexts made on
 //      the device will be shared via MPS: the client's own view, after its connection attempt;
 //   2. on older drivers, the control daemon's pipe: $CUDA_MPS_PIPE_DIRECTORY (else
-//      /tmp/nvidia-mps) holds `control`, which a live daemon keeps open for reading.
+//      /tmp/nvidia-mps) holds `control` (a UNIX socket on current drivers, a FIFO on old ones),
+//      which a live daemon listens on (reads).
 #pragma once
 
 #include <functional>
@@ -31,7 +32,8 @@ inline constexpr const char* kMpsDefaultPipeDir = "/tmp/nvidia-mps";
 std::string MpsPipeDirectory(const std::function<const char*(const char*)>& getenv);
 
 // Looks at `dir`/control: a FIFO that opens for writing without blocking has a reader (ENXIO:
-// none); a socket that accepts a connection has a listener. Nothing is written to it.
+// none); a socket that accepts a connection (stream, seqpacket or datagram: whichever its type
+// is) has a listener (ECONNREFUSED: none). Nothing is written to it.
 MpsPipe ProbeMpsPipe(const std::string& dir);
 
 // Where DetectMps looks (the system's, or a test's fakes).

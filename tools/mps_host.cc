@@ -245,11 +245,20 @@ Status StartMpsDaemon(const std::string& dir, const std::vector<std::string>& ba
     return Status(Err::kSystem, std::string(kMpsControl) + " -d " +
                                     DescribeWaitStatus(status).what + said);
   const double give_up = MonotonicSeconds() + timeout_s;
-  while (ProbeMpsPipe(dir + "/pipe") != MpsPipe::kLive) {
+  // Up once its control endpoint exists and answers, or (whatever its type) the daemon that
+  // made it runs.
+  const std::string pipe = dir + "/pipe";
+  auto up = [&] {
+    const MpsPipe p = ProbeMpsPipe(pipe);
+    if (p == MpsPipe::kLive) return true;
+    struct stat st;
+    return stat((pipe + "/control").c_str(), &st) == 0 && !MpsDaemonProcesses(pipe).empty();
+  };
+  while (!up()) {
     if (MonotonicSeconds() >= give_up) {
       std::string log = FirstLine(dir + "/log/control.log");
       (void)StopMpsDaemon(dir, base_env, 1.0);  // whatever started; the folder goes too
-      return Status(Err::kSystem, "no MPS control daemon read " + dir + "/pipe/control within " +
+      return Status(Err::kSystem, "no MPS control daemon answered at " + dir + "/pipe/control within " +
                                       std::to_string(static_cast<int>(timeout_s)) + " s" +
                                       (log.empty() ? "" : " (its log: " + log + ")"));
     }

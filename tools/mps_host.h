@@ -4,12 +4,13 @@
 // The daemon lives in a job folder, /tmp/mpigpu-mps-XXXXXX (mode 0700, made before the janitor is
 // forked, so the janitor knows it): pipe/ is its CUDA_MPS_PIPE_DIRECTORY, log/ its
 // CUDA_MPS_LOG_DIRECTORY (short paths: its UNIX sockets live there). It is started with
-// `nvidia-cuda-mps-control -d` (which forks the daemon and returns) and counts as up once it reads
-// pipe/control. It is stopped by `echo quit | nvidia-cuda-mps-control` with the same pipe
-// directory; its processes (nvidia-cuda-mps-* with that CUDA_MPS_PIPE_DIRECTORY in their
-// environment, and their nvidia-cuda-mps-* children: the server) get SIGKILL if they are still
-// there a few seconds later; then the folder goes. The launcher stops it when the job ends
-// (whatever ended it); the janitor does when the launcher died (tools/janitor.h).
+// `nvidia-cuda-mps-control -d` (which forks the daemon and returns) and counts as up once
+// pipe/control answers (memcopy/mps.h's probe), or exists while the daemon's process runs. It
+// is stopped by `echo quit | nvidia-cuda-mps-control` with the same pipe directory; its
+// processes (nvidia-cuda-mps-* with that CUDA_MPS_PIPE_DIRECTORY in their environment, and their
+// nvidia-cuda-mps-* children: the server) get SIGKILL if they are still there a few seconds
+// later; then the folder goes. The launcher stops it when the job ends (whatever ended it); the
+// janitor does when the launcher died (tools/janitor.h).
 #pragma once
 
 #include <sys/types.h>
@@ -47,7 +48,7 @@ Status MakeMpsFolder(std::string* dir);
 std::vector<std::pair<std::string, std::string>> MpsClientVariables(const std::string& dir);
 
 // Starts the daemon of folder `dir` with `base_env` (NAME=value strings) and the client variables
-// over it; waits (at most `timeout_s`) until it reads its control pipe. On failure says why, with
+// over it; waits (at most `timeout_s`) until it is up (see the top of this file). On failure says why, with
 // the control program's own first line of output, and stops whatever started (the folder stays:
 // StopMpsDaemon removes it).
 Status StartMpsDaemon(const std::string& dir, const std::vector<std::string>& base_env,

@@ -23,6 +23,7 @@
 set -u
 . benchmarks/results/device-steps.sh
 device_env
+B=${MPS_BIN:-$B}  # where the binaries are (default .device/bin)
 : "${OUT:=/tmp/mps-out}"; mkdir -p "$OUT"
 RD="$B/mpigpurun -n 2 --bind-to core"            # default: --mps auto
 ROFF="$B/mpigpurun -n 2 --bind-to core --mps off"
@@ -33,10 +34,11 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}  # both ranks on one GPU
 runfiles() {
   local rf=$PWD/.device/rf/mpigpu
   mkdir -p $rf/tools $rf/tests/testdata
-  ln -sf $PWD/$B/mpigpurun $rf/tools/mpigpurun
-  ln -sf $PWD/$B/mps_rank $rf/tests/mps_rank
-  ln -sf $PWD/$B/launcher_probe $rf/tests/launcher_probe
-  cp tests/testdata/fake_mps_control.sh $rf/tests/testdata/
+  case $B in /*) ;; *) B=$PWD/$B ;; esac
+  ln -sf $B/mpigpurun $rf/tools/mpigpurun
+  ln -sf $B/mps_rank $rf/tests/mps_rank
+  ln -sf $B/launcher_probe $rf/tests/launcher_probe
+  cp ${FAKE_MPS_SCRIPT:-tests/testdata/fake_mps_control.sh} $rf/tests/testdata/fake_mps_control.sh
   export TEST_SRCDIR=$PWD/.device/rf TEST_WORKSPACE=mpigpu
 }
 
