@@ -42,12 +42,14 @@ MpsPipe ProbeMpsPipe(const std::string& dir) {
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     for (int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM}) {
-      int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+      // Non-blocking: a daemon busy elsewhere with a full accept queue must not hang its caller
+      // (EAGAIN: a listener is there).
+      int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
       if (fd < 0) return MpsPipe::kNone;
       const int rc = connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr);
       const int err = errno;
       close(fd);
-      if (rc == 0) return MpsPipe::kLive;
+      if (rc == 0 || err == EAGAIN || err == EINPROGRESS) return MpsPipe::kLive;
       if (err == ECONNREFUSED) return MpsPipe::kStale;
       if (err != EPROTOTYPE) return MpsPipe::kNone;
     }

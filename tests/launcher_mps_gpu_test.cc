@@ -62,7 +62,7 @@ TEST(LauncherMpsGpuTest, TwoRanksOnOneGpuRunUnderAJobPrivateDaemonThatGoesAtTheE
   if (!why.empty()) GTEST_SKIP() << why;
   const int before = MpsProcesses();
   Result r = RunJob({});
-  ASSERT_FALSE(r.hung);
+  ASSERT_FALSE(r.hung) << r.out << r.err;
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("mpigpurun: starting a job-private MPS control daemon for GPU 0"),
             std::string::npos)
@@ -94,7 +94,7 @@ TEST(LauncherMpsGpuTest, WithMpsOffTheSameJobTakesTheSafePath) {
   const std::string why = CannotRun();
   if (!why.empty()) GTEST_SKIP() << why;
   Result r = RunJob({"--mps", "off"});
-  ASSERT_FALSE(r.hung);
+  ASSERT_FALSE(r.hung) << r.out << r.err;
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(PipeOf(r, 0), "-");
   EXPECT_EQ(r.err.find("MPS control daemon"), std::string::npos) << r.err;

@@ -245,12 +245,10 @@ Status StartMpsDaemon(const std::string& dir, const std::vector<std::string>& ba
     return Status(Err::kSystem, std::string(kMpsControl) + " -d " +
                                     DescribeWaitStatus(status).what + said);
   const double give_up = MonotonicSeconds() + timeout_s;
-  // Up once its control endpoint exists and answers, or (whatever its type) the daemon that
-  // made it runs.
+  // Up once its control endpoint exists while the daemon that made it runs. Nothing connects
+  // to it: a connection the daemon has not accepted yet would sit in its queue as a client.
   const std::string pipe = dir + "/pipe";
   auto up = [&] {
-    const MpsPipe p = ProbeMpsPipe(pipe);
-    if (p == MpsPipe::kLive) return true;
     struct stat st;
     return stat((pipe + "/control").c_str(), &st) == 0 && !MpsDaemonProcesses(pipe).empty();
   };
@@ -305,7 +303,8 @@ std::string StopMpsDaemon(const std::string& dir, const std::vector<std::string>
   const std::string pipe = dir + "/pipe";
   const double give_up = MonotonicSeconds() + grace_s;
   std::string said;
-  if (ProbeMpsPipe(pipe) == MpsPipe::kLive || !MpsDaemonProcesses(pipe).empty()) {
+  struct stat st;
+  if (stat((pipe + "/control").c_str(), &st) == 0 || !MpsDaemonProcesses(pipe).empty()) {
     bool timed_out = false;
     const int status = RunControl({kMpsControl}, ClientEnv(dir, base_env), "quit\n", "", grace_s,
                                   &timed_out);

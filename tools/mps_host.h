@@ -5,9 +5,9 @@
 // forked, so the janitor knows it): pipe/ is its CUDA_MPS_PIPE_DIRECTORY, log/ its
 // CUDA_MPS_LOG_DIRECTORY (short paths: its UNIX sockets live there). It is started with
 // `nvidia-cuda-mps-control -d` (which forks the daemon and returns) and counts as up once
-// pipe/control answers (memcopy/mps.h's probe), or exists while the daemon's process runs. It
-// is stopped by `echo quit | nvidia-cuda-mps-control` with the same pipe directory; its
-// processes (nvidia-cuda-mps-* with that CUDA_MPS_PIPE_DIRECTORY in their environment, and their
+// pipe/control exists while the daemon's process runs (nothing connects to it). It is stopped by
+// `echo quit | nvidia-cuda-mps-control` with the same pipe directory; its processes
+// (nvidia-cuda-mps-* with that CUDA_MPS_PIPE_DIRECTORY in their environment, and their
 // nvidia-cuda-mps-* children: the server) get SIGKILL if they are still there a few seconds
 // later; then the folder goes. The launcher stops it when the job ends (whatever ended it); the
 // janitor does when the launcher died (tools/janitor.h).

@@ -4,27 +4,17 @@
 #   start pipe=<CUDA_MPS_PIPE_DIRECTORY> log=<CUDA_MPS_LOG_DIRECTORY>   on `-d`
 #   client <command>                                                  a command on stdin
 #   stopped                                                           the daemon left on quit
-# `-d` starts a daemon the way the real one does (it returns at once; the daemon runs on in its
-# own session, reading <pipe>/control, with the pipe variables in its environment). Its name
-# (comm) is this file's, "nvidia-cuda-mps", as the real daemon's and server's are.
+# `-d` starts a daemon the way the real one does (it returns at once; the daemon, a fork, runs on
+# reading <pipe>/control, with the pipe variables in its environment). Its name (comm) is this
+# file's, "nvidia-cuda-mps", as the real daemon's and server's are.
 #   FAKE_MPS_START=fail   -d prints a reason and exits 1, no daemon
 #   FAKE_MPS_QUIT=ignore  the daemon does not leave on quit (the launcher must kill it)
 # The daemon leaves by itself after 120 s, so a broken test leaves nothing for long.
 rec=${FAKE_MPS_RECORD:-/dev/null}
 pipe=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}
-case "${1:-}" in
--d)
-  echo "start pipe=$pipe log=${CUDA_MPS_LOG_DIRECTORY:-}" >> "$rec"
-  if [ "${FAKE_MPS_START:-}" = fail ]; then
-    echo "fake-mps: An MPS daemon cannot start here (as told)"
-    exit 1
-  fi
-  mkfifo -m 600 "$pipe/control" || exit 1
-  setsid "$0" --serve < /dev/null > /dev/null 2>&1 &
-  exit 0 ;;
---serve)
+serve() {
   exec 3<> "$pipe/control"  # read-write: never blocks, never sees EOF
-  end=$((SECONDS + 120))
+  local end=$((SECONDS + 120))
   while [ $SECONDS -lt $end ]; do
     read -r -t 1 line <&3 || continue
     if [ "$line" = quit ] && [ "${FAKE_MPS_QUIT:-}" != ignore ]; then
@@ -33,6 +23,18 @@ case "${1:-}" in
       exit 0
     fi
   done
+  exit 0
+}
+case "${1:-}" in
+-d)
+  echo "start pipe=$pipe log=${CUDA_MPS_LOG_DIRECTORY:-}" >> "$rec"
+  if [ "${FAKE_MPS_START:-}" = fail ]; then
+    echo "fake-mps: An MPS daemon cannot start here (as told)"
+    exit 1
+  fi
+  mkfifo -m 600 "$pipe/control" || exit 1
+  # The daemon: a subshell of this script (a fork, no exec: its name stays this file's).
+  serve < /dev/null > /dev/null 2>&1 &
   exit 0 ;;
 esac
 read -r cmd
