@@ -15,6 +15,7 @@
 
 #include "transport/transport_config.h"
 #include "memcopy/memcopy.h"
+#include "memcopy/mps.h"
 #include "memcopy/pattern.h"
 #include "tests/gpu_util.h"
 #include "tests/engine_util.h"
@@ -77,11 +78,16 @@ std::string RunEngineJob(int n, const std::function<void(int, Engine*)>& body,
 // The same on GPUs, two ranks: body(rank, device, engine). Rank r uses device r mod count, or
 // device 0 for both ranks when same_gpu. Every rank skips with fewer than min_gpus GPUs (the
 // ranks decide: the parent must not touch CUDA before it forks).
+// With `fast_path_or_two`, ranks also skip on one GPU unless it takes the shared-GPU fast path
+// (MPS detected, or MPIGPU_GPU_COPIER_SHARED=1).
 std::string RunGpuEngineJob(bool same_gpu, const std::function<void(int, int, Engine*)>& body,
-                            int timeout_s, int min_gpus = 1) {
+                            int timeout_s, int min_gpus = 1, bool fast_path_or_two = false) {
   return RunJob(2, [&](int rank) {
     int gpus = CudaDeviceCount();
     if (gpus < min_gpus) return mpigpu::testing::kRankSkip;
+    if (fast_path_or_two && gpus < 2 &&
+        !KeepSharedGpuPath(GetTransportConfig().gpu_copier_shared, MpsOfDevice(0).active))
+      return mpigpu::testing::kRankSkip;
     const int dev = same_gpu ? 0 : rank % gpus;
     RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
     auto e = Join();
@@ -789,10 +795,10 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
       RANK_CHECK(notified == (ipc ? expected : 0));
     }
     RANK_CHECK(cudaFree(base) == cudaSuccess);
-  }, 180, /*min_gpus=*/GetTransportConfig().gpu_copier_shared ? 1 : 2);
+  }, 180, /*min_gpus=*/1, /*fast_path_or_two=*/true);
   if (r == mpigpu::testing::kSkipped)
     GTEST_SKIP() << "needs two GPUs (the resident copy kernel is off when ranks share one, "
-                    "unless MPIGPU_GPU_COPIER_SHARED=1)";
+                    "unless MPS serves it or MPIGPU_GPU_COPIER_SHARED=1)";
   EXPECT_EQ(r, "");
 }
 
@@ -804,7 +810,8 @@ TEST(TransportGpuTest, SmallDeviceSendsToARankOnTheSameGpuSkipTheIpcCopy) {
     if (c.lmt != LmtMode::kAuto) return;  // forced back-ends decide alone
     const std::vector<std::string> path = e->LmtPath(1 - rank);
     if (std::find(path.begin(), path.end(), "cuda-ipc") == path.end()) return;  // not offered
-    const bool shared = CudaDeviceCount() == 1 && !c.gpu_copier_shared;
+    const bool shared = CudaDeviceCount() == 1 &&
+                        !KeepSharedGpuPath(c.gpu_copier_shared, MpsOfDevice(0).active);
     const int peer = 1 - rank;
     RANK_CHECK(OffersIpc(*e, peer, c.shared_gpu_ipc_min));
     if (c.shared_gpu_ipc_min > 0) RANK_CHECK(OffersIpc(*e, peer, c.shared_gpu_ipc_min - 1) == !shared);
