@@ -8,7 +8,7 @@
 
 #include "memcopy/params.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 
 struct RegCacheConfig {
   bool enabled = true;          // keep registrations between uses (0: register per use)
@@ -19,4 +19,4 @@ struct RegCacheConfig {
 const RegCacheConfig& GetRegCacheConfig();
 const Params<RegCacheConfig>& RegCacheParams();
 
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

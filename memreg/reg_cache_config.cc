@@ -1,6 +1,6 @@
-#include "internode/ib/regcache/reg_cache_config.h"
+#include "memreg/reg_cache_config.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 namespace {
 
 constexpr ParamVar<RegCacheConfig> kVars[] = {
@@ -35,4 +35,4 @@ namespace {
 [[maybe_unused]] const bool kRegistered = (RegCacheParams(), true);
 }  // namespace
 
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

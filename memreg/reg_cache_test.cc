@@ -7,7 +7,7 @@
 // root only) and the first word of the page at registration. A region the cache hands out again
 // must still sit on the same frames (where readable) and, in the stress test, on the same
 // generation of the page's contents.
-#include "internode/ib/regcache/reg_cache.h"
+#include "memreg/reg_cache.h"
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "internode/ib/regcache/memhooks.h"
-#include "internode/ib/regcache/reg_cache_config.h"
+#include "memreg/memhooks.h"
+#include "memreg/reg_cache_config.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 namespace {
 
 const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -115,12 +115,12 @@ class FakeDevice {
   std::atomic<bool> fail_next_{false};
 };
 
-int IdOf(const Region* r) { return static_cast<FakeMr*>(r->handle)->id; }
+int IdOf(const Region* r) { return static_cast<FakeMr*>(r->handle[0])->id; }
 
 // The oracle: a region handed out still covers the frames it was registered on.
 void ExpectSameFrames(const Region* r) {
   if (!FramesReadable()) return;  // not root: frames read as 0 (the tests say so once below)
-  const auto* mr = static_cast<FakeMr*>(r->handle);
+  const auto* mr = static_cast<FakeMr*>(r->handle[0]);
   for (size_t i = 0; i < mr->frames.size(); ++i)
     ASSERT_EQ(mr->frames[i], FrameOf(reinterpret_cast<char*>(mr->addr) + i * kPage))
         << "stale region: page " << i << " of [" << r->addr << ", +" << r->len << ")";
@@ -775,4 +775,4 @@ TEST(RegCacheConfigTest, DefaultsRangesAndRefusals) {
 }
 
 }  // namespace
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

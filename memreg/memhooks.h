@@ -48,7 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpigpu::internode::memhooks {
+namespace mpigpu::memreg::memhooks {
 
 constexpr size_t kLogSlots = 4096;  // a power of two
 
@@ -89,13 +89,53 @@ void RecordInvalidation(const void* start, size_t len);
 // Makes every reader drop everything.
 void RecordFlushAll();
 
-// Counters, for tests and mpigpu-info: hook calls seen, records written, flushes.
+// Counters, for tests and mpigpu-info: hook calls seen, records written, flushes, ranges
+// quarantined (munmap/mremap of a protected range) and released.
 struct Stats {
   uint64_t hook_calls;
   uint64_t records;
   uint64_t flushes;
+  uint64_t quarantined;
+  uint64_t released;
 };
 Stats GetStats();
+
+// ---- address protection (registrations keyed by address: cudaHostRegister) ----
+//
+// A CUDA host registration names an address range in the driver's table, not pages: while it
+// exists, the driver must not see that range mapped again by anyone (the withdrawn pin cache's
+// failure: the next cudaMallocHost / cudaHostAlloc / cudaMalloc that the kernel placed at a
+// freed, still registered address failed). Unregistering inside a hook is impossible (the hook
+// may run inside CUDA, under its locks; and it must not call CUDA at all), so the address is
+// kept instead: a range that overlaps a protected one is not unmapped by munmap but replaced by
+// an inaccessible reservation (mmap MAP_FIXED PROT_NONE: the pages go, the addresses stay
+// taken, atomically); mremap that moves or shrinks a protected range reserves what it vacated
+// (MAP_FIXED_NOREPLACE, just after). The range is logged as invalidated as usual. The cache,
+// outside any hook, then unregisters and unprotects the entries, and ReleaseQuarantines()
+// unmaps each reservation that no protected range overlaps any more. A reservation that a
+// MAP_FIXED mmap overwrote (the program mapping there on purpose) is forgotten, never unmapped.
+//
+// The protection table: written only by Protect/Unprotect (a mutex among them; the caches
+// call them under their own), read by the hooks without a lock: a slot's end is stored before
+// its start (release), a reader loads start (acquire) then end. A hook racing with Protect of
+// the very range it unmaps may miss it: that is the program freeing a buffer it is
+// communicating from, outside every guarantee.
+// The quarantine table: hooks claim a slot by CAS (free -> claiming), store the range, publish
+// kQuarantined (release); ReleaseQuarantines (one caller at a time: a mutex) claims releasable
+// slots (kQuarantined -> kReleasing), unmaps their merged ranges once each, frees the slots.
+// Full tables: Protect fails (the caller does not register); a munmap that cannot quarantine
+// unmaps (then only the deferred unregistration remains: the old hazard, logged in the stats).
+constexpr int kProtectSlots = 16384;
+constexpr int kQuarantineSlots = 1024;
+// Protects [start, end) (page aligned); the slot, or -1 when the table is full.
+int Protect(uintptr_t start, uintptr_t end);
+void Unprotect(int slot);
+// Whether [start, end) overlaps a protected range (what the hooks ask).
+bool Protected(uintptr_t start, uintptr_t end);
+// Unmaps the reservations no protected range overlaps any more; how many were released.
+size_t ReleaseQuarantines();
+// Reservations waiting (cheap: one relaxed load).
+int Quarantined();
 
 // ---- the log itself (Drain is inline: the hot path of every Acquire) ----
 namespace detail {
@@ -150,4 +190,4 @@ bool Drain(Cursor* cursor, Fn&& fn) {
   return true;
 }
 
-}  // namespace mpigpu::internode::memhooks
+}  // namespace mpigpu::memreg::memhooks
