@@ -113,7 +113,9 @@ bool DirHasEntries(const char* path) {
 }
 
 // Whether an NVIDIA GPU is there (the driver lists one): the pin cache's condition.
-bool GpuPresent() { return DirHasEntries("/proc/driver/nvidia/gpus"); }
+bool GpuPresent() {
+  return DirHasEntries("/proc/driver/nvidia/gpus") || access("/dev/nvidiactl", F_OK) == 0;
+}
 
 bool RdmaDevicePresent() {
   DIR* d = opendir("/sys/class/infiniband");
@@ -232,7 +234,7 @@ Cursor OpenReader() {
   g_readers.fetch_add(1, std::memory_order_acq_rel);
   Cursor c;
   c.flush_epoch = g_log.flush_epoch.load(std::memory_order_acquire);
-  c.next = g_log.head.load(std::memory_order_acquire);
+  c.next = c.done = g_log.head.load(std::memory_order_acquire);
   return c;
 }
 

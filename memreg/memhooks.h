@@ -58,10 +58,18 @@ struct Invalidation {
   uintptr_t end;  // exclusive
 };
 
-// A reader's position: the next sequence number to apply, and the flush epoch seen.
+// A reader's position: the next sequence number to apply, and the flush epoch seen. Records
+// from `next` up to `done` were applied already, except the few in `pending` (incomplete when
+// last read): the next Drain skips the applied ones (re-applying them would drop entries
+// registered since, for nothing). More than kPendingMax incomplete: everything from `next` is
+// applied again (correct, only slower).
 struct Cursor {
+  static constexpr int kPendingMax = 8;
   uint64_t next = 0;
+  uint64_t done = 0;
   uint64_t flush_epoch = 0;
+  int npending = 0;
+  uint64_t pending[kPendingMax] = {};
 };
 
 // Starts a reader at "now": nothing before this matters to a cache with nothing registered.
@@ -160,11 +168,20 @@ bool Drain(Cursor* cursor, Fn&& fn) {
   const uint64_t head = g_log.head.load(std::memory_order_acquire);
   if (epoch != cursor->flush_epoch || head - cursor->next > kLogSlots) {
     cursor->flush_epoch = epoch;
-    cursor->next = head;
+    cursor->next = cursor->done = head;
+    cursor->npending = 0;
     return false;
   }
   uint64_t first_incomplete = head;
+  uint64_t pending[Cursor::kPendingMax];
+  int npending = 0;
+  bool overflow = false;
   for (uint64_t n = cursor->next; n != head; ++n) {
+    if (n < cursor->done) {  // applied already, unless it was incomplete then
+      bool was_pending = false;
+      for (int i = 0; i < cursor->npending; ++i) was_pending |= cursor->pending[i] == n;
+      if (!was_pending) continue;
+    }
     detail::Slot& s = g_log.slots[n & (kLogSlots - 1)];
     const uint64_t seq = s.seq.load(std::memory_order_acquire);
     if (seq == n + 1) {
@@ -179,14 +196,21 @@ bool Drain(Cursor* cursor, Fn&& fn) {
     } else if (seq == detail::kBusy || seq < n + 1) {
       // Being written (or not yet claimed) by the writer of n: come back to it.
       if (first_incomplete == head) first_incomplete = n;
+      if (npending < Cursor::kPendingMax) pending[npending++] = n;
+      else overflow = true;
       continue;
     }
     // Overwritten by a later lap while we read: we lost a record.
     cursor->flush_epoch = g_log.flush_epoch.load(std::memory_order_acquire);
-    cursor->next = head;
+    cursor->next = cursor->done = head;
+    cursor->npending = 0;
     return false;
   }
   cursor->next = first_incomplete;
+  // Overflow: remember nothing as applied, so every record from `next` is applied again.
+  cursor->done = overflow ? first_incomplete : head;
+  cursor->npending = overflow ? 0 : npending;
+  for (int i = 0; i < cursor->npending; ++i) cursor->pending[i] = pending[i];
   return true;
 }
 

@@ -94,6 +94,10 @@ void UnpinAfterCopy(Region* r) {
   if (r != nullptr) SharedRegCache().Release(r);
 }
 
+void PinCacheSync() {
+  if (State().client >= 0) SharedRegCache().Sync();
+}
+
 bool PinCacheActive() { return State().client >= 0; }
 const char* PinCacheWhyNot() { return State().why_not; }
 

@@ -41,6 +41,10 @@ Region* PinForCopy(const void* p, size_t len);
 // Releases what PinForCopy gave (nullptr: nothing).
 void UnpinAfterCopy(Region* r);
 
+// Unregisters now what lost its memory since the last cache call (otherwise done by the next
+// PinForCopy / UnpinAfterCopy); MPIGPU_Finalize and tests.
+void PinCacheSync();
+
 // Whether the pin cache can pin at all (enabled, a GPU, the hooks active), and why not.
 bool PinCacheActive();
 const char* PinCacheWhyNot();

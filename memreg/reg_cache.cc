@@ -253,6 +253,26 @@ Status RegCache::RegisterInto(Entry* e, int c) {
   return Status::Ok();
 }
 
+bool RegCache::Seen(uintptr_t a, size_t len, uintptr_t start, uintptr_t end) {
+  // The pages wholly inside the request (the outer ones where there are none): two chunks that
+  // share a boundary page are each first used on their own.
+  uintptr_t is = (a + page_mask_) & ~page_mask_, ie = (a + len) & ~page_mask_;
+  if (ie <= is) is = start, ie = end;
+  auto it = map_.upper_bound(is);
+  if (it != map_.begin()) --it;
+  for (; it != map_.end() && it->first < ie; ++it)
+    if (it->second->end > is) return true;
+  // Not seen: record [is, ie) (nothing overlaps it).
+  auto* e = new Entry;
+  e->region = Region{reinterpret_cast<void*>(is), ie - is, {}};
+  e->start = is;
+  e->end = ie;
+  e->in_map = true;
+  map_.emplace(is, e);
+  LruPush(e);
+  return false;
+}
+
 Status RegCache::Acquire(int client, void* addr, size_t len, Region** out) {
   return AcquireImpl(client, addr, len, /*on_reuse=*/false, out);
 }
@@ -279,6 +299,12 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   if (!caching_ && on_reuse) {
     (void)memhooks::ReleaseQuarantines();
     return Status::Ok();  // nothing is kept: never worth registering
+  }
+  if (on_reuse && !Seen(a, len, start, end)) {
+    // First use: remember the pages, register nothing.
+    ++cs.stats.first_uses;
+    AfterChange();
+    return Status::Ok();
   }
 
   if (caching_ && !map_.empty()) {
@@ -322,22 +348,19 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
       if (o->refs > 0 && Real(o->region.handle[c])) held_pins = true;
     }
   }
-  if (on_reuse && overlap.empty()) {
-    // First use: remember the range, register nothing.
-    auto* e = new Entry;
-    e->region = Region{reinterpret_cast<void*>(start), end - start, {}};
-    e->start = start;
-    e->end = end;
-    e->in_map = true;
-    map_.emplace(start, e);
-    LruPush(e);
-    ++cs.stats.first_uses;
-    AfterChange();
-    return Status::Ok();
-  }
   if (on_reuse && held_pins && cs.spec.pins_addresses) return Status::Ok();  // refused now
   bool merge = !overlap.empty() && uend - ustart <= 2 * (end - start);
   if (!merge) ustart = start, uend = end;
+  if (on_reuse && !merge) {
+    // A registration of this client mostly outside the request (a neighbour sharing a boundary
+    // page) is kept, and the request goes unregistered: replacing it would make two chunks
+    // sharing a page deregister each other on every use.
+    for (Entry* o : overlap) {
+      if (!Real(o->region.handle[c])) continue;
+      const uintptr_t in = std::min(o->end, end) - std::max(o->start, start);
+      if (2 * in < o->end - o->start) return Status::Ok();
+    }
+  }
   if (merge && (ustart != start || uend != end)) ++stats_.merges;
 
   // The overlapped entries leave the map first (entries never overlap; a page is registered
@@ -375,6 +398,12 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   AfterChange();
   *out = &e->region;
   return Status::Ok();
+}
+
+void RegCache::Sync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ApplyInvalidations();
+  AfterChange();
 }
 
 void RegCache::Release(Region* r) {

@@ -116,6 +116,9 @@ class RegCache {
   Status AcquireOnReuse(int client, void* addr, size_t len, Region** out);
   // Drops one reference; the entry stays cached when it is still valid and within the limits.
   void Release(Region* r);
+  // Applies what the hooks logged now (deregistering entries whose memory went, releasing the
+  // addresses kept for them) rather than at the next call.
+  void Sync();
 
   // Whether entries are kept between uses, and why not.
   bool caching() const { return caching_; }
@@ -158,6 +161,8 @@ class RegCache {
 
   Status AcquireImpl(int client, void* addr, size_t len, bool on_reuse, Region** out);
   Status RegisterInto(Entry* e, int client);     // mu_ held; e not yet holding client
+  // Whether an entry overlaps the request's inner pages; if not, records them as seen.
+  bool Seen(uintptr_t a, size_t len, uintptr_t start, uintptr_t end);
   void DropHandle(Entry* e, int client);         // deregisters one client's handle
   bool Registered(const Entry* e) const;         // any handle
   void ApplyInvalidations();                     // mu_ held
