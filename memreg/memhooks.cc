@@ -11,6 +11,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -152,9 +153,13 @@ __attribute__((constructor)) void LoadHooks() {
   // pins of pageable host buffers (MPIGPU_PIN_CACHE). The malloc settings below change every
   // allocation of the process: only where a cache can be used (an RDMA device, a GPU), or where
   // one is asked for by name (=1; tests), and never when both are off.
+  // (The ibverbs netmod still registers per message, internode/ib/ib_reg.h: an RDMA device
+  // alone does not ask for the hooks until it caches through them; RdmaDevicePresent() is
+  // kept for that day.)
   const bool ib_off = EnvOff("MPIGPU_IB_REG_CACHE"), pin_off = EnvOff("MPIGPU_PIN_CACHE");
-  const bool ib_wanted =
-      !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr || RdmaDevicePresent());
+  constexpr bool kIbCachesThroughHooks = false;
+  const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
+                                     (kIbCachesThroughHooks && RdmaDevicePresent()));
   const bool pin_wanted =
       !pin_off && (std::getenv("MPIGPU_PIN_CACHE") != nullptr || GpuPresent());
   if (!ib_wanted && !pin_wanted) {
@@ -311,18 +316,28 @@ bool AddQuarantine(uintptr_t start, uintptr_t end) {
   return false;
 }
 
-// A MAP_FIXED mapping now owns [start, end): forget the reservations it overlaps (they must
-// never be unmapped by ReleaseQuarantines; the parts it did not cover stay reserved, leaked).
-void ForgetQuarantines(uintptr_t start, uintptr_t end) {
-  if (g_quarantined.load(std::memory_order_relaxed) == 0) return;
+// A MAP_FIXED mapping is about to own [start, end): forget the reservations it overlaps first
+// (they must never be unmapped by ReleaseQuarantines after the mapping exists; the parts it does
+// not cover stay reserved, leaked). One that a release is unmapping right now is waited for, so
+// the mapping comes after that munmap, never before it.
+void ClaimQuarantinesBefore(uintptr_t start, uintptr_t end) {
+  if (g_quarantined.load(std::memory_order_acquire) == 0) return;
   for (auto& q : g_quarantine) {
-    if (q.state.load(std::memory_order_acquire) != kQuarantinedState) continue;
-    const uintptr_t s = q.start.load(std::memory_order_relaxed);
-    const uintptr_t e = q.end.load(std::memory_order_relaxed);
-    int expected = kQuarantinedState;
-    if (s < end && start < e &&
-        q.state.compare_exchange_strong(expected, kQFree, std::memory_order_acq_rel))
-      g_quarantined.fetch_sub(1, std::memory_order_relaxed);
+    for (;;) {
+      int st = q.state.load(std::memory_order_acquire);
+      if (st == kQFree || st == kQClaiming) break;
+      const uintptr_t s = q.start.load(std::memory_order_relaxed);
+      const uintptr_t e = q.end.load(std::memory_order_relaxed);
+      if (!(s < end && start < e)) break;
+      if (st == kQReleasing) {  // the munmap is a syscall away: wait for it
+        sched_yield();
+        continue;
+      }
+      if (q.state.compare_exchange_strong(st, kQFree, std::memory_order_acq_rel)) {
+        g_quarantined.fetch_sub(1, std::memory_order_relaxed);
+        break;
+      }
+    }
   }
 }
 
@@ -373,8 +388,8 @@ const char* g_reason = nullptr;  // written once, under the call_once below
 void Probe() {
   if (g_disabled.load(std::memory_order_relaxed)) {
     g_reason = g_no_device.load(std::memory_order_relaxed)
-                   ? "no RDMA device or GPU at load (MPIGPU_IB_REG_CACHE=1 or "
-                     "MPIGPU_PIN_CACHE=1 forces the hooks)"
+                   ? "no GPU at load (MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 forces "
+                     "the hooks)"
                    : "MPIGPU_IB_REG_CACHE=0 and MPIGPU_PIN_CACHE=0 at load";
     return;
   }
@@ -452,6 +467,10 @@ namespace {
 
 void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   mh::Count(mh::kMmap);
+  if (flags & MAP_FIXED) {
+    const auto s = reinterpret_cast<uintptr_t>(addr);
+    mh::ClaimQuarantinesBefore(s, s + len);
+  }
   auto next = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
   void* r = next ? next(addr, len, prot, flags, fd, off)
                  : reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
@@ -460,10 +479,6 @@ void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (r != MAP_FAILED && mh::Logging()) {
     const int saved = errno;
     mh::RecordInvalidation(r, len);
-    if (flags & MAP_FIXED) {
-      const auto s = reinterpret_cast<uintptr_t>(r);
-      mh::ForgetQuarantines(s, s + len);
-    }
     errno = saved;
   }
   return r;
@@ -539,6 +554,10 @@ void* mremap(void* old_addr, size_t old_size, size_t new_size, int flags, ...) n
   const auto os = reinterpret_cast<uintptr_t>(old_addr);
   const uintptr_t oe = (os + old_size + kPageMask) & ~kPageMask;
   const bool prot = mh::Logging() && oe > os && mh::Protected(os, oe);
+  if (flags & MREMAP_FIXED) {  // the target is about to be mapped over, as with MAP_FIXED
+    const auto ns = reinterpret_cast<uintptr_t>(new_addr);
+    mh::ClaimQuarantinesBefore(ns, ns + new_size);
+  }
   auto next = mh::Next<void* (*)(void*, size_t, size_t, int, ...)>(mh::kMremap);
   void* r = next ? next(old_addr, old_size, new_size, flags, new_addr)
                  : reinterpret_cast<void*>(

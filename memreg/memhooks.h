@@ -121,7 +121,9 @@ Stats GetStats();
 // (MAP_FIXED_NOREPLACE, just after). The range is logged as invalidated as usual. The cache,
 // outside any hook, then unregisters and unprotects the entries, and ReleaseQuarantines()
 // unmaps each reservation that no protected range overlaps any more. A reservation that a
-// MAP_FIXED mmap overwrote (the program mapping there on purpose) is forgotten, never unmapped.
+// MAP_FIXED mmap (or mremap MREMAP_FIXED) is about to map over (the program mapping there on
+// purpose) is forgotten first, never unmapped after; one being released at that moment is
+// waited for (a munmap away), so the program's mapping always comes after the release.
 //
 // The protection table: written only by Protect/Unprotect (a mutex among them; the caches
 // call them under their own), read by the hooks without a lock: a slot's end is stored before
@@ -130,7 +132,10 @@ Stats GetStats();
 // communicating from, outside every guarantee.
 // The quarantine table: hooks claim a slot by CAS (free -> claiming), store the range, publish
 // kQuarantined (release); ReleaseQuarantines (one caller at a time: a mutex) claims releasable
-// slots (kQuarantined -> kReleasing), unmaps their merged ranges once each, frees the slots.
+// slots (kQuarantined -> kReleasing), unmaps their merged ranges once each, frees the slots; a
+// MAP_FIXED hook claims overlapping slots (kQuarantined -> free) before mapping, or spins while
+// one is kReleasing. Each slot's state moves only by CAS, so a slot is released or forgotten,
+// never both.
 // Full tables: Protect fails (the caller does not register); a munmap that cannot quarantine
 // unmaps (then only the deferred unregistration remains: the old hazard, logged in the stats).
 constexpr int kProtectSlots = 16384;

@@ -211,8 +211,7 @@ void RegCache::EvictToLimits() {
       Entry* next = e->lru_next;
       if (Real(e->region.handle[c])) {
         ++cs.stats.evictions;
-        DropHandle(e, c);
-        if (!Registered(e)) RemoveFromMap(e);  // nothing left: not even "seen" is kept
+        DropHandle(e, c);  // with no handle left it stays as a seen entry: used again, it pins
       }
       e = next;
     }

@@ -37,7 +37,8 @@
 //
 // Limits. Each client's max_bytes and max_entries bound its registrations, referenced or not,
 // after each call: over a limit, that client's handles on unreferenced entries are deregistered,
-// least recently released entry first (an entry left with no registration leaves the cache).
+// least recently released entry first (an entry left with no registration stays as a seen
+// entry: its next use registers again).
 // `max_map` bounds the entries of the map, seen entries included. Referenced entries are never
 // evicted (a request is registered even when referenced ones alone exceed a limit; the excess
 // goes when released). A registration that fails with kNoMemory is retried once, for the request

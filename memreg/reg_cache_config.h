@@ -1,7 +1,8 @@
 // The registration cache's settings (MPIGPU_IB_REG_CACHE*), declared here where they are used and
 // registered in the one registry (memcopy/params.h) that mpigpu-info prints and MPIGPU_Init
 // checks. MPIGPU_IB_REG_CACHE is also read, with the same words, by the memory hooks at load
-// (memhooks.cc), before the registry exists: off there means no mallopt and no logging.
+// (memhooks.cc), before the registry exists: off there (and MPIGPU_PIN_CACHE off or no GPU) means
+// no mallopt and no logging.
 #pragma once
 
 #include <cstddef>

@@ -979,11 +979,27 @@ TEST_F(SharedCacheTest, ProtectedRangesUnderConcurrentUnmapping) {
         if (!c->AcquireOnReuse(1, b, 2 * kPage, &r).ok() || r == nullptr) bad++;
         c->Release(r);
         if (munmap(b, 2 * kPage) != 0) bad++;
+        if (i % 2 == 0) {
+          // Mapped again on purpose at once, while other threads release reservations: the new
+          // mapping must never be unmapped under us.
+          if (MapPages(2, b) != b) bad++;
+          for (int k = 0; k < 50; ++k) {
+            b[k * 64] = static_cast<char>(k);
+            if (!Mapped(b) || b[k * 64] != static_cast<char>(k)) bad++;
+          }
+          if (munmap(b, 2 * kPage) != 0) bad++;
+        }
         if (i % 16 == t) c->Sync();
       }
     });
   }
+  std::atomic<bool> stop{false};
+  std::thread syncer([&] {
+    while (!stop.load(std::memory_order_relaxed)) c->Sync();
+  });
   for (auto& t : ts) t.join();
+  stop = true;
+  syncer.join();
   c->Sync();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(pins_.live(), 0u);
