@@ -646,10 +646,12 @@ int brk(void* addr) noexcept {
     return -1;
   }
   const uintptr_t old = reinterpret_cast<uintptr_t>(next_sbrk(0));
-  const int r = next_brk(addr);
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const bool prot = a < old && mh::Logging() && mh::Protected(a, old);
+  const int r = next_brk(addr);
   if (r == 0 && a < old && mh::Logging()) {
     const int saved = errno;
+    if (prot) ReserveVacated((a + kPageMask) & ~kPageMask, (old + kPageMask) & ~kPageMask);
     mh::RecordInvalidation(addr, old - a);
     errno = saved;
   }
@@ -663,9 +665,18 @@ void* sbrk(intptr_t increment) noexcept {
     errno = ENOMEM;
     return reinterpret_cast<void*>(-1);
   }
+  bool prot = false;
+  if (increment < 0 && mh::Logging()) {
+    const auto top = reinterpret_cast<uintptr_t>(next(0));
+    prot = mh::Protected(top + increment, top);
+  }
   void* old = next(increment);
   if (old != reinterpret_cast<void*>(-1) && increment < 0 && mh::Logging()) {
     const int saved = errno;
+    const auto o = reinterpret_cast<uintptr_t>(old);
+    // A registered range keeps its addresses (the break cannot grow back over them until the
+    // cache unregistered it; malloc then extends its heap with mmap).
+    if (prot) ReserveVacated((o + increment + kPageMask) & ~kPageMask, (o + kPageMask) & ~kPageMask);
     mh::RecordInvalidation(static_cast<char*>(old) + increment, static_cast<size_t>(-increment));
     errno = saved;
   }

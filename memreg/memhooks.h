@@ -117,8 +117,9 @@ Stats GetStats();
 // may run inside CUDA, under its locks; and it must not call CUDA at all), so the address is
 // kept instead: a range that overlaps a protected one is not unmapped by munmap but replaced by
 // an inaccessible reservation (mmap MAP_FIXED PROT_NONE: the pages go, the addresses stay
-// taken, atomically); mremap that moves or shrinks a protected range reserves what it vacated
-// (MAP_FIXED_NOREPLACE, just after). The range is logged as invalidated as usual. The cache,
+// taken, atomically); mremap that moves or shrinks a protected range, and brk/sbrk shrinking
+// the break over one, reserve what they vacated (MAP_FIXED_NOREPLACE, just after; the break
+// cannot grow back over a reservation until it is released). The range is logged as invalidated as usual. The cache,
 // outside any hook, then unregisters and unprotects the entries, and ReleaseQuarantines()
 // unmaps each reservation that no protected range overlaps any more. A reservation that a
 // MAP_FIXED mmap (or mremap MREMAP_FIXED) is about to map over (the program mapping there on

@@ -923,6 +923,30 @@ TEST_F(SharedCacheTest, MremapOfAProtectedRangeReservesWhatItVacated) {
   munmap(dst, 2 * kPage);
 }
 
+// The break shrunk over a protected range: its addresses are kept until deregistered (the break
+// cannot grow back over them before), then it grows back onto fresh pages.
+TEST_F(SharedCacheTest, BrkShrinkOverAProtectedRangeKeepsItsAddresses) {
+  auto c = MakeShared();
+  char* top = static_cast<char*>(sbrk(0));
+  const size_t pad = (kPage - reinterpret_cast<uintptr_t>(top) % kPage) % kPage;
+  char* old = static_cast<char*>(sbrk(static_cast<intptr_t>(pad + 4 * kPage)));
+  ASSERT_NE(old, reinterpret_cast<char*>(-1));
+  char* area = old + pad;
+  std::memset(area, 1, 4 * kPage);
+  Region* r = nullptr;
+  ASSERT_TRUE(c->Acquire(1, area, 4 * kPage, &r).ok());
+  c->Release(r);
+  ASSERT_NE(sbrk(-static_cast<intptr_t>(4 * kPage)), reinterpret_cast<void*>(-1));
+  EXPECT_FALSE(AddressFree(area, 4 * kPage)) << "the break gave up registered addresses";
+  EXPECT_EQ(sbrk(static_cast<intptr_t>(4 * kPage)), reinterpret_cast<void*>(-1));
+  c->Sync();
+  EXPECT_EQ(pins_.live(), 0u);
+  ASSERT_EQ(sbrk(static_cast<intptr_t>(4 * kPage)), area);
+  EXPECT_EQ(area[0], 0);  // fresh pages
+  c.reset();
+  ASSERT_EQ(brk(old), 0);
+}
+
 // The program maps over the kept addresses on purpose (MAP_FIXED): its mapping must survive the
 // release of the reservation.
 TEST_F(SharedCacheTest, MapFixedOverAReservationIsNeverUnmapped) {

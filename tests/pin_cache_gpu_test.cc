@@ -332,6 +332,9 @@ TEST_F(PinCacheGpuTest, BrkShrinkAndGrowAgain) {
   PinByUse(p, n, 130);
   if (sbrk(0) != p + n) GTEST_SKIP() << "the break moved (the heap grew): cannot shrink safely";
   ASSERT_NE(sbrk(-static_cast<intptr_t>(n)), reinterpret_cast<void*>(-1));
+  // The registered addresses are kept until the cache unregistered them: no growing back yet.
+  EXPECT_EQ(sbrk(static_cast<intptr_t>(n)), reinterpret_cast<void*>(-1));
+  mr::PinCacheSync();
   ASSERT_EQ(sbrk(static_cast<intptr_t>(n)), p);  // grown again: fresh zero pages
   for (size_t i = 0; i < n; i += kPage) ASSERT_EQ(p[i], 0);
   SendChecked(p, n, 131, "brk grown again, 1st");
