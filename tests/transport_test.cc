@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -20,6 +22,8 @@
 #include "tests/gpu_util.h"
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
+#include "memreg/pin_cache.h"
+#include "memreg/pin_cache_config.h"
 #include "pipeline/pipeline.h"
 
 namespace mpigpu::transport {
@@ -636,6 +640,78 @@ TEST(TransportGpuTest, EveryLocationPairAroundThresholds) {
 
 TEST(TransportGpuTest, BothRanksOnOneGpu) {
   std::string r = RunGpuPairs(true);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+// Pageable host buffers reused (the pin cache, memreg/pin_cache.h): one host buffer per rank,
+// mapped once, carries every size around the thresholds three times (first use unpinned, then
+// pinned, then a hit), new bytes each time, against device buffers on the other side; halfway the
+// host buffer's memory is replaced at the same address (munmap, mmap MAP_FIXED): the bytes that
+// arrive must be the new ones.
+std::string RunGpuReusedPageable(bool same_gpu) {
+  return RunGpuEngineJob(same_gpu, [](int rank, int dev, Engine* e) {
+    uint32_t seed = 900;
+    const size_t pin_min = memreg::GetPinCacheConfig().min_bytes;
+    const size_t ipc_min = GetTransportConfig().shared_gpu_ipc_min;
+    std::vector<size_t> sizes = {4096, pin_min - 1, pin_min, pin_min + 4097, 1 << 20,
+                                 ipc_min - 1, ipc_min, ipc_min + 12345, 24 << 20};
+    const size_t cap = (24 << 20) + 4096;
+    void* m = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    RANK_CHECK(m != MAP_FAILED);
+    unsigned char* host = static_cast<unsigned char*>(m);
+    for (int host_sends : {1, 0}) {
+      if (host_sends == 0) {  // the memory goes and comes back at the same address
+        RANK_CHECK(munmap(host, cap) == 0);
+        RANK_CHECK(mmap(host, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                        -1, 0) == host);
+      }
+      for (size_t n : sizes) {
+        for (int use = 0; use < 3; ++use) {
+          ++seed;
+          // Rank 0 sends: from its host buffer (host_sends) or a device buffer; rank 1 receives
+          // into the other kind.
+          const bool me_send = rank == 0;
+          const bool on_host = me_send == static_cast<bool>(host_sends);
+          std::vector<unsigned char> img(n + 1, 0xEE);
+          if (me_send) FillPattern(img.data(), n, seed);
+          void* dbuf = on_host ? nullptr : DeviceCopyOf(img);
+          if (on_host) std::memcpy(host, img.data(), n + 1);
+          UserBuffer buf{on_host ? static_cast<void*>(host) : dbuf,
+                         on_host ? MemLoc::Host() : MemLoc::Device(dev), Layout::Contiguous(n)};
+          if (me_send) {
+            SendOk(e, buf, 1, 1);
+          } else {
+            RecvOk(e, buf, 0, 1);
+            if (on_host) std::memcpy(img.data(), host, n + 1);
+            else CopyToHost(&img, dbuf);
+            const long long bad = FirstMismatch(img.data(), n, seed);
+            if (bad != -1)
+              std::fprintf(stderr, "%s %zu bytes, use %d: first mismatch at %lld\n",
+                           host_sends ? "H->D" : "D->H", n, use + 1, bad);
+            RANK_CHECK(bad == -1 && img[n] == 0xEE);
+          }
+          if (dbuf) cudaFree(dbuf);
+        }
+      }
+    }
+    const auto st = memreg::PinCacheStats();
+    std::fprintf(stderr, "rank %d pin cache: %s; hits %llu, registrations %llu, first uses %llu\n",
+                 rank, memreg::PinCacheActive() ? "on" : memreg::PinCacheWhyNot(),
+                 (unsigned long long)st.hits, (unsigned long long)st.registrations,
+                 (unsigned long long)st.first_uses);
+    munmap(host, cap);
+  }, 300);
+}
+
+TEST(TransportGpuTest, ReusedPageableHostBuffers) {
+  std::string r = RunGpuReusedPageable(false);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportGpuTest, ReusedPageableHostBuffersOnOneGpu) {
+  std::string r = RunGpuReusedPageable(true);
   if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
   EXPECT_EQ(r, "");
 }
