@@ -30,6 +30,11 @@ constexpr ClassInfo kClasses[] = {
     {"MPIGPU_ERR_ARG", "invalid argument"},
     {"MPIGPU_ERR_OP", "invalid reduction operation"},
     {"MPIGPU_ERR_NOT_INITIALIZED", "mpigpu is not initialized (or already finalized)"},
+    {"MPIGPU_ERR_GROUP", "invalid group"},
+    {"MPIGPU_ERR_TOPOLOGY", "invalid topology"},
+    {"MPIGPU_ERR_DIMS", "invalid dimensions"},
+    {"MPIGPU_ERR_KEYVAL", "invalid attribute key"},
+    {"MPIGPU_ERR_UNSUPPORTED_OPERATION", "operation not supported"},
 };
 static_assert(sizeof(kClasses) / sizeof(kClasses[0]) == MPIGPU_ERR_LASTCODE + 1,
               "one entry per error class");
