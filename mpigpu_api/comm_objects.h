@@ -68,6 +68,10 @@ struct Topology {
   bool weighted = false;
 };
 
+// n split into k factors as balanced as possible, non-increasing, as MPICH splits it
+// (dims_factor.cc; n >= 1, k >= 0).
+std::vector<int> FactorDims(int n, int k);
+
 // ---- intercommunicators (intercomm.cc) ----
 // (An intercommunicator keeps an intracommunicator over its local group, CommData::local_comm,
 // for agreeing on contexts and for Intercomm_merge.)

@@ -108,41 +108,6 @@ int DoCartCreate(Lock& lk, MPIGPU_Comm comm, int ndims, const int dims[], const 
   return MakeTopoComm(lk, comm, static_cast<int>(n), std::move(t), newcomm);
 }
 
-// The most balanced factorization of m into k factors, non-increasing, each <= maxf: the one
-// whose largest factor is smallest, then the same for the rest. False if none. `divs`: the
-// divisors of the original number, ascending (m's are among them).
-bool Balanced(int m, int k, int maxf, const std::vector<int>& divs, std::vector<int>* out) {
-  if (k == 0) return m == 1;
-  if (k == 1) {
-    if (m > maxf) return false;
-    out->push_back(m);
-    return true;
-  }
-  for (int f : divs) {
-    if (f > maxf || f > m) break;
-    if (m % f != 0) continue;
-    // f must be at least the k-th root of m (otherwise the rest exceeds f).
-    long long pw = 1;
-    for (int i = 0; i < k && pw < m; ++i) pw *= f;
-    if (pw < m) continue;
-    out->push_back(f);
-    if (Balanced(m / f, k - 1, f, divs, out)) return true;
-    out->pop_back();
-  }
-  return false;
-}
-
-std::vector<int> Divisors(int m) {
-  std::vector<int> low, high;
-  for (int d = 1; static_cast<long long>(d) * d <= m; ++d)
-    if (m % d == 0) {
-      low.push_back(d);
-      if (d != m / d) high.push_back(m / d);
-    }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
-
 int DoDimsCreate(int nnodes, int ndims, int dims[]) {
   if (nnodes < 1) return SetLastError(MPIGPU_ERR_ARG, "nnodes " + std::to_string(nnodes) + " < 1");
   if (ndims < 0) return SetLastError(MPIGPU_ERR_DIMS, "ndims " + std::to_string(ndims) + " < 0");
@@ -163,10 +128,7 @@ int DoDimsCreate(int nnodes, int ndims, int dims[]) {
   if (fixed > nnodes || nnodes % fixed != 0 || (free_dims == 0 && fixed != nnodes))
     return SetLastError(MPIGPU_ERR_DIMS, "nnodes " + std::to_string(nnodes) +
                                              " is not a multiple of the fixed dimensions' product");
-  std::vector<int> f;
-  const int rest = static_cast<int>(nnodes / fixed);
-  if (!Balanced(rest, free_dims, INT_MAX, Divisors(rest), &f))
-    return SetLastError(MPIGPU_ERR_INTERN, "no factorization found");  // cannot happen
+  const std::vector<int> f = FactorDims(static_cast<int>(nnodes / fixed), free_dims);
   for (int i = 0, j = 0; i < ndims; ++i)
     if (dims[i] == 0) dims[i] = f[j++];
   return MPIGPU_SUCCESS;
