@@ -112,12 +112,13 @@ int SplitComm(Lock& lk, MPIGPU_Comm comm, int color, int key, MPIGPU_Comm* newco
   CommPtr parent = LookupComm(comm);
   if (!parent) return MPIGPU_ERR_COMM;
   if (newcomm == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null newcomm");
-  if (parent->inter)
-    return SetLastError(MPIGPU_ERR_UNSUPPORTED_OPERATION,
-                        "splitting an intercommunicator is not supported");
   if (color < 0 && color != MPIGPU_UNDEFINED)
     return SetLastError(MPIGPU_ERR_ARG, "color " + std::to_string(color) +
                                             " is negative (and not MPIGPU_UNDEFINED)");
+  if (parent->inter) {
+    if (made) return SetLastError(MPIGPU_ERR_COMM, "an intercommunicator where an intracommunicator is needed");
+    return SplitInter(lk, parent, color, key, newcomm);
+  }
   State& s = GetState();
   std::vector<int> all;
   if (int rc = AllgatherInts(lk, parent, {color, key, s.next_context}, &all);
@@ -196,9 +197,9 @@ int DoCreate(Lock& lk, MPIGPU_Comm comm, MPIGPU_Group group, MPIGPU_Comm* newcom
   CommPtr parent = LookupComm(comm);
   if (!parent) return MPIGPU_ERR_COMM;
   if (newcomm == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null newcomm");
-  if (int rc = CheckIntra(*parent); rc != MPIGPU_SUCCESS) return rc;
   GroupPtr g = LookupGroup(group);
   if (!g) return MPIGPU_ERR_GROUP;
+  if (parent->inter) return CreateInter(lk, parent, *g, newcomm);
   if (int rc = GroupInParent(*parent, *g); rc != MPIGPU_SUCCESS) return rc;
   State& s = GetState();
   std::vector<int> all;
@@ -308,7 +309,10 @@ int DoTestInter(MPIGPU_Comm comm, int* flag) {
 int DoSetErrhandler(MPIGPU_Comm comm, MPIGPU_Errhandler h) {
   CommPtr c = LookupComm(comm);
   if (!c) return MPIGPU_ERR_COMM;
-  if (h != MPIGPU_ERRORS_ARE_FATAL && h != MPIGPU_ERRORS_RETURN)
+  // Handles from 2 up are the MPI layer's user handlers (mpi/): the core returns their errors
+  // as with ERRORS_RETURN and the layer calls the function; kept here so new communicators
+  // inherit them.
+  if (h < 0)
     return SetLastError(MPIGPU_ERR_ARG, "error handler " + std::to_string(h) +
                                             " is not MPIGPU_ERRORS_ARE_FATAL or MPIGPU_ERRORS_RETURN");
   c->errhandler = h;

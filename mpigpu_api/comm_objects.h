@@ -77,5 +77,12 @@ std::vector<int> FactorDims(int n, int k);
 // for agreeing on contexts and for Intercomm_merge.)
 // Dup of an intercommunicator (both groups agree on the contexts).
 int DupInter(Lock& lk, const CommPtr& inter, CommPtr* made);
+// Comm_split of an intercommunicator: each color's local members with the remote group's
+// members of the same color (COMM_NULL if either is empty).
+int SplitInter(Lock& lk, const CommPtr& inter, int color, int key, MPIGPU_Comm* newcomm);
+// Comm_create of an intercommunicator: `group` (of the local group) with the group the remote
+// side passes (COMM_NULL for non-members, or if either is empty).
+int CreateInter(Lock& lk, const CommPtr& inter, const std::vector<int>& group,
+                MPIGPU_Comm* newcomm);
 
 }  // namespace mpigpu::api

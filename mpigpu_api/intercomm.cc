@@ -176,7 +176,81 @@ int DoRemoteSize(MPIGPU_Comm comm, int* size) {
   return MPIGPU_SUCCESS;
 }
 
+// The leaders swap `mine` (this group's, the same on every member) for the remote group's
+// `theirs_count` ints, which every member gets.
+int SwapAcross(Lock& lk, const CommPtr& inter, std::vector<int> mine, int theirs_count,
+               std::vector<int>* theirs) {
+  theirs->assign(theirs_count, 0);
+  if (inter->local_comm->rank == 0 && (!mine.empty() || theirs_count > 0))
+    if (int rc = Exchange(lk, inter, 0, kBuildTagBase + 1, mine, theirs); rc != MPIGPU_SUCCESS)
+      return rc;
+  if (theirs_count == 0) return MPIGPU_SUCCESS;
+  return FromLeader(lk, inter->local_comm, 0, theirs);
+}
+
+// An intercommunicator between `local` (this process among them) and `remote` (world ranks),
+// or COMM_NULL when either is empty or this process is not in `local`.
+int RegisterInter(const std::vector<int>& local, const std::vector<int>& remote, int ctx,
+                  const CommData& parent, MPIGPU_Comm* newcomm) {
+  *newcomm = MPIGPU_COMM_NULL;
+  const int me = GetState().engine->rank();
+  if (local.empty() || remote.empty() || std::find(local.begin(), local.end(), me) == local.end())
+    return MPIGPU_SUCCESS;
+  return RegisterComm(MakeInter(local, remote, ctx, parent), newcomm);
+}
+
 }  // namespace
+
+int SplitInter(Lock& lk, const CommPtr& inter, int color, int key, MPIGPU_Comm* newcomm) {
+  // Each side's (color, key) table, then the other side's through the leaders.
+  const CommPtr& local = inter->local_comm;
+  std::vector<int> mine, theirs;
+  if (int rc = AllgatherInts(lk, local, {color, key}, &mine); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = SwapAcross(lk, inter, mine, 2 * inter->size(), &theirs); rc != MPIGPU_SUCCESS)
+    return rc;
+  int ctx = 0;
+  std::vector<int> unused;
+  if (int rc = AgreeAcross(lk, inter, {}, &ctx, &unused); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = TakeContexts(ctx, 4); rc != MPIGPU_SUCCESS) return rc;
+  *newcomm = MPIGPU_COMM_NULL;
+  if (color == MPIGPU_UNDEFINED) return MPIGPU_SUCCESS;
+  // Members of my color on each side, by key then old rank. Every color's pair of groups is
+  // disjoint from the others, so they share the contexts.
+  auto members = [color](const std::vector<int>& table, const std::vector<int>& group) {
+    std::vector<std::pair<int, int>> order;
+    for (size_t r = 0; r < group.size(); ++r)
+      if (table[2 * r] == color) order.emplace_back(table[2 * r + 1], static_cast<int>(r));
+    std::sort(order.begin(), order.end());
+    std::vector<int> out;
+    for (const auto& [k, r] : order) out.push_back(group[r]);
+    return out;
+  };
+  return RegisterInter(members(mine, inter->local_group), members(theirs, inter->group), ctx,
+                       *inter, newcomm);
+}
+
+int CreateInter(Lock& lk, const CommPtr& inter, const std::vector<int>& group,
+                MPIGPU_Comm* newcomm) {
+  for (int w : group)
+    if (std::find(inter->local_group.begin(), inter->local_group.end(), w) ==
+        inter->local_group.end())
+      return SetLastError(MPIGPU_ERR_GROUP, "group has world rank " + std::to_string(w) +
+                                                ", which is not in the local group");
+  // Sizes first (the leaders swap them), then the members.
+  std::vector<int> size;
+  if (int rc = SwapAcross(lk, inter, {static_cast<int>(group.size())}, 1, &size);
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  if (size[0] < 0 || size[0] > inter->size())
+    return SetLastError(MPIGPU_ERR_INTERN, "remote leader sent a bad group size");
+  std::vector<int> remote;
+  if (int rc = SwapAcross(lk, inter, group, size[0], &remote); rc != MPIGPU_SUCCESS) return rc;
+  int ctx = 0;
+  std::vector<int> unused;
+  if (int rc = AgreeAcross(lk, inter, {}, &ctx, &unused); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = TakeContexts(ctx, 4); rc != MPIGPU_SUCCESS) return rc;
+  return RegisterInter(group, remote, ctx, *inter, newcomm);
+}
 
 int DupInter(Lock& lk, const CommPtr& inter, CommPtr* made) {
   std::vector<int> unused;

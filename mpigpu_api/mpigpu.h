@@ -113,12 +113,22 @@ typedef struct {
 #define MPIGPU_ERR_ARG 13            /* some other argument is invalid */
 #define MPIGPU_ERR_OP 14             /* bad reduction operation (or op not defined for the type) */
 #define MPIGPU_ERR_NOT_INITIALIZED 15 /* called before MPIGPU_Init or after MPIGPU_Finalize */
-#define MPIGPU_ERR_GROUP 16          /* bad or freed group, or ranks not valid in it */
-#define MPIGPU_ERR_TOPOLOGY 17       /* communicator has no (or the wrong kind of) topology */
-#define MPIGPU_ERR_DIMS 18           /* bad Cartesian dimensions */
-#define MPIGPU_ERR_KEYVAL 19         /* bad, freed or wrong-kind attribute key */
-#define MPIGPU_ERR_UNSUPPORTED_OPERATION 20 /* valid call this implementation does not support */
-#define MPIGPU_ERR_LASTCODE 20       /* largest valid error code */
+/* The classes below exist for the MPI interface (mpi.h names them MPI_ERR_*). */
+#define MPIGPU_ERR_ROOT 16           /* invalid root rank */
+#define MPIGPU_ERR_GROUP 17          /* invalid group */
+#define MPIGPU_ERR_TOPOLOGY 18       /* invalid or missing topology */
+#define MPIGPU_ERR_DIMS 19           /* invalid dimensions */
+#define MPIGPU_ERR_UNKNOWN 20        /* unknown error */
+#define MPIGPU_ERR_IN_STATUS 21      /* see the MPIGPU_ERROR field of each status */
+#define MPIGPU_ERR_PENDING 22        /* request still pending (not failed) */
+#define MPIGPU_ERR_KEYVAL 23         /* invalid attribute key */
+#define MPIGPU_ERR_INFO 24           /* invalid info object */
+#define MPIGPU_ERR_INFO_KEY 25       /* info key too long or empty */
+#define MPIGPU_ERR_INFO_VALUE 26     /* info value too long or empty */
+#define MPIGPU_ERR_INFO_NOKEY 27     /* no such info key */
+#define MPIGPU_ERR_NO_MEM 28         /* out of memory */
+#define MPIGPU_ERR_UNSUPPORTED_OPERATION 29 /* not supported by mpigpu */
+#define MPIGPU_ERR_LASTCODE 29       /* largest valid error code */
 
 /* ---- predefined datatypes ---- */
 
@@ -144,8 +154,54 @@ typedef struct {
 #define MPIGPU_UINT16_T ((MPIGPU_Datatype)19)
 #define MPIGPU_UINT32_T ((MPIGPU_Datatype)20)
 #define MPIGPU_UINT64_T ((MPIGPU_Datatype)21)
+/* C types beyond the fixed-width ones */
+#define MPIGPU_LONG_DOUBLE ((MPIGPU_Datatype)22)
+#define MPIGPU_WCHAR ((MPIGPU_Datatype)23)
+#define MPIGPU_C_BOOL ((MPIGPU_Datatype)24)
+#define MPIGPU_C_FLOAT_COMPLEX ((MPIGPU_Datatype)25)
+#define MPIGPU_C_COMPLEX MPIGPU_C_FLOAT_COMPLEX
+#define MPIGPU_C_DOUBLE_COMPLEX ((MPIGPU_Datatype)26)
+#define MPIGPU_C_LONG_DOUBLE_COMPLEX ((MPIGPU_Datatype)27)
+#define MPIGPU_AINT ((MPIGPU_Datatype)28)
+#define MPIGPU_OFFSET ((MPIGPU_Datatype)29)
+#define MPIGPU_COUNT ((MPIGPU_Datatype)30)
+#define MPIGPU_PACKED ((MPIGPU_Datatype)31)
+/* value-index pairs for MINLOC/MAXLOC, laid out as the C struct {value; int} (padding
+ * included in the extent, not the size; SHORT_INT has a hole between its members) */
+#define MPIGPU_FLOAT_INT ((MPIGPU_Datatype)32)
+#define MPIGPU_DOUBLE_INT ((MPIGPU_Datatype)33)
+#define MPIGPU_LONG_INT ((MPIGPU_Datatype)34)
+#define MPIGPU_2INT ((MPIGPU_Datatype)35)
+#define MPIGPU_SHORT_INT ((MPIGPU_Datatype)36)
+#define MPIGPU_LONG_DOUBLE_INT ((MPIGPU_Datatype)37)
+/* C++ types (same layouts as the C ones) */
+#define MPIGPU_CXX_BOOL ((MPIGPU_Datatype)38)
+#define MPIGPU_CXX_FLOAT_COMPLEX ((MPIGPU_Datatype)39)
+#define MPIGPU_CXX_DOUBLE_COMPLEX ((MPIGPU_Datatype)40)
+#define MPIGPU_CXX_LONG_DOUBLE_COMPLEX ((MPIGPU_Datatype)41)
+/* Fortran types, as their C equivalents (INTEGER = int, REAL = float, LOGICAL = int) */
+#define MPIGPU_CHARACTER ((MPIGPU_Datatype)42)
+#define MPIGPU_INTEGER ((MPIGPU_Datatype)43)
+#define MPIGPU_REAL ((MPIGPU_Datatype)44)
+#define MPIGPU_DOUBLE_PRECISION ((MPIGPU_Datatype)45)
+#define MPIGPU_LOGICAL ((MPIGPU_Datatype)46)
+#define MPIGPU_COMPLEX ((MPIGPU_Datatype)47)
+#define MPIGPU_DOUBLE_COMPLEX ((MPIGPU_Datatype)48)
+#define MPIGPU_2INTEGER ((MPIGPU_Datatype)49)
+#define MPIGPU_2REAL ((MPIGPU_Datatype)50)
+#define MPIGPU_2DOUBLE_PRECISION ((MPIGPU_Datatype)51)
+#define MPIGPU_INTEGER1 ((MPIGPU_Datatype)52)
+#define MPIGPU_INTEGER2 ((MPIGPU_Datatype)53)
+#define MPIGPU_INTEGER4 ((MPIGPU_Datatype)54)
+#define MPIGPU_INTEGER8 ((MPIGPU_Datatype)55)
+#define MPIGPU_REAL4 ((MPIGPU_Datatype)56)
+#define MPIGPU_REAL8 ((MPIGPU_Datatype)57)
+#define MPIGPU_REAL16 ((MPIGPU_Datatype)58)
+#define MPIGPU_COMPLEX8 ((MPIGPU_Datatype)59)
+#define MPIGPU_COMPLEX16 ((MPIGPU_Datatype)60)
+#define MPIGPU_COMPLEX32 ((MPIGPU_Datatype)61)
 /* Handles below this value are predefined; derived types get handles from here up. */
-#define MPIGPU_NUM_PREDEFINED_TYPES 22
+#define MPIGPU_NUM_PREDEFINED_TYPES 62
 
 /* ---- reduction operations ---- */
 
@@ -185,7 +241,9 @@ int MPIGPU_Comm_dup(MPIGPU_Comm comm, MPIGPU_Comm* newcomm);
 int MPIGPU_Comm_split(MPIGPU_Comm comm, int color, int key, MPIGPU_Comm* newcomm);
 /* Frees *comm and sets it to MPIGPU_COMM_NULL; WORLD and SELF cannot be freed. Errors: COMM. */
 int MPIGPU_Comm_free(MPIGPU_Comm* comm);
-/* Sets comm's error handler (ERRORS_ARE_FATAL or ERRORS_RETURN). Errors: COMM, ARG. */
+/* Sets comm's error handler (ERRORS_ARE_FATAL or ERRORS_RETURN; values from 2 up are handlers
+ * of the MPI interface, which the core treats as ERRORS_RETURN). New communicators inherit their
+ * parent's. Errors: COMM, ARG (negative handler). */
 int MPIGPU_Comm_set_errhandler(MPIGPU_Comm comm, MPIGPU_Errhandler errhandler);
 /* *errhandler = comm's error handler. Errors: COMM, ARG. */
 int MPIGPU_Comm_get_errhandler(MPIGPU_Comm comm, MPIGPU_Errhandler* errhandler);

@@ -246,6 +246,42 @@ TEST(ApiCommCtorTest, Intercommunicators) {
     const int order[] = {1, 3, 0, 2, 4};
     RANK_CHECK(ms == 5 && order[mr] == rank);
     CheckRing(merged, 77);
+    // Split of the intercommunicator by local rank parity: color 0 joins even {0, 4} with odd
+    // {1}, color 1 even {2} with odd {3}. Each side's local rank 0 swaps with remote rank 0.
+    MPIGPU_Comm sp;
+    API_OK(MPIGPU_Comm_split(inter, me % 2, me, &sp));
+    int sl = 0, sr = 0, sme = -1;
+    API_OK(MPIGPU_Comm_size(sp, &sl));
+    API_OK(MPIGPU_Comm_remote_size(sp, &sr));
+    API_OK(MPIGPU_Comm_rank(sp, &sme));
+    const bool color0 = me % 2 == 0;
+    RANK_CHECK(sl == (rank % 2 == 0 ? (color0 ? 2 : 1) : 1));
+    RANK_CHECK(sr == (rank % 2 == 0 ? 1 : (color0 ? 2 : 1)));
+    if (sme == 0) {
+      int v = rank, got = -1;
+      API_OK(MPIGPU_Sendrecv(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, 4, &got, MPIGPU_BUF_HOST, 1,
+                             MPIGPU_INT, 0, 4, sp, MPIGPU_STATUS_IGNORE));
+      // Partners: color 0 world 0 <-> 1, color 1 world 2 <-> 3.
+      RANK_CHECK(got == (rank % 2 == 0 ? rank + 1 : rank - 1));
+    }
+    API_OK(MPIGPU_Comm_free(&sp));
+    // Comm_create on the intercommunicator: each side drops its local rank 0.
+    MPIGPU_Group lg, rest;
+    API_OK(MPIGPU_Comm_group(inter, &lg));
+    const int zero = 0;
+    API_OK(MPIGPU_Group_excl(lg, 1, &zero, &rest));
+    MPIGPU_Comm cut;
+    API_OK(MPIGPU_Comm_create(inter, rest, &cut));
+    if (me == 0) {
+      RANK_CHECK(cut == MPIGPU_COMM_NULL);
+    } else {
+      API_OK(MPIGPU_Comm_size(cut, &sl));
+      API_OK(MPIGPU_Comm_remote_size(cut, &sr));
+      RANK_CHECK(sl == (rank % 2 == 0 ? 2 : 1) && sr == (rank % 2 == 0 ? 1 : 2));
+      API_OK(MPIGPU_Comm_free(&cut));
+    }
+    API_OK(MPIGPU_Group_free(&lg));
+    API_OK(MPIGPU_Group_free(&rest));
     API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
     API_FAILS(MPIGPU_ERR_COMM, MPIGPU_Comm_remote_size(kWorld, &rsize));
     for (MPIGPU_Comm* c : {&merged, &inter, &local}) API_OK(MPIGPU_Comm_free(c));
