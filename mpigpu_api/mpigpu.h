@@ -451,8 +451,8 @@ int MPIGPU_Graph_map(MPIGPU_Comm comm, int nnodes, const int index[], const int 
                      int* newrank);
 /* Distributed graphs: the adjacent form (each rank names its own neighbours). Weights may be
  * MPIGPU_UNWEIGHTED (or MPIGPU_WEIGHTS_EMPTY for a zero degree). Collective. */
-#define MPIGPU_UNWEIGHTED ((int*)1)
-#define MPIGPU_WEIGHTS_EMPTY ((int*)2)
+#define MPIGPU_UNWEIGHTED ((int*)-2)
+#define MPIGPU_WEIGHTS_EMPTY ((int*)-3)
 int MPIGPU_Dist_graph_create_adjacent(MPIGPU_Comm comm_old, int indegree, const int sources[],
                                       const int sourceweights[], int outdegree,
                                       const int destinations[], const int destweights[],
