@@ -131,6 +131,8 @@ typedef struct MPI_Status {
 
 /* Comm_split_type. */
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* Attribute keys of communicators (predefined keyvals). */
 #define MPI_TAG_UB 0x64400001

@@ -269,11 +269,13 @@ int DoCompare(MPIGPU_Comm comm1, MPIGPU_Comm comm2, int* result) {
 }
 
 int DoSplitType(Lock& lk, MPIGPU_Comm comm, int split_type, int key, MPIGPU_Comm* newcomm) {
-  if (split_type != MPIGPU_COMM_TYPE_SHARED && split_type != MPIGPU_UNDEFINED)
+  if (split_type != MPIGPU_COMM_TYPE_SHARED && split_type != MPIGPU_COMM_TYPE_HW_GUIDED &&
+      split_type != MPIGPU_COMM_TYPE_HW_UNGUIDED && split_type != MPIGPU_UNDEFINED)
     return SetLastError(MPIGPU_ERR_ARG, "split_type " + std::to_string(split_type) +
-                                            " is not MPIGPU_COMM_TYPE_SHARED or UNDEFINED");
-  // Node ids are 0..nodes-1: a color each.
-  const int color = split_type == MPIGPU_UNDEFINED ? MPIGPU_UNDEFINED : GetState().node;
+                                            " is not a MPIGPU_COMM_TYPE_* or UNDEFINED");
+  // Node ids are 0..nodes-1: a color each. The hardware types know no resources: COMM_NULL
+  // (still a collective split, so every member's context ids move alike).
+  const int color = split_type == MPIGPU_COMM_TYPE_SHARED ? GetState().node : MPIGPU_UNDEFINED;
   return SplitComm(lk, comm, color, key, newcomm, nullptr);
 }
 

@@ -303,9 +303,12 @@ int MPIGPU_Comm_create_group(MPIGPU_Comm comm, MPIGPU_Group group, int tag, MPIG
  * members) or UNEQUAL. */
 int MPIGPU_Comm_compare(MPIGPU_Comm comm1, MPIGPU_Comm comm2, int* result);
 /* Split by split_type: MPIGPU_COMM_TYPE_SHARED groups the ranks of one node (ordered by key,
- * then rank); MPIGPU_UNDEFINED gives MPIGPU_COMM_NULL. info is ignored. Collective.
- * Errors: COMM, ARG (unknown split_type). */
+ * then rank); MPIGPU_UNDEFINED gives MPIGPU_COMM_NULL. The hardware types give
+ * MPIGPU_COMM_NULL (MPI's answer when no resource type is known: mpigpu reads no hardware
+ * hints). info is ignored. Collective. Errors: COMM, ARG (unknown split_type). */
 #define MPIGPU_COMM_TYPE_SHARED 1
+#define MPIGPU_COMM_TYPE_HW_GUIDED 2
+#define MPIGPU_COMM_TYPE_HW_UNGUIDED 3
 int MPIGPU_Comm_split_type(MPIGPU_Comm comm, int split_type, int key, MPIGPU_Info info,
                            MPIGPU_Comm* newcomm);
 /* MPIGPU_Comm_dup, completed before it returns: *request is MPIGPU_REQUEST_NULL. */

@@ -174,6 +174,8 @@ void SplitTypeShared(int expect_local) {
     MPIGPU_Comm none;
     API_OK(MPIGPU_Comm_split_type(kWorld, MPIGPU_UNDEFINED, 0, MPIGPU_INFO_NULL, &none));
     RANK_CHECK(none == MPIGPU_COMM_NULL);
+    API_OK(MPIGPU_Comm_split_type(kWorld, MPIGPU_COMM_TYPE_HW_GUIDED, 0, MPIGPU_INFO_NULL, &none));
+    RANK_CHECK(none == MPIGPU_COMM_NULL);
     API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
     API_FAILS(MPIGPU_ERR_ARG, MPIGPU_Comm_split_type(kWorld, 77, 0, MPIGPU_INFO_NULL, &none));
     API_OK(MPIGPU_Comm_free(&node));
