@@ -436,7 +436,8 @@ int MPIGPU_Cart_coords(MPIGPU_Comm comm, int rank, int maxdims, int coords[]);
  * MPIGPU_PROC_NULL past the edge of a non-periodic dimension. */
 int MPIGPU_Cart_shift(MPIGPU_Comm comm, int direction, int disp, int* rank_source,
                       int* rank_dest);
-/* Collective: one communicator per slice, keeping the dimensions with remain_dims[i] != 0. */
+/* Collective: one communicator per slice, keeping the dimensions with remain_dims[i] != 0.
+ * Keeping none gives rank 0 a 0-dimensional grid of itself and the others MPIGPU_COMM_NULL. */
 int MPIGPU_Cart_sub(MPIGPU_Comm comm, const int remain_dims[], MPIGPU_Comm* newcomm);
 /* *newrank = rank (< product of dims), or MPIGPU_UNDEFINED. */
 int MPIGPU_Cart_map(MPIGPU_Comm comm, int ndims, const int dims[], const int periods[],

@@ -251,6 +251,9 @@ int DoCartSub(Lock& lk, MPIGPU_Comm comm, const int remain[], MPIGPU_Comm* newco
       color = color * t->dims[i] + me[i];
     }
   }
+  // Keeping no dimension gives a 0-dimensional grid of one process: rank 0's (as MPICH does;
+  // the others get MPIGPU_COMM_NULL).
+  if (sub->dims.empty() && c->rank != 0) color = MPIGPU_UNDEFINED;
   CommPtr made;
   if (int rc2 = SplitComm(lk, comm, color, key, newcomm, &made); rc2 != MPIGPU_SUCCESS) return rc2;
   if (made) made->topo = std::move(sub);

@@ -108,9 +108,15 @@ TEST(ApiTopoTest, CartesianGrid) {
     const int keep_none[] = {0, 0};
     MPIGPU_Comm point;
     API_OK(MPIGPU_Cart_sub(cart, keep_none, &point));
-    API_OK(MPIGPU_Comm_size(point, &cs));
-    API_OK(MPIGPU_Cartdim_get(point, &cnd));
-    RANK_CHECK(cs == 1 && cnd == 0);
+    if (rank == 0) {  // keeping no dimension: rank 0 alone, a 0-dimensional grid
+      int cmp = -1;
+      API_OK(MPIGPU_Comm_size(point, &cs));
+      API_OK(MPIGPU_Cartdim_get(point, &cnd));
+      API_OK(MPIGPU_Comm_compare(MPIGPU_COMM_SELF, point, &cmp));
+      RANK_CHECK(cs == 1 && cnd == 0 && cmp == MPIGPU_CONGRUENT);
+    } else {
+      RANK_CHECK(point == MPIGPU_COMM_NULL);
+    }
     // Dup keeps the topology.
     MPIGPU_Comm d;
     API_OK(MPIGPU_Comm_dup(cart, &d));
@@ -127,7 +133,8 @@ TEST(ApiTopoTest, CartesianGrid) {
     API_FAILS(MPIGPU_ERR_TOPOLOGY, MPIGPU_Graphdims_get(cart, &nd, &nd));
     API_OK(MPIGPU_Topo_test(kWorld, &status));
     RANK_CHECK(status == MPIGPU_UNDEFINED);
-    for (MPIGPU_Comm* c : {&cart, &col, &point, &d}) API_OK(MPIGPU_Comm_free(c));
+    for (MPIGPU_Comm* c : {&cart, &col, &d}) API_OK(MPIGPU_Comm_free(c));
+    if (point != MPIGPU_COMM_NULL) API_OK(MPIGPU_Comm_free(&point));
   });
   EXPECT_EQ(r, "");
 }
