@@ -4,7 +4,8 @@
 //
 // Callbacks are user code that may call mpigpu (even get or set attributes): each runs with the
 // API's lock dropped, and the state is looked up again afterwards. A key freed by the user stays
-// alive here while attributes use it (MPI's rule), so their delete callbacks still run.
+// alive here while attributes use it (MPI's rule), so their delete callbacks still run
+// (Keyval::refs).
 #include <algorithm>
 #include <climits>
 #include <functional>
@@ -27,7 +28,11 @@ struct Keyval {
   void* copy_fn = nullptr;    // MPIGPU_{Comm,Type}_copy_attr_function*; null: never copied
   void* delete_fn = nullptr;  // MPIGPU_{Comm,Type}_delete_attr_function*; null: nothing to do
   void* extra_state = nullptr;
-  bool freed = false;  // by the user: no new uses
+  // References: the user's handle (until freed) and each attribute set with the key; at 0 the
+  // key is gone. As in MPICH, freeing a key that is still alive again does nothing (a delete
+  // callback may free the key it runs for: MPICH's keyval_double_free tests).
+  int refs = 1;
+  bool freed = false;
 };
 
 // Keys from this value up are the user's (below: predefined, MPIGPU_KEYVAL_*).
@@ -47,7 +52,8 @@ bool IsPredefined(int keyval) {
   return keyval >= MPIGPU_KEYVAL_TAG_UB && keyval <= MPIGPU_KEYVAL_LASTUSEDCODE;
 }
 
-// The user key `keyval` of `kind` (not freed unless `allow_freed`), or null (detail recorded).
+// The user key `keyval` of `kind` (still referenced unless `allow_freed`), or null (detail
+// recorded).
 Keyval* FindKeyval(int keyval, KeyKind kind, bool allow_freed) {
   std::vector<Keyval>& ks = GetAttrs().keyvals;
   const long long i = static_cast<long long>(keyval) - kFirstUserKeyval;
@@ -64,7 +70,7 @@ Keyval* FindKeyval(int keyval, KeyKind kind, bool allow_freed) {
                                         " key");
     return nullptr;
   }
-  if (k.freed && !allow_freed) {
+  if (k.refs <= 0 && !allow_freed) {
     SetLastError(MPIGPU_ERR_KEYVAL, "keyval " + std::to_string(keyval) + " was freed");
     return nullptr;
   }
@@ -113,7 +119,10 @@ int FreeKeyval(KeyKind kind, int* keyval) {
     return SetLastError(MPIGPU_ERR_KEYVAL, "predefined keyvals cannot be freed");
   Keyval* k = FindKeyval(*keyval, kind, false);
   if (!k) return MPIGPU_ERR_KEYVAL;
-  k->freed = true;
+  if (!k->freed) {
+    k->freed = true;
+    --k->refs;
+  }
   *keyval = MPIGPU_KEYVAL_INVALID;
   return MPIGPU_SUCCESS;
 }
@@ -159,6 +168,11 @@ int RunCopy(Lock& lk, KeyKind kind, int handle, int keyval, void* value, void** 
   return MPIGPU_SUCCESS;
 }
 
+// An attribute with key `keyval` was added (+1) or removed (-1).
+void AddRef(int keyval, int delta) {
+  GetAttrs().keyvals[keyval - kFirstUserKeyval].refs += delta;
+}
+
 using AttrList = std::vector<std::pair<int, void*>>;
 
 // Where `keyval` sits in `list`, or list.end().
@@ -197,6 +211,7 @@ int SetAttr(Lock& lk, KeyKind kind, int handle, int keyval, void* value) {
     }
   }
   list->emplace_back(keyval, value);
+  AddRef(keyval, 1);
   return MPIGPU_SUCCESS;
 }
 
@@ -229,8 +244,10 @@ int DeleteAttr(Lock& lk, KeyKind kind, int handle, int keyval) {
     return SetLastError(MPIGPU_ERR_KEYVAL,
                         "keyval " + std::to_string(keyval) + " has no attribute on this object");
   if (int rc = RunDelete(lk, kind, handle, keyval, at->second); rc != MPIGPU_SUCCESS) return rc;
-  if ((list = ListOf(kind, handle)) != nullptr && (at = Find(*list, keyval)) != list->end())
+  if ((list = ListOf(kind, handle)) != nullptr && (at = Find(*list, keyval)) != list->end()) {
     list->erase(at);
+    AddRef(keyval, -1);
+  }
   return MPIGPU_SUCCESS;
 }
 
@@ -241,7 +258,10 @@ int DeleteAll(Lock& lk, KeyKind kind, int handle, const std::function<AttrList*(
     if (int rc = RunDelete(lk, kind, handle, keyval, value); rc != MPIGPU_SUCCESS) return rc;
     list = list_of();
     if (!list) break;
-    if (auto at = Find(*list, keyval); at != list->end()) list->erase(at);
+    if (auto at = Find(*list, keyval); at != list->end()) {
+      list->erase(at);
+      AddRef(keyval, -1);
+    }
   }
   return MPIGPU_SUCCESS;
 }
@@ -254,7 +274,10 @@ int CopyAll(Lock& lk, KeyKind kind, int handle, const AttrList& from, AttrList* 
     bool keep = false;
     if (int rc = RunCopy(lk, kind, handle, keyval, value, &out, &keep); rc != MPIGPU_SUCCESS)
       return rc;
-    if (keep) to->emplace_back(keyval, out);
+    if (keep) {
+      to->emplace_back(keyval, out);
+      AddRef(keyval, 1);
+    }
   }
   return MPIGPU_SUCCESS;
 }

@@ -374,8 +374,9 @@ int MPIGPU_Comm_dup_fn(MPIGPU_Comm oldcomm, int comm_keyval, void* extra_state,
 int MPIGPU_Comm_create_keyval(MPIGPU_Comm_copy_attr_function* comm_copy_attr_fn,
                               MPIGPU_Comm_delete_attr_function* comm_delete_attr_fn,
                               int* comm_keyval, void* extra_state);
-/* Frees the key (attributes set with it stay until deleted) and sets it to KEYVAL_INVALID.
- * Errors: KEYVAL (predefined, freed or not a communicator key). */
+/* Frees the key (attributes set with it stay until deleted) and sets it to KEYVAL_INVALID. A key
+ * lives until it is freed and no attribute uses it; freeing a live key again (through a copy of
+ * the handle) does nothing. Errors: KEYVAL (predefined, gone or not a communicator key). */
 int MPIGPU_Comm_free_keyval(int* comm_keyval);
 /* Errors: COMM, KEYVAL (bad key, or a predefined one), the delete callback's code. */
 int MPIGPU_Comm_set_attr(MPIGPU_Comm comm, int comm_keyval, void* attribute_val);

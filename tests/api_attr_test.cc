@@ -109,6 +109,16 @@ TEST(ApiAttrTest, CallbacksRunInMpiOrder) {
     int tag_ub = MPIGPU_KEYVAL_TAG_UB;
     API_FAILS(MPIGPU_ERR_KEYVAL, MPIGPU_Comm_free_keyval(&tag_ub));
     API_FAILS(MPIGPU_ERR_KEYVAL, MPIGPU_Comm_free_keyval(&k1));  // INVALID
+    int k1copy = g_keys[1];
+    API_FAILS(MPIGPU_ERR_KEYVAL, MPIGPU_Comm_free_keyval(&k1copy));  // gone: no attribute left
+    // A live key (its attribute still set) may be freed again through a copy: nothing happens.
+    int k3, k3copy;
+    API_OK(MPIGPU_Comm_create_keyval(MPIGPU_COMM_NULL_COPY_FN, MPIGPU_COMM_NULL_DELETE_FN, &k3,
+                                     nullptr));
+    k3copy = k3;
+    API_OK(MPIGPU_Comm_set_attr(MPIGPU_COMM_SELF, k3, nullptr));
+    API_OK(MPIGPU_Comm_free_keyval(&k3));
+    API_OK(MPIGPU_Comm_free_keyval(&k3copy));
     int tkey;
     API_OK(MPIGPU_Type_create_keyval(MPIGPU_TYPE_NULL_COPY_FN, MPIGPU_TYPE_NULL_DELETE_FN, &tkey,
                                      nullptr));
