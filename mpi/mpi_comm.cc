@@ -50,7 +50,8 @@ extern "C" int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* n
 }
 MPIGPU_MPI_ALIAS(Comm_dup_with_info)
 
-// Completed before it returns: the request is complete from the start.
+// Completed before it returns (a blocking dup): the request is complete from the start. A
+// program whose members start the idup at different points (MPICH's comm_idup tests) waits.
 extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   if (request == nullptr)
     return mpigpu::mpi::FailWith("MPI_Comm_idup", comm, MPI_ERR_ARG, "null request");
@@ -64,6 +65,13 @@ extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
   return MPI_SUCCESS;
 }
 MPIGPU_MPI_ALIAS(Comm_idup)
+
+extern "C" int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                                        MPI_Request* request) {
+  (void)info;  // hints are ignored
+  return PMPI_Comm_idup(comm, newcomm, request);
+}
+MPIGPU_MPI_ALIAS(Comm_idup_with_info)
 
 extern "C" int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                     MPI_Comm* newcomm) {
