@@ -32,6 +32,8 @@
 
 namespace mpigpu::api {
 
+class CollSched;  // coll_sched.h
+
 // A communicator: an ordered group of world ranks and two context ids (point to point and
 // collectives), so messages of different communicators, or of a collective and a user's
 // point-to-point call, never match each other.
@@ -91,6 +93,8 @@ struct ApiRequest {
   std::vector<unsigned char> staging;
   TypedBuf user;
   bool detached = false;  // MPIGPU_Request_free'd: completed by the progress loop
+  // A nonblocking collective (op stays null): done when its schedule is.
+  std::shared_ptr<CollSched> sched;
   // The handle of this use of the object: (gen + kHandleSalt) << 32 | (slot + 1), where slot
   // is the object's fixed index in State::requests and gen counts its uses (see below).
   uintptr_t key = 0;
@@ -145,6 +149,8 @@ struct State {
   std::vector<ApiRequest*> requests;
   std::vector<ApiRequest*> spare;     // completed objects kept for reuse
   std::vector<ApiRequest*> detached;  // freed by the user, still in flight
+  // Nonblocking collectives not yet done, advanced by every progress round.
+  std::vector<std::shared_ptr<CollSched>> coll_scheds;
 };
 State* MakeState();
 // Inline: every call asks for it, and a call per question costs more than the question.
@@ -251,7 +257,10 @@ void Detach(ApiRequest* r);
 void DeclareContexts(const CommData& c);
 // True once `r` can be completed without blocking. Inline: waits ask it every round, and the
 // completion calls live in another file than the requests (api_completion.cc, api_p2p.cc).
-inline bool P2PDone(const ApiRequest* r) { return r->op == nullptr || r->op->done(); }
+bool CollSchedDone(const CollSched& s);
+inline bool P2PDone(const ApiRequest* r) {
+  return r->op != nullptr ? r->op->done() : r->sched == nullptr || CollSchedDone(*r->sched);
+}
 // Completes a done request: unpacks a staged receive, fills *status (may be null), frees r.
 // Returns the operation's error class (TRUNCATE, PROC_FAILED, ...).
 int CompleteP2P(ApiRequest* r, MPIGPU_Status* status);
@@ -261,6 +270,11 @@ int WaitP2P(Lock& lk, ApiRequest* r, MPIGPU_Status* status);
 
 // Completes detached requests that are done (their errors have nobody to go to).
 void ReapDetached();
+// Advances every nonblocking collective in State::coll_scheds; drops the done ones.
+void AdvanceCollScheds();
+// Makes a nonblocking collective's schedule the operation of a new user request (*request)
+// and puts it into State::coll_scheds.
+int StartCollRequest(std::shared_ptr<CollSched> sched, MPIGPU_Request* request);
 // One round of engine progress, then completion of detached requests that are done. Inline:
 // waits call it every round.
 inline int ProgressOnce() {
@@ -268,6 +282,7 @@ inline int ProgressOnce() {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = ReturnCode(s.engine->Progress(), MPIGPU_ERR_INTERN); rc != MPIGPU_SUCCESS)
     return rc;
+  if (!s.coll_scheds.empty()) AdvanceCollScheds();
   if (!s.detached.empty()) ReapDetached();
   return MPIGPU_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include "memcopy/log.h"
 #include "mpigpu_api/api_entry.h"
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_sched.h"
 #include "mpigpu_api/errors.h"
 #include "pipeline/pack.h"
 
@@ -118,6 +119,7 @@ void RecycleApiRequest(ApiRequest* r) {
     // Only these can differ from a fresh object's: StartP2P sets recv, peer and tag for every
     // use, and staging and user only when staged.
     r->comm.reset();  // the communicator may go now (Comm_free)
+    r->sched.reset();
     r->op = nullptr;
     r->proc_null = r->detached = false;
     r->handle = 0;
@@ -170,6 +172,9 @@ int CompleteP2P(ApiRequest* r, MPIGPU_Status* status) {
   MPIGPU_Status st;
   if (r->proc_null) {
     EmptyStatus(&st, MPIGPU_PROC_NULL);
+  } else if (r->sched) {
+    EmptyStatus(&st, MPIGPU_ANY_SOURCE);
+    rc = st.MPIGPU_ERROR = CollSchedResult(*r->sched);
   } else {
     rc = OpStatus(*r->op, r->recv, *r->comm, r->peer, r->tag, &st);
     // A truncated receive unpacks what fits; count_bytes is 0 when nothing arrived.
@@ -191,6 +196,16 @@ int WaitP2P(Lock& lk, ApiRequest* r, MPIGPU_Status* status) {
     return rc;
   }
   return CompleteP2P(r, status);
+}
+
+int StartCollRequest(std::shared_ptr<CollSched> sched, MPIGPU_Request* request) {
+  ApiRequest* r = NewApiRequest();
+  r->comm = sched->comm();
+  r->sched = sched;
+  GetState().coll_scheds.push_back(std::move(sched));
+  r->handle = r->key;  // the user holds it now
+  *request = HandleFromValue(r->handle);
+  return MPIGPU_SUCCESS;
 }
 
 void Detach(ApiRequest* r) {

@@ -209,6 +209,37 @@ typedef struct {
 #define MPIGPU_MIN ((MPIGPU_Op)1)
 #define MPIGPU_MAX ((MPIGPU_Op)2)
 #define MPIGPU_PROD ((MPIGPU_Op)3)
+#define MPIGPU_LAND ((MPIGPU_Op)4)
+#define MPIGPU_LOR ((MPIGPU_Op)5)
+#define MPIGPU_LXOR ((MPIGPU_Op)6)
+#define MPIGPU_BAND ((MPIGPU_Op)7)
+#define MPIGPU_BOR ((MPIGPU_Op)8)
+#define MPIGPU_BXOR ((MPIGPU_Op)9)
+#define MPIGPU_MINLOC ((MPIGPU_Op)10)
+#define MPIGPU_MAXLOC ((MPIGPU_Op)11)
+/* For one-sided accumulates only: collectives refuse them with MPIGPU_ERR_OP. */
+#define MPIGPU_REPLACE ((MPIGPU_Op)12)
+#define MPIGPU_NO_OP ((MPIGPU_Op)13)
+/* Which op is defined for which type follows MPI: MIN/MAX on integers and floating point;
+ * SUM/PROD also on complex; LAND/LOR/LXOR on integers and logicals (C_BOOL, LOGICAL);
+ * BAND/BOR/BXOR on integers and BYTE; MINLOC/MAXLOC on the value-index pair types (FLOAT_INT,
+ * DOUBLE_INT, LONG_INT, 2INT, SHORT_INT, LONG_DOUBLE_INT, 2INTEGER, 2REAL, 2DOUBLE_PRECISION).
+ * MPIGPU_CHAR counts as an integer (as in MPICH). Derived types reduce element-wise over their
+ * single predefined type underneath. Another pairing gives MPIGPU_ERR_OP. */
+
+/* A user-defined reduction: inoutvec[i] = invec[i] op inoutvec[i] for i < *len elements of
+ * *datatype, in host memory laid out as the datatype describes (device buffers are staged
+ * through the host before the function sees them). */
+typedef void MPIGPU_User_function(void* invec, void* inoutvec, int* len,
+                                  MPIGPU_Datatype* datatype);
+/* *op = a new operation calling fn; commute = 0 makes collectives apply it in rank order
+ * (x0 op x1 op ... op xn-1), never reordered. Errors: ARG (null fn or op). */
+int MPIGPU_Op_create(MPIGPU_User_function* fn, int commute, MPIGPU_Op* op);
+/* Frees a user operation and sets *op to MPIGPU_OP_NULL. Errors: OP (predefined, freed or bad
+ * handle), ARG. */
+int MPIGPU_Op_free(MPIGPU_Op* op);
+/* *commute = 1 if op is commutative (every predefined op is). Errors: OP, ARG. */
+int MPIGPU_Op_commutative(MPIGPU_Op op, int* commute);
 
 /* ---- environment ---- */
 
@@ -549,6 +580,135 @@ int MPIGPU_Reduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf
 int MPIGPU_Allreduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
                      MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
                      MPIGPU_Op op, MPIGPU_Comm comm);
+/* In the collectives below, as in MPI: counts and types describe whole buffers per rank
+ * (displacements of the v-forms in elements of the type's extent, of Alltoallw in bytes); a
+ * receive longer than its send is fine, a shorter one fails with TRUNCATE. MPIGPU_IN_PLACE as
+ * sendbuf (its buftype is then ignored) takes this rank's contribution from recvbuf: at the
+ * root only for Gather(v) and Reduce, as recvbuf at the root for Scatter(v), on every rank for
+ * the all-forms, Reduce_scatter(_block), Scan and Exscan. Ops that are not commutative are
+ * applied in rank order. Errors: COMM, RANK (bad root), COUNT, TYPE, BUFFER, NO_GPU, OP,
+ * TRUNCATE, ARG (IN_PLACE where MPI forbids it, null count arrays), PROC_FAILED. */
+#define MPIGPU_IN_PLACE ((void*)-1)
+
+int MPIGPU_Gather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                  MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                  int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm);
+int MPIGPU_Gatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                   MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                   const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                   int root, MPIGPU_Comm comm);
+int MPIGPU_Scatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                   MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                   int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm);
+int MPIGPU_Scatterv(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                    const int displs[], MPIGPU_Datatype sendtype, void* recvbuf,
+                    MPIGPU_Buftype recvbuftype, int recvcount, MPIGPU_Datatype recvtype,
+                    int root, MPIGPU_Comm comm);
+int MPIGPU_Allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                     MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                     int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                      MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                      const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                      MPIGPU_Comm comm);
+int MPIGPU_Alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                    MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                    int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                     const int sdispls[], MPIGPU_Datatype sendtype, void* recvbuf,
+                     MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                     MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                     const int sdispls[], const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                     MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                     const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm);
+/* Reduces count = sum(recvcounts) elements and leaves block r (recvcounts[r] elements, blocks
+ * in rank order) in rank r's recvbuf. */
+int MPIGPU_Reduce_scatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                          MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                          MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm);
+int MPIGPU_Reduce_scatter_block(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                                MPIGPU_Buftype recvbuftype, int recvcount,
+                                MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm);
+/* Inclusive prefix reduction: rank r gets x0 op ... op xr. */
+int MPIGPU_Scan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                MPIGPU_Comm comm);
+/* Exclusive prefix reduction: rank r > 0 gets x0 op ... op xr-1; rank 0's recvbuf is left as
+ * it was. */
+int MPIGPU_Exscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                  MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                  MPIGPU_Comm comm);
+/* Nonblocking forms: the same arguments and rules, plus *request, completed by Wait/Test
+ * (its status says nothing). Argument errors are returned at once; errors of the transfers at
+ * completion. Every progress call of the process advances them (they never block inside the
+ * call), several may be in flight on one communicator, and every rank must start a
+ * communicator's collectives, blocking or not, in the same order. Buffers belong to the
+ * operation until it completes. */
+int MPIGPU_Ibarrier(MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ibcast(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                  int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ireduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                   MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                   int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iallreduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                      MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                      MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Igather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                   MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                   int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                   MPIGPU_Request* request);
+int MPIGPU_Igatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                    MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                    const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                    int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iscatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                    MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                    int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                    MPIGPU_Request* request);
+int MPIGPU_Iscatterv(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                     const int displs[], MPIGPU_Datatype sendtype, void* recvbuf,
+                     MPIGPU_Buftype recvbuftype, int recvcount, MPIGPU_Datatype recvtype,
+                     int root, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iallgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                      MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                      int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                      MPIGPU_Request* request);
+int MPIGPU_Iallgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                       MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                       const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                       MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ialltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                     MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                     int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                     MPIGPU_Request* request);
+int MPIGPU_Ialltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                      const int sdispls[], MPIGPU_Datatype sendtype, void* recvbuf,
+                      MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                      MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Ialltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype, const int sendcounts[],
+                      const int sdispls[], const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                      MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                      const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm,
+                      MPIGPU_Request* request);
+int MPIGPU_Ireduce_scatter(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                           MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                           MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                           MPIGPU_Request* request);
+int MPIGPU_Ireduce_scatter_block(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                                 MPIGPU_Buftype recvbuftype, int recvcount,
+                                 MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                                 MPIGPU_Request* request);
+int MPIGPU_Iscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                 MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                 MPIGPU_Comm comm, MPIGPU_Request* request);
+int MPIGPU_Iexscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                   MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
+                   MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Local: inoutbuf = inbuf op inoutbuf (no communication). Errors: COUNT, TYPE, BUFFER, OP. */
+int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inoutbuf,
+                        MPIGPU_Buftype inoutbuftype, int count, MPIGPU_Datatype datatype,
+                        MPIGPU_Op op);
 
 /* ---- datatypes ----
  * Derived types must be committed before communication (else ERR_TYPE). Only non-negative

@@ -116,14 +116,13 @@ void BadCalls() {
                                             MPIGPU_INT, 99, kWorld));
   API_FAILS(MPIGPU_ERR_OP, MPIGPU_Reduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 4, MPIGPU_INT,
                                          MPIGPU_OP_NULL, 0, kWorld));
-  MPIGPU_Datatype pair;
-  API_OK(MPIGPU_Type_contiguous(2, MPIGPU_INT, &pair));
-  API_OK(MPIGPU_Type_commit(&pair));
-  API_FAILS(MPIGPU_ERR_TYPE, MPIGPU_Allreduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 2, pair,
+  API_FAILS(MPIGPU_ERR_TYPE, MPIGPU_Allreduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 2, 4242,
                                               MPIGPU_SUM, kWorld));
-  API_FAILS(MPIGPU_ERR_RANK, MPIGPU_Reduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 4,
+  API_FAILS(MPIGPU_ERR_OP, MPIGPU_Allreduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 2,
+                                            MPIGPU_FLOAT, MPIGPU_BXOR, kWorld));
+  API_FAILS(MPIGPU_ERR_ROOT, MPIGPU_Reduce(v, MPIGPU_BUF_HOST, out, MPIGPU_BUF_HOST, 4,
                                            MPIGPU_INT, MPIGPU_SUM, 2, kWorld));
-  API_FAILS(MPIGPU_ERR_RANK, MPIGPU_Bcast(v, MPIGPU_BUF_HOST, 4, MPIGPU_INT, -1, kWorld));
+  API_FAILS(MPIGPU_ERR_ROOT, MPIGPU_Bcast(v, MPIGPU_BUF_HOST, 4, MPIGPU_INT, -1, kWorld));
   API_FAILS(MPIGPU_ERR_COUNT, MPIGPU_Bcast(v, MPIGPU_BUF_HOST, -4, MPIGPU_INT, 0, kWorld));
   API_FAILS(MPIGPU_ERR_BUFFER,
             MPIGPU_Allreduce(v, 3, out, MPIGPU_BUF_HOST, 4, MPIGPU_INT, MPIGPU_SUM, kWorld));

@@ -1,5 +1,6 @@
-// Host reductions: every op x every predefined type, byte-exact against a reference computed
-// independently; wrap-around; unaligned buffers; bad op/type/buffer.
+// Host reductions: every op x the types of its class, byte-exact against a reference computed
+// independently; MPI's op/type rules; MINLOC/MAXLOC on packed pairs; wrap-around; unaligned
+// buffers; bad op/type/buffer; the user-op registry.
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +24,15 @@ T Reference(MPIGPU_Op op, T a, T b) {
   if (op == MPIGPU_MIN) return a < b ? a : b;
   if (op == MPIGPU_MAX) return a < b ? b : a;
   if constexpr (std::is_integral<T>::value) {
+    switch (op) {
+      case MPIGPU_BAND: return static_cast<T>(a & b);
+      case MPIGPU_BOR: return static_cast<T>(a | b);
+      case MPIGPU_BXOR: return static_cast<T>(a ^ b);
+      case MPIGPU_LAND: return static_cast<T>(a && b);
+      case MPIGPU_LOR: return static_cast<T>(a || b);
+      case MPIGPU_LXOR: return static_cast<T>(!a != !b);
+      default: break;
+    }
     const uint64_t ua = static_cast<uint64_t>(static_cast<int64_t>(a));
     const uint64_t ub = static_cast<uint64_t>(static_cast<int64_t>(b));
     return static_cast<T>(op == MPIGPU_SUM ? ua + ub : ua * ub);
@@ -44,7 +54,7 @@ std::vector<T> Values() {
 }
 
 template <class T>
-void CheckAllOps(MPIGPU_Datatype type) {
+void CheckOps(MPIGPU_Datatype type, std::vector<MPIGPU_Op> ops) {
   SCOPED_TRACE(TypeName(type));
   const std::vector<T> vals = Values<T>();
   // Every pair (a, b): inout holds a's, in holds b's.
@@ -56,7 +66,7 @@ void CheckAllOps(MPIGPU_Datatype type) {
     }
   }
   const size_t n = a.size();
-  for (MPIGPU_Op op : {MPIGPU_SUM, MPIGPU_MIN, MPIGPU_MAX, MPIGPU_PROD}) {
+  for (MPIGPU_Op op : ops) {
     SCOPED_TRACE(OpName(op));
     std::vector<T> want(n);
     for (size_t i = 0; i < n; ++i) want[i] = Reference(op, a[i], b[i]);
@@ -71,20 +81,140 @@ void CheckAllOps(MPIGPU_Datatype type) {
   }
 }
 
-// The types ApplyOp has a row for (ops.cc: arithmetic C types but bool). long double is left
-// out of this byte-exact check: 6 of its 16 bytes are padding a result need not preserve.
-template <class T>
-void CheckIfArithmetic(MPIGPU_Datatype type) {
-  if constexpr (std::is_arithmetic<T>::value && !std::is_same<T, bool>::value &&
-                !std::is_same<T, long double>::value) {
-    CheckAllOps<T>(type);
+const std::vector<MPIGPU_Op> kIntOps = {MPIGPU_SUM,  MPIGPU_MIN, MPIGPU_MAX,  MPIGPU_PROD,
+                                        MPIGPU_LAND, MPIGPU_LOR, MPIGPU_LXOR, MPIGPU_BAND,
+                                        MPIGPU_BOR,  MPIGPU_BXOR};
+const std::vector<MPIGPU_Op> kFloatOps = {MPIGPU_SUM, MPIGPU_MIN, MPIGPU_MAX, MPIGPU_PROD};
+
+TEST(ApiOpsTest, EveryOpOnTheTypesOfItsClass) {
+  CheckOps<char>(MPIGPU_CHAR, kIntOps);
+  CheckOps<signed char>(MPIGPU_SIGNED_CHAR, kIntOps);
+  CheckOps<unsigned char>(MPIGPU_UNSIGNED_CHAR, kIntOps);
+  CheckOps<short>(MPIGPU_SHORT, kIntOps);
+  CheckOps<unsigned short>(MPIGPU_UNSIGNED_SHORT, kIntOps);
+  CheckOps<int>(MPIGPU_INT, kIntOps);
+  CheckOps<unsigned>(MPIGPU_UNSIGNED, kIntOps);
+  CheckOps<long>(MPIGPU_LONG, kIntOps);
+  CheckOps<unsigned long>(MPIGPU_UNSIGNED_LONG, kIntOps);
+  CheckOps<long long>(MPIGPU_LONG_LONG, kIntOps);
+  CheckOps<unsigned long long>(MPIGPU_UNSIGNED_LONG_LONG, kIntOps);
+  CheckOps<int8_t>(MPIGPU_INT8_T, kIntOps);
+  CheckOps<int16_t>(MPIGPU_INT16_T, kIntOps);
+  CheckOps<int32_t>(MPIGPU_INT32_T, kIntOps);
+  CheckOps<int64_t>(MPIGPU_INT64_T, kIntOps);
+  CheckOps<uint8_t>(MPIGPU_UINT8_T, kIntOps);
+  CheckOps<uint16_t>(MPIGPU_UINT16_T, kIntOps);
+  CheckOps<uint32_t>(MPIGPU_UINT32_T, kIntOps);
+  CheckOps<uint64_t>(MPIGPU_UINT64_T, kIntOps);
+  CheckOps<unsigned char>(MPIGPU_BYTE, {MPIGPU_BAND, MPIGPU_BOR, MPIGPU_BXOR});
+  CheckOps<float>(MPIGPU_FLOAT, kFloatOps);
+  CheckOps<double>(MPIGPU_DOUBLE, kFloatOps);
+  // long double is left out of this byte-exact check: 6 of its 16 bytes are padding a result
+  // need not preserve (MinlocMaxlocOnPairs compares LONG_DOUBLE_INT by value).
+}
+
+// MPI's classes: an op outside its class is ERR_OP, whatever the type.
+TEST(ApiOpsTest, OpsOutsideTheirClassAreRefused) {
+  EXPECT_EQ(CheckOpForType(MPIGPU_BAND, MPIGPU_FLOAT), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_LXOR, MPIGPU_DOUBLE), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_SUM, MPIGPU_BYTE), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_MIN, MPIGPU_BYTE), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_LAND, MPIGPU_BYTE), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_MINLOC, MPIGPU_INT), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_REPLACE, MPIGPU_INT), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_NO_OP, MPIGPU_INT), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_BXOR, MPIGPU_BYTE), MPIGPU_SUCCESS);
+  EXPECT_EQ(CheckOpForType(MPIGPU_LAND, MPIGPU_INT), MPIGPU_SUCCESS);
+#ifdef MPIGPU_C_BOOL
+  EXPECT_EQ(CheckOpForType(MPIGPU_LOR, MPIGPU_C_BOOL), MPIGPU_SUCCESS);
+  EXPECT_EQ(CheckOpForType(MPIGPU_SUM, MPIGPU_C_BOOL), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_PROD, MPIGPU_C_DOUBLE_COMPLEX), MPIGPU_SUCCESS);
+  EXPECT_EQ(CheckOpForType(MPIGPU_MAX, MPIGPU_C_DOUBLE_COMPLEX), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_SUM, MPIGPU_WCHAR), MPIGPU_ERR_OP);
+  EXPECT_EQ(CheckOpForType(MPIGPU_SUM, MPIGPU_PACKED), MPIGPU_ERR_OP);
+#endif
+#ifdef MPIGPU_2INT
+  EXPECT_EQ(CheckOpForType(MPIGPU_MAXLOC, MPIGPU_2INT), MPIGPU_SUCCESS);
+  EXPECT_EQ(CheckOpForType(MPIGPU_SUM, MPIGPU_2INT), MPIGPU_ERR_OP);
+#endif
+}
+
+// Packed value-index pairs: value then index, no padding (the packed stream has none).
+template <class V>
+void CheckLoc(MPIGPU_Datatype type) {
+  SCOPED_TRACE(TypeName(type));
+  constexpr size_t kElem = sizeof(V) + sizeof(int);
+  ASSERT_EQ(OpElementBytes(type), kElem);
+  const V av[4] = {V(1), V(5), V(3), V(2)}, bv[4] = {V(2), V(5), V(1), V(2)};
+  const int ai[4] = {0, 7, 4, 9}, bi[4] = {1, 3, 8, 2};
+  for (MPIGPU_Op op : {MPIGPU_MINLOC, MPIGPU_MAXLOC}) {
+    std::vector<unsigned char> a(4 * kElem), b(4 * kElem);
+    for (int k = 0; k < 4; ++k) {
+      std::memcpy(&a[k * kElem], &av[k], sizeof(V));
+      std::memcpy(&a[k * kElem + sizeof(V)], &ai[k], sizeof(int));
+      std::memcpy(&b[k * kElem], &bv[k], sizeof(V));
+      std::memcpy(&b[k * kElem + sizeof(V)], &bi[k], sizeof(int));
+    }
+    ASSERT_EQ(ApplyOp(op, type, a.data(), b.data(), 4), MPIGPU_SUCCESS);
+    for (int k = 0; k < 4; ++k) {
+      V v;
+      int i;
+      std::memcpy(&v, &a[k * kElem], sizeof(V));
+      std::memcpy(&i, &a[k * kElem + sizeof(V)], sizeof(int));
+      const bool take_b = op == MPIGPU_MINLOC ? bv[k] < av[k] : av[k] < bv[k];
+      const V want_v = take_b ? bv[k] : av[k];
+      const int want_i = take_b ? bi[k] : (av[k] == bv[k] ? std::min(ai[k], bi[k]) : ai[k]);
+      EXPECT_EQ(v, want_v) << k;
+      EXPECT_EQ(i, want_i) << k;
+    }
   }
 }
 
-TEST(ApiOpsTest, EveryOpOnEveryPredefinedType) {
-#define CHECK_TYPE(handle, ctype) CheckIfArithmetic<ctype>(handle);
-  MPIGPU_FOR_EACH_PREDEFINED_TYPE(CHECK_TYPE)
-#undef CHECK_TYPE
+TEST(ApiOpsTest, MinlocMaxlocOnPairs) {
+#ifdef MPIGPU_FLOAT_INT
+  CheckLoc<float>(MPIGPU_FLOAT_INT);
+  CheckLoc<double>(MPIGPU_DOUBLE_INT);
+  CheckLoc<long>(MPIGPU_LONG_INT);
+  CheckLoc<int>(MPIGPU_2INT);
+  CheckLoc<short>(MPIGPU_SHORT_INT);
+  CheckLoc<long double>(MPIGPU_LONG_DOUBLE_INT);
+#else
+  GTEST_SKIP() << "this build's mpigpu.h has no pair types yet";
+#endif
+}
+
+void AddFn(void* in, void* io, int* len, MPIGPU_Datatype*) {
+  for (int i = 0; i < *len; ++i) static_cast<int*>(io)[i] += static_cast<int*>(in)[i];
+}
+
+TEST(ApiOpsTest, UserOpRegistry) {
+  MPIGPU_Op a, b;
+  ASSERT_EQ(CreateUserOp(AddFn, true, &a), MPIGPU_SUCCESS);
+  ASSERT_EQ(CreateUserOp(AddFn, false, &b), MPIGPU_SUCCESS);
+  EXPECT_NE(a, b);
+  EXPECT_FALSE(IsPredefinedOp(a));
+  EXPECT_TRUE(IsValidOp(a));
+  EXPECT_TRUE(IsCommutativeOp(a));
+  EXPECT_FALSE(IsCommutativeOp(b));
+  UserOp u;
+  ASSERT_TRUE(LookupUserOp(b, &u));
+  EXPECT_EQ(u.fn, &AddFn);
+  EXPECT_FALSE(u.commute);
+  // Predefined ops are not user ops; a user op is not applied by ApplyOp.
+  EXPECT_FALSE(LookupUserOp(MPIGPU_SUM, &u));
+  int x = 1, y = 2;
+  EXPECT_EQ(ApplyOp(a, MPIGPU_INT, &x, &y, 1), MPIGPU_ERR_OP);
+  MPIGPU_Op stale = a;
+  ASSERT_EQ(FreeUserOp(&a), MPIGPU_SUCCESS);
+  EXPECT_EQ(a, MPIGPU_OP_NULL);
+  EXPECT_FALSE(IsValidOp(stale));
+  EXPECT_EQ(FreeUserOp(&stale), MPIGPU_ERR_OP);
+  MPIGPU_Op sum = MPIGPU_SUM;
+  EXPECT_EQ(FreeUserOp(&sum), MPIGPU_ERR_OP);
+  EXPECT_EQ(FreeUserOp(nullptr), MPIGPU_ERR_ARG);
+  EXPECT_EQ(CreateUserOp(nullptr, true, &a), MPIGPU_ERR_ARG);
+  EXPECT_EQ(CreateUserOp(AddFn, true, nullptr), MPIGPU_ERR_ARG);
+  ASSERT_EQ(FreeUserOp(&b), MPIGPU_SUCCESS);
 }
 
 TEST(ApiOpsTest, IntegerOverflowWrapsAround) {
@@ -116,7 +246,7 @@ TEST(ApiOpsTest, FloatingPointIsExact) {
 TEST(ApiOpsTest, BadOpTypeOrBufferGivesErrors) {
   int a[1] = {1};
   const int b[1] = {2};
-  for (MPIGPU_Op bad : {MPIGPU_OP_NULL, 4, 100, INT_MIN}) {
+  for (MPIGPU_Op bad : {MPIGPU_OP_NULL, 14, 63, INT_MIN}) {
     EXPECT_EQ(ApplyOp(bad, MPIGPU_INT, a, b, 1), MPIGPU_ERR_OP) << bad;
     EXPECT_FALSE(IsValidOp(bad));
   }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs each MPI test program under mpigpurun with 2 ranks (and 3 for the p2p program: an idle
-# rank must not disturb it); a program passes when it exits 0 and prints " No Errors".
+# rank must not disturb it; 1 and 5 for the collectives); a program passes when it exits 0
+# and prints " No Errors".
 #   mpi_programs_test.sh MPIGPURUN PROGRAM...
 set -uo pipefail
 run=$1; shift
 fail=0
 for prog in "$@"; do
-  for n in 2 $([ "$(basename "$prog")" = mpi_p2p_test ] && echo 3); do
+  for n in 2 $(case "$(basename "$prog")" in mpi_p2p_test) echo 3 ;; mpi_coll_test) echo 1 5 ;; esac); do
     out=$(timeout 120 "$run" -n "$n" "$prog" 2>&1); rc=$?
     if [ $rc -eq 0 ] && grep -q '^ No Errors$' <<<"$out"; then
       echo "PASS $(basename "$prog") -n $n"

@@ -1,0 +1,119 @@
+// Shared pieces of the collectives (coll*.cc): tags on a communicator's collective context,
+// typed-buffer blocks, staging of typed buffers (host or device, any datatype) to packed host
+// bytes, the reduction context that combines packed host data with a predefined or user op,
+// the schedule pieces several collectives share, and RunColl, which runs a built schedule
+// (blocking) or hands it to a request (nonblocking).
+//
+// Matching: every rank calls a communicator's collectives in the same order, collectives use a
+// context of their own (never a user's point-to-point one), and messages of one pair never
+// overtake each other; so a fixed tag per kind suffices (nonblocking ones add a tag block of
+// their own, coll_sched.h). A schedule posts all of a round's receives and sends before
+// waiting, so no pair of ranks waits on each other's rendezvous.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <memory>
+
+#include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_sched.h"
+#include "mpigpu_api/ops.h"
+
+namespace mpigpu::api {
+
+constexpr int kTagBcast = 1;
+constexpr int kTagReduce = 2;
+constexpr int kTagGather = 3;
+constexpr int kTagScatter = 4;
+constexpr int kTagAllgather = 5;
+constexpr int kTagAlltoall = 6;
+constexpr int kTagScan = 7;
+constexpr int kTagBarrier = 0x100;  // + round
+
+inline bool IsInPlace(const void* p) { return p == MPIGPU_IN_PLACE; }
+
+// The communicator behind `comm` (MPIGPU_Init done). Errors: NOT_INITIALIZED, COMM.
+int CommOf(MPIGPU_Comm comm, CommPtr* c);
+// Errors: RANK (root outside comm).
+int CheckRoot(const CommData& c, int root);
+// The error (class ARG) of IN_PLACE where MPI does not allow it.
+int InPlaceError(const char* where);
+
+// `bytes` contiguous host bytes at p.
+TypedBuf HostBytes(void* p, size_t bytes);
+// `count` elements of predefined `type` in host memory.
+TypedBuf HostBuf(void* p, int count, MPIGPU_Datatype type);
+// The user's (buf, buftype, count, type), resolved. IN_PLACE is the caller's to handle.
+inline int UserBuf(const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype type,
+                   TypedBuf* out) {
+  return ResolveTypedBuf(buf, bt, count, type, out);
+}
+// The block of `count` elements of base's type starting `byte_offset` bytes after base.ptr (a
+// v-form's displacement times the extent). Errors: COUNT, TYPE.
+int BlockAt(const TypedBuf& base, ptrdiff_t byte_offset, int count, TypedBuf* out);
+// As BlockAt, of another type (Alltoallw).
+int BlockOfType(const TypedBuf& base, ptrdiff_t byte_offset, int count, MPIGPU_Datatype type,
+                TypedBuf* out);
+
+// Packed bytes of the whole typed buffer `b` (host or device) into the host `packed`, and
+// back: the first `bytes` packed bytes of `b` from `packed`. Complete on return.
+int PackToHost(const TypedBuf& b, void* packed);
+int UnpackFromHost(const void* packed, size_t bytes, const TypedBuf& b);
+// Copies src's packed bytes into dst (either may be on a device, any types).
+// Errors: TRUNCATE (src holds more bytes than dst), BUFFER (copy failed).
+int LocalCopy(const TypedBuf& src, const TypedBuf& dst);
+
+// A reduction of `count` elements of `type` with `op`, on packed host bytes.
+struct ReduceCtx {
+  MPIGPU_Op op = MPIGPU_OP_NULL;
+  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
+  int count = 0;
+  TypeDesc desc;       // count x type
+  size_t bytes = 0;    // packed bytes of count elements
+  bool commute = true;
+  // Predefined op: applied to `nelem` packed elements of the basic type.
+  bool predefined = true;
+  MPIGPU_Datatype basic = MPIGPU_DATATYPE_NULL;
+  size_t elem_bytes = 0;
+  // User op.
+  UserOp user;
+
+  // b = a op b over `n` elements of `type` (packed: n * desc.size bytes each); a is the
+  // contribution of lower ranks. Errors: OP, TYPE, INTERN.
+  int Combine(const void* a, void* b, int n) const;
+  int Combine(const void* a, void* b) const { return Combine(a, b, count); }
+};
+// Validates op against type (ERR_OP, ERR_TYPE, ERR_COUNT) and fills *ctx.
+int MakeReduceCtx(MPIGPU_Op op, MPIGPU_Datatype type, int count, ReduceCtx* ctx);
+
+// The packed host copy of a whole typed buffer, into a schedule buffer.
+int StageInto(CollSched& s, const TypedBuf& b, unsigned char** out);
+
+// Rounds that reduce every rank's acc (ctx->bytes, packed) into root's acc, in rank order
+// when the op is not commutative. acc is scratch on the other ranks.
+void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
+                     unsigned char* acc, int root);
+// Rounds of a binomial-tree broadcast of b from root.
+void AddBcastTree(CollSched& s, const TypedBuf& b, int root);
+
+// Runs a collective on `comm` built by build(CollSched&) -> error class: to the end when
+// `request` is null, else as a nonblocking collective whose request goes to *request.
+template <class Build>
+int RunColl(Lock& lk, MPIGPU_Comm comm, MPIGPU_Request* request, bool nonblocking, Build&& build) {
+  CommPtr c;
+  if (nonblocking) {
+    if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
+    *request = MPIGPU_REQUEST_NULL;
+  }
+  if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
+  auto s = std::make_shared<CollSched>(c, nonblocking ? NbcTagBase(*c) : 0);
+  if (int rc = build(*s); rc != MPIGPU_SUCCESS) return rc;
+  if (!nonblocking) return s->Run(lk);
+  CollSched* started = s.get();
+  if (int rc = StartCollRequest(std::move(s), request); rc != MPIGPU_SUCCESS) return rc;
+  started->Advance();  // posts the first round now (later ones come with progress)
+  return MPIGPU_SUCCESS;
+}
+
+}  // namespace mpigpu::api
