@@ -93,7 +93,7 @@ int FinishWith(const char* fn, MPIGPU_Errhandler handler, int rc) {
   if (rc == MPIGPU_SUCCESS) return rc;
   const std::string detail = LastErrorDetail(rc);
   SetLastError(rc, detail.empty() ? std::string(fn) : std::string(fn) + ": " + detail);
-  if (handler == MPIGPU_ERRORS_RETURN) return rc;
+  if (handler != MPIGPU_ERRORS_ARE_FATAL) return rc;  // RETURN, or the MPI layer's handlers
   const char* name = ErrorClassName(rc);
   std::fflush(stdout);
   std::fprintf(stderr, "mpigpu: rank %d: %s: %s (%s)%s%s\n", RankForMessages(), fn,

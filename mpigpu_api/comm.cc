@@ -87,7 +87,10 @@ int DoFree(MPIGPU_Comm* comm) {
 int DoSetErrhandler(MPIGPU_Comm comm, MPIGPU_Errhandler h) {
   CommPtr c = LookupComm(comm);
   if (!c) return MPIGPU_ERR_COMM;
-  if (h != MPIGPU_ERRORS_ARE_FATAL && h != MPIGPU_ERRORS_RETURN)
+  // Handles from 2 up are the MPI layer's user handlers (mpi/): the core returns their errors
+  // as with ERRORS_RETURN and the layer calls the function; kept here so new communicators
+  // inherit them.
+  if (h < 0)
     return SetLastError(MPIGPU_ERR_ARG, "error handler " + std::to_string(h) +
                                             " is not MPIGPU_ERRORS_ARE_FATAL or MPIGPU_ERRORS_RETURN");
   c->errhandler = h;

@@ -112,7 +112,22 @@ typedef struct {
 #define MPIGPU_ERR_ARG 13            /* some other argument is invalid */
 #define MPIGPU_ERR_OP 14             /* bad reduction operation (or op not defined for the type) */
 #define MPIGPU_ERR_NOT_INITIALIZED 15 /* called before MPIGPU_Init or after MPIGPU_Finalize */
-#define MPIGPU_ERR_LASTCODE 15       /* largest valid error code */
+/* The classes below exist for the MPI interface (mpi.h names them MPI_ERR_*). */
+#define MPIGPU_ERR_ROOT 16           /* invalid root rank */
+#define MPIGPU_ERR_GROUP 17          /* invalid group */
+#define MPIGPU_ERR_TOPOLOGY 18       /* invalid or missing topology */
+#define MPIGPU_ERR_DIMS 19           /* invalid dimensions */
+#define MPIGPU_ERR_UNKNOWN 20        /* unknown error */
+#define MPIGPU_ERR_IN_STATUS 21      /* see the MPIGPU_ERROR field of each status */
+#define MPIGPU_ERR_PENDING 22        /* request still pending (not failed) */
+#define MPIGPU_ERR_KEYVAL 23         /* invalid attribute key */
+#define MPIGPU_ERR_INFO 24           /* invalid info object */
+#define MPIGPU_ERR_INFO_KEY 25       /* info key too long or empty */
+#define MPIGPU_ERR_INFO_VALUE 26     /* info value too long or empty */
+#define MPIGPU_ERR_INFO_NOKEY 27     /* no such info key */
+#define MPIGPU_ERR_NO_MEM 28         /* out of memory */
+#define MPIGPU_ERR_UNSUPPORTED_OPERATION 29 /* not supported by mpigpu */
+#define MPIGPU_ERR_LASTCODE 29       /* largest valid error code */
 
 /* ---- predefined datatypes ---- */
 
@@ -225,7 +240,9 @@ int MPIGPU_Comm_dup(MPIGPU_Comm comm, MPIGPU_Comm* newcomm);
 int MPIGPU_Comm_split(MPIGPU_Comm comm, int color, int key, MPIGPU_Comm* newcomm);
 /* Frees *comm and sets it to MPIGPU_COMM_NULL; WORLD and SELF cannot be freed. Errors: COMM. */
 int MPIGPU_Comm_free(MPIGPU_Comm* comm);
-/* Sets comm's error handler (ERRORS_ARE_FATAL or ERRORS_RETURN). Errors: COMM, ARG. */
+/* Sets comm's error handler (ERRORS_ARE_FATAL or ERRORS_RETURN; values from 2 up are handlers
+ * of the MPI interface, which the core treats as ERRORS_RETURN). New communicators inherit their
+ * parent's. Errors: COMM, ARG (negative handler). */
 int MPIGPU_Comm_set_errhandler(MPIGPU_Comm comm, MPIGPU_Errhandler errhandler);
 /* *errhandler = comm's error handler. Errors: COMM, ARG. */
 int MPIGPU_Comm_get_errhandler(MPIGPU_Comm comm, MPIGPU_Errhandler* errhandler);

@@ -95,7 +95,7 @@ void BadCalls() {
   API_FAILS(MPIGPU_ERR_ARG, MPIGPU_Comm_size(kWorld, nullptr));
   MPIGPU_Comm world = kWorld;
   API_FAILS(MPIGPU_ERR_COMM, MPIGPU_Comm_free(&world));
-  API_FAILS(MPIGPU_ERR_ARG, MPIGPU_Comm_set_errhandler(kWorld, 5));
+  API_FAILS(MPIGPU_ERR_ARG, MPIGPU_Comm_set_errhandler(kWorld, -5));
   // Sendrecv validates both halves before sending anything.
   API_FAILS(MPIGPU_ERR_TAG, MPIGPU_Sendrecv(v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 1, 0, v + 1,
                                             MPIGPU_BUF_HOST, 1, MPIGPU_INT, 1, -9, kWorld, &st));

@@ -5,7 +5,9 @@ set -euo pipefail
 root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
 prefix="${TEST_TMPDIR}/prefix"
 "$root/tools/install.sh" --prefix "$prefix" --no-build --from "$root"
-for f in include/mpigpu.h lib/libmpigpu.so bin/mpigpurun bin/mpigpu-info bin/mpigpucc bin/mpigpucxx; do
+for f in include/mpigpu.h include/mpi.h lib/libmpigpu.so lib/libmpi.so bin/mpigpurun bin/mpigpu-info \
+         bin/mpigpucc bin/mpigpucxx bin/mpicc bin/mpicxx bin/mpic++ bin/mpiexec bin/mpirun \
+         lib/pkgconfig/mpi.pc lib/pkgconfig/mpigpu.pc; do
   [ -e "$prefix/$f" ] || { echo "missing $prefix/$f" >&2; exit 1; }
 done
 "$prefix/bin/mpigpucc" -show -c x.c | grep -q -- "-I$prefix/include" || { echo "-show without -I" >&2; exit 1; }
@@ -16,6 +18,25 @@ echo "$out"
 # (Captured first: grep -q would close the pipe early and, with pipefail, fail the test.)
 info=$("$prefix/bin/mpigpu-info" --config)
 grep -q MPIGPU_EAGER_LIMIT <<<"$info"
+# The MPI wrappers: -show prints the commands (the form CMake's FindMPI and autotools parse),
+# an MPI program that interposes MPI_Send on PMPI_Send builds with mpicc against libmpi.so and
+# runs under mpirun, a C++ program builds with mpicxx.
+show=$("$prefix/bin/mpicc" -show)
+[ "$show" = "cc -I$prefix/include -L$prefix/lib -Wl,-rpath,$prefix/lib -lmpi" ] || { echo "mpicc -show: $show" >&2; exit 1; }
+show=$("$prefix/bin/mpicxx" -show -c x.cc)
+[ "$show" = "c++ -I$prefix/include -c x.cc" ] || { echo "mpicxx -show: $show" >&2; exit 1; }
+show=$("$prefix/bin/mpirun" -show -np 2 ./a)
+[ "$show" = "$prefix/bin/mpigpurun -np 2 ./a" ] || { echo "mpirun -show: $show" >&2; exit 1; }
+"$prefix/bin/mpicc" -std=c99 -Wall -Werror -I"$root/tests/mpi" "$root/tests/mpi/mpi_pmpi_test.c" \
+  -o "$TEST_TMPDIR/pmpi"
+out=$("$prefix/bin/mpirun" -n 2 --timeout 60 "$TEST_TMPDIR/pmpi")
+[ "$out" = " No Errors" ] || { echo "pmpi: $out" >&2; exit 1; }
+printf '#include <mpi.h>\nint main(int c, char** v) { MPI_Init(&c, &v); return MPI_Finalize(); }\n' \
+  >"$TEST_TMPDIR/cxx.cc"
+"$prefix/bin/mpicxx" -Wall -Werror -pedantic "$TEST_TMPDIR/cxx.cc" -o "$TEST_TMPDIR/cxx"
+"$prefix/bin/mpirun" -n 2 --timeout 60 "$TEST_TMPDIR/cxx"
+pc=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mpi | sed "s/ *$//")
+[ "$pc" = "-I$prefix/include -L$prefix/lib -Wl,-rpath,$prefix/lib -lmpi" ] || { echo "pkg-config mpi: $pc" >&2; exit 1; }
 # Bad usage is refused with a message.
 if "$root/tools/install.sh" --bogus 2>/dev/null; then echo "bad option accepted" >&2; exit 1; fi
 echo "install test ok"

@@ -1,0 +1,88 @@
+// What the MPI layer's files share: the alias macro of the profiling interface, buffer-location
+// lookup, error handling and the layer's request table.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "mpi.h"
+
+// Defines MPI_name as a weak alias of PMPI_name (which the file defines): a program's own
+// MPI_name takes precedence and can reach the library through PMPI_name.
+#define MPIGPU_MPI_ALIAS(name) \
+  extern "C" decltype(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)));
+
+namespace mpigpu::mpi {
+
+// ---- buffers (mpi_buf.cc) ----
+// Where `buf` lives, as the core's buffer-type tag: device memory gives
+// MPIGPU_BUF_GPU_DEVICE(n); host, pinned, managed and unknown memory give MPIGPU_BUF_HOST.
+// Asks CUDA only when the process can have device memory (a device exists); NULL, MPI_BOTTOM
+// and MPI_IN_PLACE are host.
+MPIGPU_Buftype BufType(const void* buf);
+// Called by MPI_Init: decides whether BufType ever asks CUDA.
+void InitBufTypes();
+
+// ---- errors (mpi_errors.cc) ----
+// Applies comm's error handler to the failed call `fn` (rc != MPI_SUCCESS) and returns rc:
+// ERRORS_ARE_FATAL prints and aborts the job, ERRORS_RETURN returns, a user handler is called.
+// Errors of calls on no communicator go to MPI_COMM_WORLD's handler.
+int Fail(const char* fn, MPI_Comm comm, int rc);
+inline int Done(const char* fn, MPI_Comm comm, int rc) {
+  return rc == MPI_SUCCESS ? rc : Fail(fn, comm, rc);
+}
+// Records `detail` for rc (shown by MPI_Error_string) and applies comm's handler.
+int FailWith(const char* fn, MPI_Comm comm, int rc, const char* detail);
+// Records `detail` for rc without applying a handler (for helpers whose caller applies it).
+int Detail(int rc, const char* detail);
+// The call `fn` is not supported (yet): MPI_ERR_UNSUPPORTED_OPERATION naming it.
+int Unsupported(const char* fn, MPI_Comm comm);
+
+// ---- requests (mpi_requests.cc) ----
+// A request of the MPI layer. Most carry one core request; persistent ones keep their
+// arguments and start a core request per MPI_Start; buffered sends and matched receives may be
+// complete from the start (`done`, status kept).
+struct Request {
+  enum class Mode { kSend, kSsend, kRsend, kBsend, kRecv };
+  bool in_use = false;
+  MPIGPU_Request core = MPIGPU_REQUEST_NULL;  // active core operation, or null
+  bool done = false;                          // complete without a core request; `status` holds
+  MPI_Status status{};
+  bool recv = false;
+  MPI_Comm comm = MPI_COMM_NULL;  // whose error handler applies
+  // Persistent requests: inactive until MPI_Start; MPI_Wait leaves them allocated.
+  bool persistent = false;
+  bool active = false;
+  Mode mode = Mode::kSend;
+  void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int peer = 0;
+  int tag = 0;
+};
+// A new request (handle > 0) and its object; the object stays valid until FreeRequest.
+MPI_Request NewRequest(Request** r);
+// The request of handle h, or null (not a live handle).
+Request* LookupRequest(MPI_Request h);
+void FreeRequest(MPI_Request h);
+// Starts a send of the given mode as a core request in r->core (Bsend: buffered, r->done).
+int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type, int dest,
+              int tag, MPI_Comm comm, Request* r);
+// Starts the persistent request r.
+int StartPersistent(Request* r);
+// Empty status (null or inactive request): source ANY_SOURCE, tag ANY_TAG, count 0.
+void EmptyStatus(MPI_Status* st);
+
+// ---- buffered sends (mpi_bsend.cc) ----
+// Copies (buf, count, type) into the attached buffer and starts its send; the copy's space
+// comes back when the send completes. Errors: BUFFER (no room: attach a larger buffer).
+int BufferedSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+
+// ---- local copies (mpi_p2p.cc) ----
+// Copies `count` elements of `type` at `src` into `dst` as (dcount, dtype), either side host
+// or device, through a private self communicator (the core packs and unpacks).
+// *bytes = bytes moved. Errors: as MPI_Sendrecv, TRUNCATE.
+int LocalCopy(const void* src, int count, MPI_Datatype type, void* dst, int dcount,
+              MPI_Datatype dtype, size_t* bytes);
+
+}  // namespace mpigpu::mpi

@@ -1,0 +1,501 @@
+// The MPI layer's requests: a table of Request objects (handle = index + 1) over the core's
+// requests, and the completion calls (Wait/Test and their any/some/all forms), Cancel,
+// Request_free/get_status, Start/Startall and the status queries.
+//
+// Most requests hold one core request and complete through the core's Wait/Test (the core
+// progresses every request while it waits on any). A request may instead be complete from the
+// start (`done`: a buffered send, a matched receive of MPI_MESSAGE_NO_PROC), or be a persistent
+// request, inactive between completions.
+#include <sched.h>
+
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "mpi/mpi_internal.h"
+#include "mpigpu_api/errors.h"
+
+static_assert(sizeof(MPI_Status) == sizeof(MPIGPU_Status) &&
+                  offsetof(MPI_Status, MPI_SOURCE) == offsetof(MPIGPU_Status, MPIGPU_SOURCE) &&
+                  offsetof(MPI_Status, MPI_TAG) == offsetof(MPIGPU_Status, MPIGPU_TAG) &&
+                  offsetof(MPI_Status, MPI_ERROR) == offsetof(MPIGPU_Status, MPIGPU_ERROR) &&
+                  offsetof(MPI_Status, count_bytes) == offsetof(MPIGPU_Status, count_bytes) &&
+                  offsetof(MPI_Status, cancelled) == offsetof(MPIGPU_Status, cancelled),
+              "MPI_Status has MPIGPU_Status's layout");
+
+namespace mpigpu::mpi {
+namespace {
+
+inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
+
+// Objects live in a deque (stable addresses) and are reused through the free list. The mutex
+// guards the table's shape; a request's fields belong to the thread that holds its handle.
+struct Table {
+  std::mutex mu;
+  std::deque<Request> reqs;
+  std::vector<int> free;
+};
+Table& Tab() {
+  static Table* t = new Table;
+  return *t;
+}
+
+// Completes r: for a core request after the core reported it complete, for a `done` or
+// inactive one now. Then frees it (or, persistent, makes it inactive) and nulls *h.
+void Retire(MPI_Request* h, Request* r) {
+  r->done = false;
+  if (r->persistent) {
+    r->active = false;
+    return;
+  }
+  FreeRequest(*h);
+  *h = MPI_REQUEST_NULL;
+}
+
+// Tests one request without blocking. *flag = 1 and *st filled (may be null) when complete;
+// returns the operation's error.
+int TestOne(Request* r, int* flag, MPI_Status* st) {
+  if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Test(&r->core, flag, Core(st));
+  *flag = 1;
+  if (r->done) {
+    if (st) *st = r->status;
+    return r->status.MPI_ERROR;
+  }
+  EmptyStatus(st);  // inactive persistent request
+  return MPI_SUCCESS;
+}
+
+int WaitOne(Request* r, MPI_Status* st) {
+  if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Wait(&r->core, Core(st));
+  int flag = 0;
+  return TestOne(r, &flag, st);
+}
+
+// A request that counts for any/some: live and, if persistent, active.
+bool Active(const Request* r) { return r != nullptr && (!r->persistent || r->active); }
+
+int BadRequest(const char* fn, MPI_Request h) {
+  std::string d = "request handle " + std::to_string(h) + " is not a live request";
+  return FailWith(fn, MPI_COMM_WORLD, MPI_ERR_REQUEST, d.c_str());
+}
+
+// Looks up every non-null handle; *bad = index of the first that is not a request, or -1.
+void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, int* bad) {
+  out->assign(count, nullptr);
+  *bad = -1;
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    (*out)[i] = LookupRequest(reqs[i]);
+    if ((*out)[i] == nullptr && *bad < 0) *bad = i;
+  }
+}
+
+// Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
+void PollPause(long round) {
+  if (round > 64) sched_yield();
+}
+
+}  // namespace
+
+MPI_Request NewRequest(Request** r) {
+  Table& t = Tab();
+  std::lock_guard<std::mutex> g(t.mu);
+  int i;
+  if (!t.free.empty()) {
+    i = t.free.back();
+    t.free.pop_back();
+    t.reqs[i] = Request();
+  } else {
+    i = static_cast<int>(t.reqs.size());
+    t.reqs.emplace_back();
+  }
+  t.reqs[i].in_use = true;
+  *r = &t.reqs[i];
+  return i + 1;
+}
+
+Request* LookupRequest(MPI_Request h) {
+  Table& t = Tab();
+  std::lock_guard<std::mutex> g(t.mu);
+  if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return nullptr;
+  return &t.reqs[h - 1];
+}
+
+void FreeRequest(MPI_Request h) {
+  Table& t = Tab();
+  std::lock_guard<std::mutex> g(t.mu);
+  if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return;
+  t.reqs[h - 1].in_use = false;
+  t.free.push_back(h - 1);
+}
+
+void EmptyStatus(MPI_Status* st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  st->count_bytes = 0;
+  st->cancelled = 0;
+}
+
+}  // namespace mpigpu::mpi
+
+using mpigpu::mpi::Done;
+using mpigpu::mpi::Request;
+
+extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  if (request == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Wait", MPI_COMM_WORLD, MPI_ERR_ARG, "null request pointer");
+  if (*request == MPI_REQUEST_NULL) {
+    mpigpu::mpi::EmptyStatus(status);
+    return MPI_SUCCESS;
+  }
+  Request* r = mpigpu::mpi::LookupRequest(*request);
+  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Wait", *request);
+  const MPI_Comm comm = r->comm;
+  const int rc = mpigpu::mpi::WaitOne(r, status);
+  mpigpu::mpi::Retire(request, r);
+  return Done("MPI_Wait", comm, rc);
+}
+MPIGPU_MPI_ALIAS(Wait)
+
+extern "C" int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (request == nullptr || flag == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Test", MPI_COMM_WORLD, MPI_ERR_ARG, "null pointer");
+  if (*request == MPI_REQUEST_NULL) {
+    *flag = 1;
+    mpigpu::mpi::EmptyStatus(status);
+    return MPI_SUCCESS;
+  }
+  Request* r = mpigpu::mpi::LookupRequest(*request);
+  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Test", *request);
+  const MPI_Comm comm = r->comm;
+  *flag = 0;
+  const int rc = mpigpu::mpi::TestOne(r, flag, status);
+  if (*flag) mpigpu::mpi::Retire(request, r);
+  return Done("MPI_Test", comm, rc);
+}
+MPIGPU_MPI_ALIAS(Test)
+
+extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
+                            MPI_Status* status) {
+  if (count < 0 || index == nullptr || flag == nullptr || (count > 0 && requests == nullptr))
+    return mpigpu::mpi::FailWith("MPI_Testany", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "negative count or null pointer");
+  std::vector<Request*> rs;
+  int bad;
+  mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
+  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testany", requests[bad]);
+  bool any = false;
+  for (int i = 0; i < count; ++i) {
+    Request* r = rs[i];
+    if (!mpigpu::mpi::Active(r)) continue;
+    any = true;
+    int f = 0;
+    const MPI_Comm comm = r->comm;
+    const int rc = mpigpu::mpi::TestOne(r, &f, status);
+    if (f) {
+      mpigpu::mpi::Retire(&requests[i], r);
+      *index = i;
+      *flag = 1;
+      return Done("MPI_Testany", comm, rc);
+    }
+  }
+  *index = MPI_UNDEFINED;
+  *flag = any ? 0 : 1;
+  if (!any) mpigpu::mpi::EmptyStatus(status);
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Testany)
+
+extern "C" int PMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (count < 0 || index == nullptr || (count > 0 && requests == nullptr))
+    return mpigpu::mpi::FailWith("MPI_Waitany", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "negative count or null pointer");
+  for (long round = 0;; ++round) {
+    int flag = 0;
+    const int rc = PMPI_Testany(count, requests, index, &flag, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    mpigpu::mpi::PollPause(round);
+  }
+}
+MPIGPU_MPI_ALIAS(Waitany)
+
+// Statuses of a multiple completion: each gets its own MPI_ERROR; a failure makes the call
+// return MPI_ERR_IN_STATUS.
+extern "C" int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (count < 0 || (count > 0 && requests == nullptr))
+    return mpigpu::mpi::FailWith("MPI_Waitall", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "negative count or null requests");
+  std::vector<Request*> rs;
+  int bad;
+  mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
+  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Waitall", requests[bad]);
+  int failed = MPI_SUCCESS;
+  MPI_Comm fcomm = MPI_COMM_WORLD;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status tmp;
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[i];
+    Request* r = rs[i];
+    if (r == nullptr) {
+      mpigpu::mpi::EmptyStatus(st);
+      continue;
+    }
+    const MPI_Comm comm = r->comm;
+    const int rc = mpigpu::mpi::WaitOne(r, st);
+    st->MPI_ERROR = rc;
+    mpigpu::mpi::Retire(&requests[i], r);
+    if (rc != MPI_SUCCESS && failed == MPI_SUCCESS) {
+      failed = rc;
+      fcomm = comm;
+    }
+  }
+  if (failed == MPI_SUCCESS) return MPI_SUCCESS;
+  return mpigpu::mpi::Fail("MPI_Waitall", fcomm,
+                           statuses == MPI_STATUSES_IGNORE ? failed : MPI_ERR_IN_STATUS);
+}
+MPIGPU_MPI_ALIAS(Waitall)
+
+extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (count < 0 || flag == nullptr || (count > 0 && requests == nullptr))
+    return mpigpu::mpi::FailWith("MPI_Testall", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "negative count or null pointer");
+  std::vector<Request*> rs;
+  int bad;
+  mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
+  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
+  // The core's Testall completes its requests all or none; those not on the core are done.
+  std::vector<MPIGPU_Request> core(count, MPIGPU_REQUEST_NULL);
+  for (int i = 0; i < count; ++i)
+    if (rs[i]) core[i] = rs[i]->core;
+  std::vector<MPI_Status> st(count);
+  int f = 0;
+  int rc = MPIGPU_Testall(count, core.data(), &f, reinterpret_cast<MPIGPU_Status*>(st.data()));
+  *flag = f;
+  if (!f && rc == MPI_SUCCESS) return MPI_SUCCESS;
+  int failed = MPI_SUCCESS;
+  MPI_Comm fcomm = MPI_COMM_WORLD;
+  for (int i = 0; i < count; ++i) {
+    Request* r = rs[i];
+    if (r == nullptr) {
+      mpigpu::mpi::EmptyStatus(&st[i]);
+    } else {
+      if (r->core != MPIGPU_REQUEST_NULL) {
+        r->core = core[i];  // null once the core completed it
+        if (r->core != MPIGPU_REQUEST_NULL) continue;  // left active (the call failed)
+      } else {
+        int one = 0;
+        st[i].MPI_ERROR = mpigpu::mpi::TestOne(r, &one, &st[i]);
+      }
+      if (st[i].MPI_ERROR != MPI_SUCCESS && failed == MPI_SUCCESS) {
+        failed = st[i].MPI_ERROR;
+        fcomm = r->comm;
+      }
+      mpigpu::mpi::Retire(&requests[i], r);
+    }
+    if (statuses != MPI_STATUSES_IGNORE) statuses[i] = st[i];
+  }
+  *flag = 1;
+  if (failed == MPI_SUCCESS && rc != MPI_SUCCESS) failed = rc;
+  if (failed == MPI_SUCCESS) return MPI_SUCCESS;
+  return mpigpu::mpi::Fail("MPI_Testall", fcomm,
+                           statuses == MPI_STATUSES_IGNORE ? failed : MPI_ERR_IN_STATUS);
+}
+MPIGPU_MPI_ALIAS(Testall)
+
+extern "C" int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                             MPI_Status statuses[]) {
+  if (incount < 0 || outcount == nullptr || (incount > 0 && (requests == nullptr || indices == nullptr)))
+    return mpigpu::mpi::FailWith("MPI_Testsome", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "negative count or null pointer");
+  std::vector<Request*> rs;
+  int bad;
+  mpigpu::mpi::LookupAll(incount, requests, &rs, &bad);
+  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testsome", requests[bad]);
+  int n = 0;
+  bool any = false;
+  int failed = MPI_SUCCESS;
+  MPI_Comm fcomm = MPI_COMM_WORLD;
+  for (int i = 0; i < incount; ++i) {
+    Request* r = rs[i];
+    if (!mpigpu::mpi::Active(r)) continue;
+    any = true;
+    MPI_Status tmp;
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[n];
+    int f = 0;
+    const MPI_Comm comm = r->comm;
+    const int rc = mpigpu::mpi::TestOne(r, &f, st);
+    if (!f) continue;
+    st->MPI_ERROR = rc;
+    mpigpu::mpi::Retire(&requests[i], r);
+    indices[n++] = i;
+    if (rc != MPI_SUCCESS && failed == MPI_SUCCESS) {
+      failed = rc;
+      fcomm = comm;
+    }
+  }
+  *outcount = any ? n : MPI_UNDEFINED;
+  if (failed == MPI_SUCCESS) return MPI_SUCCESS;
+  return mpigpu::mpi::Fail("MPI_Testsome", fcomm,
+                           statuses == MPI_STATUSES_IGNORE ? failed : MPI_ERR_IN_STATUS);
+}
+MPIGPU_MPI_ALIAS(Testsome)
+
+extern "C" int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                             MPI_Status statuses[]) {
+  for (long round = 0;; ++round) {
+    const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) return rc;
+    mpigpu::mpi::PollPause(round);
+  }
+}
+MPIGPU_MPI_ALIAS(Waitsome)
+
+extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  if (flag == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Request_get_status", MPI_COMM_WORLD, MPI_ERR_ARG, "null flag");
+  if (request == MPI_REQUEST_NULL) {
+    *flag = 1;
+    mpigpu::mpi::EmptyStatus(status);
+    return MPI_SUCCESS;
+  }
+  Request* r = mpigpu::mpi::LookupRequest(request);
+  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Request_get_status", request);
+  if (r->core == MPIGPU_REQUEST_NULL) {
+    int f = 0;
+    *flag = 1;
+    return Done("MPI_Request_get_status", r->comm, mpigpu::mpi::TestOne(r, &f, status));
+  }
+  // The core's Test would free its request: keep it by completing into the layer's object.
+  int f = 0;
+  MPI_Status st;
+  const int rc = MPIGPU_Test(&r->core, &f, reinterpret_cast<MPIGPU_Status*>(&st));
+  *flag = f;
+  if (f) {
+    st.MPI_ERROR = rc;
+    r->status = st;
+    r->done = true;
+    if (status) *status = st;
+  }
+  return Done("MPI_Request_get_status", r->comm, rc);
+}
+MPIGPU_MPI_ALIAS(Request_get_status)
+
+extern "C" int PMPI_Request_free(MPI_Request* request) {
+  if (request == nullptr || *request == MPI_REQUEST_NULL)
+    return mpigpu::mpi::FailWith("MPI_Request_free", MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                                 "null request");
+  Request* r = mpigpu::mpi::LookupRequest(*request);
+  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Request_free", *request);
+  int rc = MPI_SUCCESS;
+  const MPI_Comm comm = r->comm;
+  if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Request_free(&r->core);  // completes on its own
+  mpigpu::mpi::FreeRequest(*request);
+  *request = MPI_REQUEST_NULL;
+  return Done("MPI_Request_free", comm, rc);
+}
+MPIGPU_MPI_ALIAS(Request_free)
+
+// Sends are not cancelled (MPI allows it: Test_cancelled then says false). Receives: the core
+// cannot withdraw a posted receive yet, so cancelling one is refused with
+// MPI_ERR_UNSUPPORTED_OPERATION and the receive stays posted.
+extern "C" int PMPI_Cancel(MPI_Request* request) {
+  if (request == nullptr || *request == MPI_REQUEST_NULL)
+    return mpigpu::mpi::FailWith("MPI_Cancel", MPI_COMM_WORLD, MPI_ERR_REQUEST, "null request");
+  Request* r = mpigpu::mpi::LookupRequest(*request);
+  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Cancel", *request);
+  if (!r->recv || r->core == MPIGPU_REQUEST_NULL) return MPI_SUCCESS;  // completes normally
+  return mpigpu::mpi::FailWith("MPI_Cancel", r->comm, MPI_ERR_UNSUPPORTED_OPERATION,
+                               "cancelling a posted receive is not supported by mpigpu yet");
+}
+MPIGPU_MPI_ALIAS(Cancel)
+
+extern "C" int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  if (status == nullptr || flag == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Test_cancelled", MPI_COMM_WORLD, MPI_ERR_ARG, "null pointer");
+  *flag = status->cancelled != 0;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Test_cancelled)
+
+extern "C" int PMPI_Start(MPI_Request* request) {
+  if (request == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Start", MPI_COMM_WORLD, MPI_ERR_ARG, "null request pointer");
+  Request* r = mpigpu::mpi::LookupRequest(*request);
+  if (r == nullptr || !r->persistent)
+    return mpigpu::mpi::FailWith("MPI_Start", MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                                 "not a persistent request");
+  if (r->active)
+    return mpigpu::mpi::FailWith("MPI_Start", r->comm, MPI_ERR_REQUEST,
+                                 "persistent request is already active");
+  return Done("MPI_Start", r->comm, mpigpu::mpi::StartPersistent(r));
+}
+MPIGPU_MPI_ALIAS(Start)
+
+extern "C" int PMPI_Startall(int count, MPI_Request requests[]) {
+  if (count < 0 || (count > 0 && requests == nullptr))
+    return mpigpu::mpi::FailWith("MPI_Startall", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "negative count or null requests");
+  for (int i = 0; i < count; ++i)
+    if (int rc = PMPI_Start(&requests[i]); rc != MPI_SUCCESS) return rc;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Startall)
+
+extern "C" int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return Done("MPI_Get_count", MPI_COMM_WORLD,
+              MPIGPU_Get_count(reinterpret_cast<const MPIGPU_Status*>(status), datatype, count));
+}
+MPIGPU_MPI_ALIAS(Get_count)
+
+// Basic elements: equal to Get_count for predefined types; derived types count their basic
+// elements once the core can say how many a byte count holds (mpi-types).
+extern "C" int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return Done("MPI_Get_elements", MPI_COMM_WORLD,
+              MPIGPU_Get_count(reinterpret_cast<const MPIGPU_Status*>(status), datatype, count));
+}
+MPIGPU_MPI_ALIAS(Get_elements)
+
+extern "C" int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
+                                   MPI_Count* count) {
+  if (count == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Get_elements_x", MPI_COMM_WORLD, MPI_ERR_ARG, "null count");
+  int c = 0;
+  const int rc = PMPI_Get_elements(status, datatype, &c);
+  if (rc == MPI_SUCCESS) *count = c;
+  return rc;
+}
+MPIGPU_MPI_ALIAS(Get_elements_x)
+
+extern "C" int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
+                                          MPI_Count count) {
+  int size = 0;
+  if (status == nullptr || count < 0)
+    return mpigpu::mpi::FailWith("MPI_Status_set_elements", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "null status or negative count");
+  if (int rc = MPIGPU_Type_size(datatype, &size); rc != MPI_SUCCESS)
+    return Done("MPI_Status_set_elements", MPI_COMM_WORLD, rc);
+  status->count_bytes = static_cast<size_t>(count) * static_cast<size_t>(size);
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Status_set_elements_x)
+
+extern "C" int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return PMPI_Status_set_elements_x(status, datatype, count);
+}
+MPIGPU_MPI_ALIAS(Status_set_elements)
+
+extern "C" int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  if (status == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Status_set_cancelled", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "null status");
+  status->cancelled = flag != 0;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Status_set_cancelled)
+
+extern "C" MPI_Fint PMPI_Request_c2f(MPI_Request request) { return request; }
+MPIGPU_MPI_ALIAS(Request_c2f)
+extern "C" MPI_Request PMPI_Request_f2c(MPI_Fint request) { return request; }
+MPIGPU_MPI_ALIAS(Request_f2c)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs each MPI test program under mpigpurun with 2 ranks (and 3 for the p2p program: an idle
+# rank must not disturb it); a program passes when it exits 0 and prints " No Errors".
+#   mpi_programs_test.sh MPIGPURUN PROGRAM...
+set -uo pipefail
+run=$1; shift
+fail=0
+for prog in "$@"; do
+  for n in 2 $([ "$(basename "$prog")" = mpi_p2p_test ] && echo 3); do
+    out=$(timeout 120 "$run" -n "$n" "$prog" 2>&1); rc=$?
+    if [ $rc -eq 0 ] && grep -q '^ No Errors$' <<<"$out"; then
+      echo "PASS $(basename "$prog") -n $n"
+    else
+      echo "FAIL $(basename "$prog") -n $n (exit $rc)"; echo "$out" | tail -20; fail=1
+    fi
+  done
+done
+exit $fail
