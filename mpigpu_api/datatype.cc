@@ -317,9 +317,9 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
   size_t size = 0, nelem = 0;
   t.basic_type = MPIGPU_DATATYPE_NULL;
   auto account = [&](ptrdiff_t disp, size_t count, const TypeInfo& c) {
+    if (count == 0) return true;  // an empty block neither aligns nor bounds the type
     t.align = std::max(t.align, c.align);
     t.explicit_bounds = t.explicit_bounds || c.explicit_bounds;
-    if (count == 0) return true;
     ptrdiff_t span, blb, bub, btlb, btub;
     size_t bytes, elems;
     if (count > static_cast<size_t>(PTRDIFF_MAX) ||
