@@ -24,7 +24,11 @@ namespace {
 constexpr MPIGPU_Datatype kPredefinedHandle[] = {
     MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_HANDLE)};
 #undef MPIGPU_TYPE_HANDLE
-#define MPIGPU_TYPE_NAME(handle, ctype) #handle,
+// C_COMPLEX and C_FLOAT_COMPLEX are one type; MPI names it C_COMPLEX.
+constexpr const char* NameOf(MPIGPU_Datatype handle, const char* name) {
+  return handle == MPIGPU_C_FLOAT_COMPLEX ? "MPIGPU_C_COMPLEX" : name;
+}
+#define MPIGPU_TYPE_NAME(handle, ctype) NameOf(handle, #handle),
 constexpr const char* kPredefinedName[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_NAME)};
 #undef MPIGPU_TYPE_NAME
 
@@ -493,6 +497,7 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   // Contiguous: one element is one dense run at the pointer, and elements follow each other.
   const bool dense = info.pieces && info.pieces->size() == 1 && (*info.pieces)[0].offset == 0 &&
                      (*info.pieces)[0].nblocks == 1;
+  d.true_lb = info.true_lb;
   d.contiguous = d.total_bytes == 0 || (dense && (n <= 1 || extent == info.size));
   if (!d.contiguous) {
     d.type_pieces = info.pieces;

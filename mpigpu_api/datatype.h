@@ -172,6 +172,7 @@ struct TypeDesc {
   size_t total_bytes = 0;  // count * size: the packed (wire) length
   size_t base_size = 0;    // bytes of one basic_type element (1 for mixed types)
   bool contiguous = true;  // the data is the single dense run [0, total_bytes) from the pointer
+  ptrdiff_t true_lb = 0;   // where an element's first data byte lies from its start
   // One element's pieces; null when contiguous (nothing reads them then, and a predefined
   // type's description, made for every small message, has no reference to count), and for a
   // type too complex to list, whose `source` makes them. Both keep the type's definition alive
@@ -250,6 +251,7 @@ inline int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   out->size = out->extent = out->base_size = size;
   out->total_bytes = n * size;
   out->contiguous = true;
+  out->true_lb = 0;
   out->type_pieces = nullptr;
   return MPIGPU_SUCCESS;
 }

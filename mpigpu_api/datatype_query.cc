@@ -177,7 +177,7 @@ int PackCall(const char* fn, bool pack, const void* typed, MPIGPU_Buftype typed_
                    std::to_string(size - *position) + " left after position " +
                    std::to_string(*position));
   if (desc.total_bytes == 0) return MPIGPU_SUCCESS;
-  if (typed == nullptr && !(desc.type_pieces || desc.source))  // (MPI_BOTTOM needs a derived type)
+  if (typed == nullptr && desc.true_lb < 4096)  // (MPI_BOTTOM: absolute addresses past page 0)
     return TypeErr(MPIGPU_ERR_BUFFER, fn, "null typed buffer");
   if (plain == nullptr) return TypeErr(MPIGPU_ERR_BUFFER, fn, "null packed buffer");
   mpigpu::MemLoc typed_loc, plain_loc;
