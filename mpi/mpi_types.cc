@@ -187,30 +187,29 @@ MPIGPU_MPI_ALIAS(Unpack)
 MPIGPU_TYPES_CALL(Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size),
                   (incount, datatype, comm, size))
 
-// ---- not supported: the external32 representation, attributes on types ----
+// ---- external32 (host buffers) ----
 
 extern "C" int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount,
                                   MPI_Datatype datatype, void* outbuf, MPI_Aint outsize,
                                   MPI_Aint* position) {
-  (void)datarep, (void)inbuf, (void)incount, (void)datatype, (void)outbuf, (void)outsize,
-      (void)position;
-  return mpigpu::mpi::Unsupported("MPI_Pack_external", MPI_COMM_WORLD);
+  using mpigpu::mpi::BufType;
+  return Done("MPI_Pack_external", MPI_COMM_WORLD,
+              MPIGPU_Pack_external(datarep, inbuf, BufType(inbuf), incount, datatype, outbuf,
+                                   BufType(outbuf), outsize, position));
 }
 MPIGPU_MPI_ALIAS(Pack_external)
 extern "C" int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
                                     MPI_Aint* position, void* outbuf, int outcount,
                                     MPI_Datatype datatype) {
-  (void)datarep, (void)inbuf, (void)insize, (void)position, (void)outbuf, (void)outcount,
-      (void)datatype;
-  return mpigpu::mpi::Unsupported("MPI_Unpack_external", MPI_COMM_WORLD);
+  using mpigpu::mpi::BufType;
+  return Done("MPI_Unpack_external", MPI_COMM_WORLD,
+              MPIGPU_Unpack_external(datarep, inbuf, BufType(inbuf), insize, position, outbuf,
+                                     BufType(outbuf), outcount, datatype));
 }
 MPIGPU_MPI_ALIAS(Unpack_external)
-extern "C" int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                                       MPI_Aint* size) {
-  (void)datarep, (void)incount, (void)datatype, (void)size;
-  return mpigpu::mpi::Unsupported("MPI_Pack_external_size", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Pack_external_size)
+MPIGPU_TYPES_CALL(Pack_external_size,
+                  (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint* size),
+                  (datarep, incount, datatype, size))
 
 // Attributes on datatypes: not supported yet (communicator attributes are; see mpi_comm).
 

@@ -116,7 +116,7 @@ std::vector<TypePiece> PredefinedPieces(MPIGPU_Datatype type) {
     return {TypePiece{0, size, size, 1}};
   const size_t vsize = pair.packed_index_offset, isize = size - vsize;
   return {TypePiece{0, vsize, vsize, 1},
-          TypePiece{pair.index_offset, isize, isize, 1}};
+          TypePiece{static_cast<ptrdiff_t>(pair.index_offset), isize, isize, 1}};
 }
 
 const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {

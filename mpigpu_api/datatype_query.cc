@@ -226,3 +226,146 @@ extern "C" int MPIGPU_Pack_size(int incount, MPIGPU_Datatype datatype, MPIGPU_Co
   *size = static_cast<int>(bytes);
   return MPIGPU_SUCCESS;
 }
+
+// ---- external32 (MPI 13.5.2): big-endian, fixed sizes ----
+
+namespace {
+
+// The external32 size of a predefined type's basic element (a pair's members are separate
+// elements): integers and floats by MPI's table (LONG 4, WCHAR 2, AINT/OFFSET/COUNT 8, long
+// double 16).
+size_t ExternalSize(MPIGPU_Datatype t) {
+  switch (t) {
+    case MPIGPU_WCHAR: return 2;
+    case MPIGPU_LONG:
+    case MPIGPU_UNSIGNED_LONG: return 4;
+    case MPIGPU_AINT:
+    case MPIGPU_OFFSET:
+    case MPIGPU_COUNT: return 8;
+    default: return mpigpu::PredefinedTypeSize(t);
+  }
+}
+
+// Calls fn(basic type, offset) for every basic element of one element at `base`, in type-map
+// order (a pair's value, then its index).
+template <class Fn>
+void ForEachBasic(const mpigpu::TypeInfo& t, ptrdiff_t base, Fn& fn) {
+  if (t.predefined) {
+    mpigpu::PairLayout pair;
+    if (mpigpu::PredefinedPairLayout(t.basic_type, &pair)) {
+      fn(pair.value_type, base);
+      fn(pair.index_type, base + static_cast<ptrdiff_t>(pair.index_offset));
+    } else {
+      fn(t.basic_type, base);
+    }
+    return;
+  }
+  t.tree->ForEachBlock([&](ptrdiff_t disp, size_t count, const mpigpu::TypeInfo& c) {
+    for (size_t j = 0; j < count; ++j)
+      ForEachBasic(c, base + disp + static_cast<ptrdiff_t>(j) * c.extent, fn);
+    return true;
+  });
+}
+
+// One basic element between native memory and external32 bytes (`ext` bytes, big-endian).
+// Integers are resized (sign- or zero-extended, or cut to the external width); floating point
+// and complex parts are byte-reversed (long double's 16 bytes as they are: not converted to
+// IEEE quad precision).
+void Convert(MPIGPU_Datatype t, unsigned char* native, unsigned char* ext, bool to_ext) {
+  const mpigpu::TypeKind kind = mpigpu::PredefinedTypeKind(t);
+  const size_t n = mpigpu::PredefinedTypeSize(t), e = ExternalSize(t);
+  if (kind == mpigpu::TypeKind::kSignedInt || kind == mpigpu::TypeKind::kUnsignedInt ||
+      (kind == mpigpu::TypeKind::kChar && n > 1) || (kind == mpigpu::TypeKind::kLogical && n > 1)) {
+    const bool is_signed = kind == mpigpu::TypeKind::kSignedInt;
+    if (to_ext) {
+      uint64_t v = 0;
+      std::memcpy(&v, native, n);  // little-endian host
+      if (is_signed && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t{0} << (8 * n);
+      for (size_t i = 0; i < e; ++i) ext[e - 1 - i] = static_cast<unsigned char>(v >> (8 * i));
+    } else {
+      uint64_t v = 0;
+      for (size_t i = 0; i < e; ++i) v |= static_cast<uint64_t>(ext[e - 1 - i]) << (8 * i);
+      if (is_signed && e < 8 && (v >> (8 * e - 1)) & 1) v |= ~uint64_t{0} << (8 * e);
+      std::memcpy(native, &v, n);
+    }
+    return;
+  }
+  // Floating point (complex: each part), bytes, chars, bools: reversed per part.
+  const size_t part = kind == mpigpu::TypeKind::kComplex ? n / 2 : n;
+  for (size_t p = 0; p < n; p += part)
+    for (size_t i = 0; i < part; ++i) {
+      if (to_ext) ext[p + part - 1 - i] = native[p + i];
+      else native[p + i] = ext[p + part - 1 - i];
+    }
+}
+
+int External(const char* fn, bool pack, const char* datarep, const void* typed,
+             MPIGPU_Buftype typed_tag, int count, MPIGPU_Datatype type, const void* ext,
+             MPIGPU_Buftype ext_tag, MPIGPU_Aint size, MPIGPU_Aint* position) {
+  if (datarep == nullptr || std::strcmp(datarep, "external32") != 0)
+    return TypeErr(MPIGPU_ERR_ARG, fn, "datarep must be \"external32\"");
+  if (typed_tag != MPIGPU_BUF_HOST || ext_tag != MPIGPU_BUF_HOST)
+    return TypeErr(MPIGPU_ERR_BUFFER, fn, "external32 takes host buffers only");
+  if (position == nullptr || *position < 0 || *position > size)
+    return TypeErr(MPIGPU_ERR_ARG, fn, "bad position");
+  if (count < 0) return TypeErr(MPIGPU_ERR_COUNT, fn, "negative count");
+  int rc;
+  auto info = mpigpu::SharedType(type, &rc);
+  if (!info) return rc;
+  size_t need = 0;
+  auto add = [&](MPIGPU_Datatype t, ptrdiff_t) { need += ExternalSize(t); };
+  ForEachBasic(*info, 0, add);
+  need *= static_cast<size_t>(count);
+  if (need > static_cast<size_t>(size - *position))
+    return TypeErr(MPIGPU_ERR_TRUNCATE, fn, "the external32 data do not fit");
+  if (need > 0 && (typed == nullptr || ext == nullptr))
+    return TypeErr(MPIGPU_ERR_BUFFER, fn, "null buffer");
+  unsigned char* out = const_cast<unsigned char*>(static_cast<const unsigned char*>(ext)) + *position;
+  unsigned char* base = const_cast<unsigned char*>(static_cast<const unsigned char*>(typed));
+  for (int k = 0; k < count; ++k) {
+    auto conv = [&](MPIGPU_Datatype t, ptrdiff_t off) {
+      Convert(t, base + k * info->extent + off, out, pack);
+      out += ExternalSize(t);
+    };
+    ForEachBasic(*info, 0, conv);
+  }
+  *position += static_cast<MPIGPU_Aint>(need);
+  return MPIGPU_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" int MPIGPU_Pack_external(const char* datarep, const void* inbuf,
+                                    MPIGPU_Buftype inbuftype, int incount,
+                                    MPIGPU_Datatype datatype, void* outbuf,
+                                    MPIGPU_Buftype outbuftype, MPIGPU_Aint outsize,
+                                    MPIGPU_Aint* position) {
+  return External("MPIGPU_Pack_external", true, datarep, inbuf, inbuftype, incount, datatype,
+                  outbuf, outbuftype, outsize, position);
+}
+
+extern "C" int MPIGPU_Unpack_external(const char* datarep, const void* inbuf,
+                                      MPIGPU_Buftype inbuftype, MPIGPU_Aint insize,
+                                      MPIGPU_Aint* position, void* outbuf,
+                                      MPIGPU_Buftype outbuftype, int outcount,
+                                      MPIGPU_Datatype datatype) {
+  return External("MPIGPU_Unpack_external", false, datarep, outbuf, outbuftype, outcount,
+                  datatype, inbuf, inbuftype, insize, position);
+}
+
+extern "C" int MPIGPU_Pack_external_size(const char* datarep, int incount,
+                                         MPIGPU_Datatype datatype, MPIGPU_Aint* size) {
+  const char* fn = "MPIGPU_Pack_external_size";
+  if (datarep == nullptr || std::strcmp(datarep, "external32") != 0)
+    return TypeErr(MPIGPU_ERR_ARG, fn, "datarep must be \"external32\"");
+  if (size == nullptr) return TypeErr(MPIGPU_ERR_ARG, fn, "null size");
+  if (incount < 0) return TypeErr(MPIGPU_ERR_COUNT, fn, "negative count");
+  int rc;
+  auto info = mpigpu::SharedType(datatype, &rc);
+  if (!info) return rc;
+  size_t one = 0;
+  auto add = [&](MPIGPU_Datatype t, ptrdiff_t) { one += ExternalSize(t); };
+  ForEachBasic(*info, 0, add);
+  *size = static_cast<MPIGPU_Aint>(one * static_cast<size_t>(incount));
+  return MPIGPU_SUCCESS;
+}

@@ -451,6 +451,18 @@ int MPIGPU_Unpack(const void* inbuf, MPIGPU_Buftype inbuftype, int insize, int* 
                   MPIGPU_Datatype datatype, MPIGPU_Comm comm);
 /* *size = bytes Pack needs for incount elements. */
 int MPIGPU_Pack_size(int incount, MPIGPU_Datatype datatype, MPIGPU_Comm comm, int* size);
+/* The portable representation (datarep "external32" only; host buffers only): big-endian, MPI's
+ * fixed sizes (LONG 4 bytes, WCHAR 2, AINT/OFFSET/COUNT 8); long double travels as its 16
+ * bytes reversed, not converted to IEEE quad. Errors: ARG (other datarep), BUFFER (device
+ * buffer), TRUNCATE. */
+int MPIGPU_Pack_external(const char* datarep, const void* inbuf, MPIGPU_Buftype inbuftype,
+                         int incount, MPIGPU_Datatype datatype, void* outbuf,
+                         MPIGPU_Buftype outbuftype, MPIGPU_Aint outsize, MPIGPU_Aint* position);
+int MPIGPU_Unpack_external(const char* datarep, const void* inbuf, MPIGPU_Buftype inbuftype,
+                           MPIGPU_Aint insize, MPIGPU_Aint* position, void* outbuf,
+                           MPIGPU_Buftype outbuftype, int outcount, MPIGPU_Datatype datatype);
+int MPIGPU_Pack_external_size(const char* datarep, int incount, MPIGPU_Datatype datatype,
+                              MPIGPU_Aint* size);
 
 /* ---- memory ----
  * Host memory for messages that meet device buffers. It is pinned (page-locked, registered with

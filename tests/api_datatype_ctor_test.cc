@@ -549,6 +549,52 @@ TEST(DatatypeCtorTest, PackPositionsAndErrors) {
             MPIGPU_ERR_COMM);
 }
 
+// external32: big-endian, MPI's sizes (LONG is 4 bytes), values round-trip through a struct.
+TEST(DatatypeCtorTest, External32IsBigEndianWithFixedSizes) {
+  MPIGPU_Aint size = -1;
+  ASSERT_EQ(MPIGPU_Pack_external_size("external32", 3, MPIGPU_LONG, &size), MPIGPU_SUCCESS);
+  EXPECT_EQ(size, 12);
+  ASSERT_EQ(MPIGPU_Pack_external_size("external32", 1, MPIGPU_DOUBLE_INT, &size),
+            MPIGPU_SUCCESS);
+  EXPECT_EQ(size, 12);
+  EXPECT_EQ(MPIGPU_Pack_external_size("native", 1, MPIGPU_INT, &size), MPIGPU_ERR_ARG);
+  const long l[2] = {-2, 0x01020304};
+  unsigned char out[8];
+  MPIGPU_Aint pos = 0;
+  ASSERT_EQ(MPIGPU_Pack_external("external32", l, MPIGPU_BUF_HOST, 2, MPIGPU_LONG, out,
+                                 MPIGPU_BUF_HOST, 8, &pos),
+            MPIGPU_SUCCESS);
+  EXPECT_EQ(pos, 8);
+  const unsigned char want[8] = {0xFF, 0xFF, 0xFF, 0xFE, 1, 2, 3, 4};
+  EXPECT_EQ(std::memcmp(out, want, 8), 0);
+  MPIGPU_Datatype mixed = Committed(MixedType());
+  Mixed in[2] = {{'x', -1.25, {7, -8}}, {'y', 3e100, {-32768, 32767}}};
+  std::vector<unsigned char> ext(26);
+  pos = 0;
+  ASSERT_EQ(MPIGPU_Pack_external("external32", in, MPIGPU_BUF_HOST, 2, mixed, ext.data(),
+                                 MPIGPU_BUF_HOST, 26, &pos),
+            MPIGPU_SUCCESS);
+  EXPECT_EQ(ext[0], 'x');
+  EXPECT_EQ(ext[1], 0xBF);  // -1.25 = 0xBFF4000000000000, most significant byte first
+  EXPECT_EQ(ext[2], 0xF4);
+  Mixed back[2] = {};
+  pos = 0;
+  ASSERT_EQ(MPIGPU_Unpack_external("external32", ext.data(), MPIGPU_BUF_HOST, 26, &pos, back,
+                                   MPIGPU_BUF_HOST, 2, mixed),
+            MPIGPU_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(back[i].c, in[i].c);
+    EXPECT_EQ(back[i].d, in[i].d);
+    EXPECT_EQ(back[i].s[0], in[i].s[0]);
+    EXPECT_EQ(back[i].s[1], in[i].s[1]);
+  }
+  pos = 20;
+  EXPECT_EQ(MPIGPU_Pack_external("external32", in, MPIGPU_BUF_HOST, 1, mixed, ext.data(),
+                                 MPIGPU_BUF_HOST, 26, &pos),
+            MPIGPU_ERR_TRUNCATE);
+  Free(mixed);
+}
+
 // A type of more pieces than kMaxTypePieces (a negative-stride vector: no two blocks merge)
 // is packed from its definition, byte for byte as listed types are.
 TEST(DatatypeCtorTest, TypeTooComplexToListPacksFromItsDefinition) {
