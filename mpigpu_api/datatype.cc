@@ -324,17 +324,24 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
     if (count == 0) return true;  // an empty block neither aligns nor bounds the type
     t.align = std::max(t.align, c.align);
     t.explicit_bounds = t.explicit_bounds || c.explicit_bounds;
-    ptrdiff_t span, blb, bub, btlb, btub;
+    // Copy j spans [disp + c.lb + j * ext, + c.extent); the extremes are at the first and the
+    // last copy whatever the sign of the child's extent (a resized one may be negative).
+    ptrdiff_t span, blb, bub, btlb, btub, l0, l1, u0, u1, t0, t1, e0, e1;
     size_t bytes, elems;
     if (count > static_cast<size_t>(PTRDIFF_MAX) ||
-        !SMul(static_cast<ptrdiff_t>(count - 1), c.extent, &span) || !SAdd(disp, c.lb, &blb) ||
-        !SAdd(blb, span, &bub) || !SAdd(bub, c.extent, &bub) || !SAdd(disp, c.true_lb, &btlb) ||
-        !SAdd(btlb, span, &btub) || !SAdd(btub, c.true_extent, &btub) ||
+        !SMul(static_cast<ptrdiff_t>(count - 1), c.extent, &span) || !SAdd(disp, c.lb, &l0) ||
+        !SAdd(l0, span, &l1) || !SAdd(l0, c.extent, &u0) || !SAdd(l1, c.extent, &u1) ||
+        !SAdd(disp, c.true_lb, &t0) || !SAdd(t0, span, &t1) || !SAdd(t0, c.true_extent, &e0) ||
+        !SAdd(t1, c.true_extent, &e1) ||
         !MulFits(count, c.size, &bytes) || __builtin_add_overflow(size, bytes, &size) ||
         !MulFits(count, c.num_elements, &elems) || __builtin_add_overflow(nelem, elems, &nelem)) {
       overflow = true;
       return false;
     }
+    blb = std::min(l0, l1);
+    bub = std::max(u0, u1);
+    btlb = std::min(t0, t1);
+    btub = std::max(e0, e1);
     lb = any_block ? std::min(lb, blb) : blb;
     ub = any_block ? std::max(ub, bub) : bub;
     any_block = true;
@@ -384,11 +391,6 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
     t.extent = (t.extent + a - 1) / a * a;
   }
   if (resized != nullptr) {
-    if (resized->extent < 0) {
-      return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": negative extent " +
-                                              std::to_string(resized->extent) +
-                                              " (not supported)");
-    }
     t.lb = resized->lb;
     t.extent = resized->extent;
     if (resized->marks_explicit) t.explicit_bounds = true;
@@ -400,7 +402,8 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
     const TypeInfo& c = *tree->children[0];
     std::vector<TypePiece> block;
     PieceListBuilder one(kMaxTypePieces);
-    listed = c.pieces && one.AddCopies(*c.pieces, 0, static_cast<size_t>(c.extent),
+    listed = c.pieces && c.extent >= 0 &&
+             one.AddCopies(*c.pieces, 0, static_cast<size_t>(c.extent),
                                        tree->reg_len) && one.Finish(&block);
     if (listed && block.empty()) {
       // no data
@@ -413,7 +416,7 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
     }
   } else {
     listed = tree->ForEachBlock([&](ptrdiff_t disp, size_t count, const TypeInfo& c) {
-      return c.pieces != nullptr &&
+      return c.pieces != nullptr && c.extent >= 0 &&
              builder.AddCopies(*c.pieces, disp, static_cast<size_t>(c.extent), count);
     });
   }
@@ -481,7 +484,13 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   }
   const TypeInfo& info = IsPredefinedType(type) ? PredefinedInfo(type) : *derived;
   const size_t n = static_cast<size_t>(count);
-  const size_t extent = static_cast<size_t>(info.extent);
+  // Elements of a negative extent would run backwards: one element (or none) only.
+  if (info.extent < 0 && n > 1) {
+    return SetLastError(MPIGPU_ERR_TYPE, TypeLabel(type) + " has a negative extent (" +
+                                             std::to_string(info.extent) +
+                                             "): only count 0 or 1 can be communicated");
+  }
+  const size_t extent = info.extent < 0 ? 0 : static_cast<size_t>(info.extent);
   size_t span = 0;
   TypeDesc d;
   if (!MulFits(n, info.size, &d.total_bytes) || !MulFits(n, extent, &span)) {

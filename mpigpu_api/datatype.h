@@ -144,8 +144,8 @@ struct TypeInfo {
   bool predefined = false;
   bool committed = false;  // (a copy's: LookupType fills it in)
   size_t size = 0;         // bytes of data in one element
-  // MPI's bounds of one element: lb (may be negative) and extent = ub - lb (never negative);
-  // element k of a buffer starts k * extent after the buffer pointer.
+  // MPI's bounds of one element: lb (may be negative) and extent = ub - lb (negative only when
+  // resized so); element k of a buffer starts k * extent after the buffer pointer.
   ptrdiff_t lb = 0;
   ptrdiff_t extent = 0;
   // The bytes actually touched: [true_lb, true_lb + true_extent) from the element's start.

@@ -65,7 +65,7 @@ struct ResizedBounds {
 
 // *out = the type `tree` defines: size, bounds (create_struct's alignment padding when
 // is_struct; `resized` overrides lb and extent), basic type, pieces. Errors: ARG (size or
-// bounds overflow, negative resized extent).
+// bounds overflow).
 int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
               const ResizedBounds* resized, std::shared_ptr<const TypeInfo>* out);
 // A new (uncommitted) handle for `info`.

@@ -326,8 +326,8 @@ int MPIGPU_Allreduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recv
 
 /* ---- datatypes ----
  * Derived types must be committed before communication (else ERR_TYPE). Displacements and
- * strides may be negative (a type's data may lie below the buffer pointer); extents are never
- * negative (create_resized refuses one). A derived type keeps what it was built from: freeing
+ * strides may be negative (a type's data may lie below the buffer pointer); create_resized may
+ * even make the extent negative (such a type communicates count 0 or 1 only). A derived type keeps what it was built from: freeing
  * the types it was built from, or freeing it while an operation that uses it is pending, is
  * safe. These calls do not need MPIGPU_Init. Common errors: TYPE (bad, freed or predefined
  * where a derived type is needed), COUNT (negative count or block length), ARG (null pointer,
@@ -396,7 +396,6 @@ int MPIGPU_Type_create_darray(int size, int rank, int ndims, const int array_of_
                               const int array_of_distribs[], const int array_of_dargs[],
                               const int array_of_psizes[], int order, MPIGPU_Datatype oldtype,
                               MPIGPU_Datatype* newtype);
-/* Errors: ARG (negative extent: not supported). */
 int MPIGPU_Type_create_resized(MPIGPU_Datatype oldtype, MPIGPU_Aint lb, MPIGPU_Aint extent,
                                MPIGPU_Datatype* newtype);
 int MPIGPU_Type_dup(MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);

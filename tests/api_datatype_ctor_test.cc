@@ -275,8 +275,30 @@ TEST(DatatypeCtorTest, ResizedSetsBoundsAndStepsElements) {
   sm.extent = 17;
   s = Committed(s);
   Check(s, sm, 2);
-  MPIGPU_Datatype bad;
-  EXPECT_EQ(MPIGPU_Type_create_resized(MPIGPU_INT, 0, -4, &bad), MPIGPU_ERR_ARG);
+  // A negative extent (MPI allows it): copies run backwards. {(LB,6), 4 bytes at 0, (UB,-3)}
+  // three times: lb -12, extent 9, true lb -18, true extent 22 (MPICH's lbub numbers).
+  MPIGPU_Datatype four, back, three;
+  ASSERT_EQ(MPIGPU_Type_contiguous(4, MPIGPU_BYTE, &four), MPIGPU_SUCCESS);
+  ASSERT_EQ(MPIGPU_Type_create_resized(four, 6, -9, &back), MPIGPU_SUCCESS);
+  ASSERT_EQ(MPIGPU_Type_contiguous(3, back, &three), MPIGPU_SUCCESS);
+  MPIGPU_Aint l, e;
+  ASSERT_EQ(MPIGPU_Type_get_extent(three, &l, &e), MPIGPU_SUCCESS);
+  EXPECT_EQ(l, -12);
+  EXPECT_EQ(e, 9);
+  ASSERT_EQ(MPIGPU_Type_get_true_extent(three, &l, &e), MPIGPU_SUCCESS);
+  EXPECT_EQ(l, -18);
+  EXPECT_EQ(e, 22);
+  Map bm;
+  for (int j = 0; j < 3; ++j) AddRun(&bm.bytes, -9 * j, 4);
+  bm.lb = -12;
+  bm.extent = 9;
+  three = Committed(three);
+  Check(three, bm, 1);  // packed from the definition: bytes at 0, -9, -18
+  back = Committed(back);
+  TypeDesc d;
+  EXPECT_EQ(DescribeForComm(back, 2, &d), MPIGPU_ERR_TYPE);  // elements would run backwards
+  EXPECT_EQ(DescribeForComm(back, 1, &d), MPIGPU_SUCCESS);
+  for (MPIGPU_Datatype x : {four, back, three}) Free(x);
   Free(r);
   Free(s);
 }
