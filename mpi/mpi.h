@@ -447,6 +447,9 @@ typedef struct MPI_Status {
 #ifdef MPIGPU_COMPLEX32
 #define MPI_COMPLEX32 MPIGPU_COMPLEX32
 #endif
+#ifdef MPIGPU_INTEGER16
+#define MPI_INTEGER16 MPIGPU_INTEGER16
+#endif
 
 /* ---- reduction operations ---- */
 

@@ -24,9 +24,12 @@ namespace {
 constexpr MPIGPU_Datatype kPredefinedHandle[] = {
     MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_HANDLE)};
 #undef MPIGPU_TYPE_HANDLE
-// C_COMPLEX and C_FLOAT_COMPLEX are one type; MPI names it C_COMPLEX.
+// Synonyms share a handle; MPI names them C_COMPLEX (= C_FLOAT_COMPLEX) and LONG_LONG_INT
+// (= LONG_LONG).
 constexpr const char* NameOf(MPIGPU_Datatype handle, const char* name) {
-  return handle == MPIGPU_C_FLOAT_COMPLEX ? "MPIGPU_C_COMPLEX" : name;
+  return handle == MPIGPU_C_FLOAT_COMPLEX ? "MPIGPU_C_COMPLEX"
+         : handle == MPIGPU_LONG_LONG     ? "MPIGPU_LONG_LONG_INT"
+                                          : name;
 }
 #define MPIGPU_TYPE_NAME(handle, ctype) NameOf(handle, #handle),
 constexpr const char* kPredefinedName[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_NAME)};

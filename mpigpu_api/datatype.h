@@ -106,7 +106,8 @@ using DoubleDouble = ValueIndex<double, double>; // Fortran 2DOUBLE_PRECISION
   X(MPIGPU_REAL16, long double)                                  \
   X(MPIGPU_COMPLEX8, std::complex<float>)                        \
   X(MPIGPU_COMPLEX16, std::complex<double>)                      \
-  X(MPIGPU_COMPLEX32, std::complex<long double>)
+  X(MPIGPU_COMPLEX32, std::complex<long double>)               \
+  X(MPIGPU_INTEGER16, __int128)
 
 namespace mpigpu {
 

@@ -274,8 +274,10 @@ void ForEachBasic(const mpigpu::TypeInfo& t, ptrdiff_t base, Fn& fn) {
 void Convert(MPIGPU_Datatype t, unsigned char* native, unsigned char* ext, bool to_ext) {
   const mpigpu::TypeKind kind = mpigpu::PredefinedTypeKind(t);
   const size_t n = mpigpu::PredefinedTypeSize(t), e = ExternalSize(t);
-  if (kind == mpigpu::TypeKind::kSignedInt || kind == mpigpu::TypeKind::kUnsignedInt ||
-      (kind == mpigpu::TypeKind::kChar && n > 1) || (kind == mpigpu::TypeKind::kLogical && n > 1)) {
+  if ((kind == mpigpu::TypeKind::kSignedInt || kind == mpigpu::TypeKind::kUnsignedInt ||
+       (kind == mpigpu::TypeKind::kChar && n > 1) ||
+       (kind == mpigpu::TypeKind::kLogical && n > 1)) &&
+      n <= 8 && e <= 8) {
     const bool is_signed = kind == mpigpu::TypeKind::kSignedInt;
     if (to_ext) {
       uint64_t v = 0;

@@ -199,8 +199,9 @@ typedef struct {
 #define MPIGPU_COMPLEX8 ((MPIGPU_Datatype)59)
 #define MPIGPU_COMPLEX16 ((MPIGPU_Datatype)60)
 #define MPIGPU_COMPLEX32 ((MPIGPU_Datatype)61)
+#define MPIGPU_INTEGER16 ((MPIGPU_Datatype)62)
 /* Handles below this value are predefined; derived types get handles from here up. */
-#define MPIGPU_NUM_PREDEFINED_TYPES 62
+#define MPIGPU_NUM_PREDEFINED_TYPES 63
 
 /* ---- reduction operations ---- */
 

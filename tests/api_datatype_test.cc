@@ -145,7 +145,9 @@ TEST(ApiDatatypeTest, PredefinedSizesAndExtents) {
 #define CHECK_PREDEFINED(handle, ctype)                                           \
   ExpectSizeExtent(handle, static_cast<int>(CTypeData<ctype>::kSize), sizeof(ctype)); \
   EXPECT_STREQ(TypeName(handle),                                                  \
-               handle == MPIGPU_C_FLOAT_COMPLEX ? "MPIGPU_C_COMPLEX" : #handle);
+               handle == MPIGPU_C_FLOAT_COMPLEX ? "MPIGPU_C_COMPLEX"          \
+               : handle == MPIGPU_LONG_LONG     ? "MPIGPU_LONG_LONG_INT"      \
+                                                : #handle);
   MPIGPU_FOR_EACH_PREDEFINED_TYPE(CHECK_PREDEFINED)
 #undef CHECK_PREDEFINED
   EXPECT_EQ(PredefinedTypeSize(MPIGPU_INT64_T), 8u);
