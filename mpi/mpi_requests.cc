@@ -449,22 +449,18 @@ extern "C" int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, i
 }
 MPIGPU_MPI_ALIAS(Get_count)
 
-// Basic elements: equal to Get_count for predefined types; derived types count their basic
-// elements once the core can say how many a byte count holds (mpi-types).
+// Basic elements, partial elements of derived types included (the core walks the type map).
 extern "C" int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   return Done("MPI_Get_elements", MPI_COMM_WORLD,
-              MPIGPU_Get_count(reinterpret_cast<const MPIGPU_Status*>(status), datatype, count));
+              MPIGPU_Get_elements(reinterpret_cast<const MPIGPU_Status*>(status), datatype, count));
 }
 MPIGPU_MPI_ALIAS(Get_elements)
 
 extern "C" int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
                                    MPI_Count* count) {
-  if (count == nullptr)
-    return mpigpu::mpi::FailWith("MPI_Get_elements_x", MPI_COMM_WORLD, MPI_ERR_ARG, "null count");
-  int c = 0;
-  const int rc = PMPI_Get_elements(status, datatype, &c);
-  if (rc == MPI_SUCCESS) *count = c;
-  return rc;
+  return Done("MPI_Get_elements_x", MPI_COMM_WORLD,
+              MPIGPU_Get_elements_x(reinterpret_cast<const MPIGPU_Status*>(status), datatype,
+                                    count));
 }
 MPIGPU_MPI_ALIAS(Get_elements_x)
 

@@ -223,7 +223,10 @@ inline int ResolveTypedBuf(const void* buf, MPIGPU_Buftype buftype, int count,
                            MPIGPU_Datatype datatype, TypedBuf* out) {
   if (int rc = DescribeForComm(datatype, count, &out->desc); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = ResolveBuftype(buftype, &out->loc); rc != MPIGPU_SUCCESS) return rc;
-  if (buf == nullptr && count > 0) return NullBufferError(count);
+  // A null buffer holds nothing, unless the type's displacements are absolute addresses
+  // (MPI_BOTTOM: a derived type whose data lies past the zero page).
+  if (buf == nullptr && out->desc.total_bytes > 0 && out->desc.true_lb < 4096)
+    return NullBufferError(count);
   if (int rc = CheckBufferLocation(buf, out->loc); rc != MPIGPU_SUCCESS) return rc;
   out->ptr = const_cast<void*>(buf);
   return MPIGPU_SUCCESS;

@@ -4,11 +4,14 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <type_traits>
 
+#include "mpigpu_api/datatype_internal.h"
 #include "mpigpu_api/errors.h"
 #include "pipeline/pack.h"
 
@@ -21,7 +24,14 @@ namespace {
 constexpr MPIGPU_Datatype kPredefinedHandle[] = {
     MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_HANDLE)};
 #undef MPIGPU_TYPE_HANDLE
-#define MPIGPU_TYPE_NAME(handle, ctype) #handle,
+// Synonyms share a handle; MPI names them C_COMPLEX (= C_FLOAT_COMPLEX) and LONG_LONG_INT
+// (= LONG_LONG).
+constexpr const char* NameOf(MPIGPU_Datatype handle, const char* name) {
+  return handle == MPIGPU_C_FLOAT_COMPLEX ? "MPIGPU_C_COMPLEX"
+         : handle == MPIGPU_LONG_LONG     ? "MPIGPU_LONG_LONG_INT"
+                                          : name;
+}
+#define MPIGPU_TYPE_NAME(handle, ctype) NameOf(handle, #handle),
 constexpr const char* kPredefinedName[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_NAME)};
 #undef MPIGPU_TYPE_NAME
 
@@ -96,6 +106,10 @@ struct PairOfC<ValueIndex<V, I>> {
 const PairLayout kPredefinedPair[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_PAIR)};
 #undef MPIGPU_TYPE_PAIR
 
+#define MPIGPU_TYPE_ALIGN(handle, ctype) alignof(ctype),
+constexpr size_t kPredefinedAlign[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_ALIGN)};
+#undef MPIGPU_TYPE_ALIGN
+
 // One element's pieces: the dense run of a plain type, a pair's members (merged when the index
 // follows the value without a hole).
 std::vector<TypePiece> PredefinedPieces(MPIGPU_Datatype type) {
@@ -105,7 +119,7 @@ std::vector<TypePiece> PredefinedPieces(MPIGPU_Datatype type) {
     return {TypePiece{0, size, size, 1}};
   const size_t vsize = pair.packed_index_offset, isize = size - vsize;
   return {TypePiece{0, vsize, vsize, 1},
-          TypePiece{pair.index_offset, isize, isize, 1}};
+          TypePiece{static_cast<ptrdiff_t>(pair.index_offset), isize, isize, 1}};
 }
 
 const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
@@ -116,8 +130,14 @@ const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
       info.predefined = true;
       info.committed = true;
       info.size = kPredefinedTypeSize[i];
-      info.extent = kPredefinedTypeExtent[i];
+      info.extent = static_cast<ptrdiff_t>(kPredefinedTypeExtent[i]);
       info.basic_type = i;
+      info.align = kPredefinedAlign[i];
+      const PairLayout& pair = kPredefinedPair[i];
+      const bool is_pair = kPredefinedKind[i] == TypeKind::kPair;
+      info.true_extent = static_cast<ptrdiff_t>(
+          is_pair ? pair.index_offset + (info.size - pair.packed_index_offset) : info.size);
+      info.num_elements = is_pair ? 2 : 1;
       // The table lives for the whole run: its piece lists are shared without an owner, so
       // copying a predefined type's entry (LookupType) costs no atomic reference count.
       const auto* pieces = new std::vector<TypePiece>(PredefinedPieces(i));
@@ -129,34 +149,28 @@ const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
   return (*table)[type];
 }
 
+
 std::string TypeLabel(MPIGPU_Datatype type) {
   return IsPredefinedType(type) ? kPredefinedName[type] : "datatype " + std::to_string(type);
-}
-
-// ---- pieces ----
-
-// *out = merged pieces of ncopies copies of `pieces` placed `extent` apart. Fails (ARG) if the
-// result, or the work to build it, passes kMaxTypePieces.
-int Replicate(const char* fn, const std::vector<TypePiece>& pieces, size_t extent,
-              size_t ncopies, std::vector<TypePiece>* out) {
-  if (ReplicatePieces(pieces, extent, ncopies, kMaxTypePieces, out)) return MPIGPU_SUCCESS;
-  return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": type too complex (more than " +
-                                          std::to_string(kMaxTypePieces) + " regular pieces)");
 }
 
 // ---- registry of derived types ----
 
 class Registry {
  public:
-  int Lookup(MPIGPU_Datatype type, TypeInfo* out) {
+  std::shared_ptr<const TypeInfo> Get(MPIGPU_Datatype type, bool* committed, int* rc) {
     std::lock_guard<std::mutex> lock(mu_);
     const Slot* slot = Find(type);
-    if (slot == nullptr) return BadHandle(type);
-    *out = slot->info;
-    return MPIGPU_SUCCESS;
+    if (slot == nullptr) {
+      *rc = BadHandle(type);
+      return nullptr;
+    }
+    if (committed) *committed = slot->committed;
+    *rc = MPIGPU_SUCCESS;
+    return slot->info;
   }
 
-  int Add(TypeInfo info, MPIGPU_Datatype* out) {
+  int Add(std::shared_ptr<const TypeInfo> info, MPIGPU_Datatype* out) {
     std::lock_guard<std::mutex> lock(mu_);
     size_t index;
     if (!free_.empty()) {
@@ -169,8 +183,11 @@ class Registry {
       index = slots_.size();
       slots_.emplace_back();
     }
-    slots_[index].in_use = true;
-    slots_[index].info = std::move(info);
+    Slot& slot = slots_[index];
+    slot.in_use = true;
+    slot.committed = false;
+    slot.name.clear();
+    slot.info = std::move(info);
     *out = static_cast<MPIGPU_Datatype>(index + MPIGPU_NUM_PREDEFINED_TYPES);
     return MPIGPU_SUCCESS;
   }
@@ -179,7 +196,7 @@ class Registry {
     std::lock_guard<std::mutex> lock(mu_);
     Slot* slot = Find(type);
     if (slot == nullptr) return BadHandle(type);
-    slot->info.committed = true;
+    slot->committed = true;
     return MPIGPU_SUCCESS;
   }
 
@@ -188,15 +205,43 @@ class Registry {
     Slot* slot = Find(type);
     if (slot == nullptr) return BadHandle(type);
     slot->in_use = false;
-    slot->info = TypeInfo();  // drops this type's pieces (types built from it keep their own)
+    slot->info.reset();  // types built from it, and pending operations, hold their own reference
+    slot->name.clear();
     free_.push_back(static_cast<size_t>(type - MPIGPU_NUM_PREDEFINED_TYPES));
+    return MPIGPU_SUCCESS;
+  }
+
+  // Names of derived types live in their slots; predefined ones may be renamed too.
+  int SetName(MPIGPU_Datatype type, const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (IsPredefinedType(type)) {
+      predefined_names_[type] = name;
+      return MPIGPU_SUCCESS;
+    }
+    Slot* slot = Find(type);
+    if (slot == nullptr) return BadHandle(type);
+    slot->name = name;
+    return MPIGPU_SUCCESS;
+  }
+  int GetName(MPIGPU_Datatype type, std::string* name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (IsPredefinedType(type)) {
+      auto it = predefined_names_.find(type);
+      *name = it != predefined_names_.end() ? it->second : kPredefinedName[type];
+      return MPIGPU_SUCCESS;
+    }
+    Slot* slot = Find(type);
+    if (slot == nullptr) return BadHandle(type);
+    *name = slot->name;
     return MPIGPU_SUCCESS;
   }
 
  private:
   struct Slot {
     bool in_use = false;
-    TypeInfo info;
+    bool committed = false;
+    std::string name;
+    std::shared_ptr<const TypeInfo> info;
   };
 
   // Caller holds mu_. Null for anything but a live derived type.
@@ -220,6 +265,7 @@ class Registry {
   std::mutex mu_;
   std::deque<Slot> slots_;  // slot i is handle MPIGPU_NUM_PREDEFINED_TYPES + i
   std::vector<size_t> free_;
+  std::map<MPIGPU_Datatype, std::string> predefined_names_;
 };
 
 // Never destroyed, so type calls from static destructors or atexit handlers still work.
@@ -232,62 +278,176 @@ bool MulFits(size_t a, size_t b, size_t* out) {
   return !__builtin_mul_overflow(a, b, out) && *out <= static_cast<size_t>(PTRDIFF_MAX);
 }
 
-// Type_vector, and Type_contiguous as vector(count, 1, 1).
-int MakeVector(const char* fn, int count, int blocklength, int stride, MPIGPU_Datatype oldtype,
-               MPIGPU_Datatype* newtype) {
-  const std::string where = fn;
-  if (newtype == nullptr) return SetLastError(MPIGPU_ERR_ARG, where + ": newtype is null");
-  if (count < 0) {
-    return SetLastError(MPIGPU_ERR_COUNT,
-                        where + ": count " + std::to_string(count) + " is negative");
-  }
-  if (blocklength < 0) {
-    return SetLastError(MPIGPU_ERR_COUNT, where + ": blocklength " +
-                                              std::to_string(blocklength) + " is negative");
-  }
-  if (stride < 0) {
-    return SetLastError(MPIGPU_ERR_ARG, where + ": stride " + std::to_string(stride) +
-                                            " is negative (not supported)");
-  }
-  if (count > 1 && stride < blocklength) {
-    return SetLastError(MPIGPU_ERR_ARG, where + ": stride " + std::to_string(stride) +
-                                            " < blocklength " + std::to_string(blocklength) +
-                                            ": blocks would overlap (not supported)");
-  }
-  TypeInfo old;
-  if (int rc = LookupType(oldtype, &old); rc != MPIGPU_SUCCESS) return rc;
+// Checked signed arithmetic for bounds: false on overflow.
+bool SMul(ptrdiff_t a, ptrdiff_t b, ptrdiff_t* out) { return !__builtin_mul_overflow(a, b, out); }
+bool SAdd(ptrdiff_t a, ptrdiff_t b, ptrdiff_t* out) { return !__builtin_add_overflow(a, b, out); }
 
-  const size_t n = static_cast<size_t>(count);
-  const size_t bl = static_cast<size_t>(blocklength);
-  const size_t st = static_cast<size_t>(stride);
-  TypeInfo info;
-  info.basic_type = old.basic_type;
-  size_t elems = 0;
-  size_t span = 0;
-  if (!MulFits(n, bl, &elems) || !MulFits(elems, old.size, &info.size) ||
-      !MulFits((n == 0 ? 0 : (n - 1) * st) + bl, old.extent, &span)) {
-    return SetLastError(MPIGPU_ERR_ARG, where + ": type too large (count " +
-                                            std::to_string(count) + ", blocklength " +
-                                            std::to_string(blocklength) + ", stride " +
-                                            std::to_string(stride) + ")");
-  }
-  // A type without data has extent 0 (its type map is empty).
-  info.extent = info.size == 0 ? 0 : span;
-  std::vector<TypePiece> pieces;
-  if (info.size > 0) {
-    std::vector<TypePiece> block;
-    if (int rc = Replicate(fn, *old.pieces, old.extent, bl, &block); rc != MPIGPU_SUCCESS) {
-      return rc;
-    }
-    // With one block the stride is never used (and st * extent might not fit).
-    const size_t block_stride = n > 1 ? st * old.extent : 0;
-    if (int rc = Replicate(fn, block, block_stride, n, &pieces); rc != MPIGPU_SUCCESS) return rc;
-  }
-  info.pieces = std::make_shared<const std::vector<TypePiece>>(std::move(pieces));
-  return GetRegistry().Add(std::move(info), newtype);
+// The shared entry of a predefined type (never freed: no owner).
+std::shared_ptr<const TypeInfo> SharedPredefined(MPIGPU_Datatype type) {
+  return std::shared_ptr<const TypeInfo>(std::shared_ptr<const TypeInfo>(),
+                                         &PredefinedInfo(type));
 }
 
+// Basic elements in the first `bytes` bytes of one element of `t` (bytes < t.size), walking
+// its type map; *rest = bytes left inside a basic element (nonzero: not a whole number).
+size_t CountPartial(const TypeInfo& t, size_t bytes, size_t* rest);
+
 }  // namespace
+
+// ---- TypeTree ----
+
+bool TypeTree::Emit(ptrdiff_t base, const std::function<bool(const TypePiece&)>& add) const {
+  return ForEachBlock([&](ptrdiff_t disp, size_t count, const TypeInfo& c) {
+    for (size_t j = 0; j < count; ++j) {
+      const ptrdiff_t at = base + disp + static_cast<ptrdiff_t>(j) * c.extent;
+      if (c.pieces) {
+        for (TypePiece p : *c.pieces) {
+          p.offset += at;
+          if (!add(p)) return false;
+        }
+      } else if (!c.tree->Emit(at, add)) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
+// ---- building a type from its blocks ----
+
+int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
+              const ResizedBounds* resized, std::shared_ptr<const TypeInfo>* out) {
+  auto info = std::make_shared<TypeInfo>();
+  TypeInfo& t = *info;
+  bool any_block = false, any_data = false, mixed = false, overflow = false;
+  ptrdiff_t lb = 0, ub = 0, tlb = 0, tub = 0;
+  size_t size = 0, nelem = 0;
+  t.basic_type = MPIGPU_DATATYPE_NULL;
+  auto account = [&](ptrdiff_t disp, size_t count, const TypeInfo& c) {
+    if (count == 0) return true;  // an empty block neither aligns nor bounds the type
+    t.align = std::max(t.align, c.align);
+    t.explicit_bounds = t.explicit_bounds || c.explicit_bounds;
+    // Copy j spans [disp + c.lb + j * ext, + c.extent); the extremes are at the first and the
+    // last copy whatever the sign of the child's extent (a resized one may be negative).
+    ptrdiff_t span, blb, bub, btlb, btub, l0, l1, u0, u1, t0, t1, e0, e1;
+    size_t bytes, elems;
+    if (count > static_cast<size_t>(PTRDIFF_MAX) ||
+        !SMul(static_cast<ptrdiff_t>(count - 1), c.extent, &span) || !SAdd(disp, c.lb, &l0) ||
+        !SAdd(l0, span, &l1) || !SAdd(l0, c.extent, &u0) || !SAdd(l1, c.extent, &u1) ||
+        !SAdd(disp, c.true_lb, &t0) || !SAdd(t0, span, &t1) || !SAdd(t0, c.true_extent, &e0) ||
+        !SAdd(t1, c.true_extent, &e1) ||
+        !MulFits(count, c.size, &bytes) || __builtin_add_overflow(size, bytes, &size) ||
+        !MulFits(count, c.num_elements, &elems) || __builtin_add_overflow(nelem, elems, &nelem)) {
+      overflow = true;
+      return false;
+    }
+    blb = std::min(l0, l1);
+    bub = std::max(u0, u1);
+    btlb = std::min(t0, t1);
+    btub = std::max(e0, e1);
+    lb = any_block ? std::min(lb, blb) : blb;
+    ub = any_block ? std::max(ub, bub) : bub;
+    any_block = true;
+    if (c.size > 0) {
+      tlb = any_data ? std::min(tlb, btlb) : btlb;
+      tub = any_data ? std::max(tub, btub) : btub;
+      if (any_data && t.basic_type != c.basic_type) mixed = true;
+      t.basic_type = c.basic_type;
+      any_data = true;
+    }
+    return true;
+  };
+  if (tree->regular) {
+    // Bounds from the first and last blocks (strides are regular); sizes by multiplication.
+    const TypeInfo& c = *tree->children[0];
+    const size_t n = tree->reg_blocks;
+    ptrdiff_t last = 0;
+    if (n > 0) {
+      overflow = n - 1 > static_cast<size_t>(PTRDIFF_MAX) ||
+                 !SMul(static_cast<ptrdiff_t>(n - 1), tree->reg_stride, &last);
+      if (!overflow) account(0, tree->reg_len, c);
+      if (!overflow && n > 1) account(last, tree->reg_len, c);
+    } else {
+      account(0, 0, c);
+    }
+    size_t elems = 0;
+    overflow = overflow || !MulFits(n, tree->reg_len, &elems) ||
+               !MulFits(elems, c.size, &size) || !MulFits(elems, c.num_elements, &nelem);
+  } else {
+    tree->ForEachBlock(account);
+  }
+  if (overflow || size > static_cast<size_t>(PTRDIFF_MAX)) {
+    return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": the type's size or bounds overflow");
+  }
+  if (mixed) t.basic_type = MPIGPU_DATATYPE_NULL;
+  t.size = size;
+  t.num_elements = nelem;
+  t.true_lb = tlb;
+  if (!SAdd(tub, -tlb, &t.true_extent) || !SAdd(ub, -lb, &t.extent)) {
+    return SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": the type's bounds overflow");
+  }
+  t.lb = lb;
+  // A struct's extent is padded to its most-aligned member, as the C compiler pads the struct
+  // it describes (unless some member fixes its bounds by resizing).
+  if (is_struct && !t.explicit_bounds && t.align > 1) {
+    const ptrdiff_t a = static_cast<ptrdiff_t>(t.align);
+    t.extent = (t.extent + a - 1) / a * a;
+  }
+  if (resized != nullptr) {
+    t.lb = resized->lb;
+    t.extent = resized->extent;
+    if (resized->marks_explicit) t.explicit_bounds = true;
+  }
+  // The piece list, unless it grows past the limit (the tree makes the pieces then).
+  PieceListBuilder builder(kMaxTypePieces);
+  bool listed = true;
+  if (tree->regular) {
+    const TypeInfo& c = *tree->children[0];
+    std::vector<TypePiece> block;
+    PieceListBuilder one(kMaxTypePieces);
+    listed = c.pieces && c.extent >= 0 &&
+             one.AddCopies(*c.pieces, 0, static_cast<size_t>(c.extent),
+                                       tree->reg_len) && one.Finish(&block);
+    if (listed && block.empty()) {
+      // no data
+    } else if (listed && tree->reg_stride >= 0) {
+      listed = builder.AddCopies(block, 0, static_cast<size_t>(tree->reg_stride),
+                                 tree->reg_blocks);
+    } else {
+      for (size_t i = 0; listed && i < tree->reg_blocks; ++i)
+        listed = builder.AddCopies(block, static_cast<ptrdiff_t>(i) * tree->reg_stride, 0, 1);
+    }
+  } else {
+    listed = tree->ForEachBlock([&](ptrdiff_t disp, size_t count, const TypeInfo& c) {
+      return c.pieces != nullptr && c.extent >= 0 &&
+             builder.AddCopies(*c.pieces, disp, static_cast<size_t>(c.extent), count);
+    });
+  }
+  auto list = std::make_shared<std::vector<TypePiece>>();
+  if (listed && builder.Finish(list.get())) t.pieces = std::move(list);
+  t.tree = std::move(tree);
+  *out = std::move(info);
+  return MPIGPU_SUCCESS;
+}
+
+int RegisterType(std::shared_ptr<const TypeInfo> info, MPIGPU_Datatype* out) {
+  return GetRegistry().Add(std::move(info), out);
+}
+
+int SetTypeName(MPIGPU_Datatype type, const std::string& name) {
+  return GetRegistry().SetName(type, name);
+}
+int GetTypeName(MPIGPU_Datatype type, std::string* name) {
+  return GetRegistry().GetName(type, name);
+}
+
+std::shared_ptr<const TypeInfo> SharedType(MPIGPU_Datatype type, int* rc) {
+  if (IsPredefinedType(type)) {
+    *rc = MPIGPU_SUCCESS;
+    return SharedPredefined(type);
+  }
+  return GetRegistry().Get(type, nullptr, rc);
+}
 
 const char* TypeName(MPIGPU_Datatype type) {
   return IsPredefinedType(type) ? kPredefinedName[type] : "derived";
@@ -299,7 +459,13 @@ int LookupType(MPIGPU_Datatype type, TypeInfo* out) {
     *out = PredefinedInfo(type);  // immutable table: no lock
     return MPIGPU_SUCCESS;
   }
-  return GetRegistry().Lookup(type, out);
+  int rc;
+  bool committed = false;
+  auto info = GetRegistry().Get(type, &committed, &rc);
+  if (!info) return rc;
+  *out = *info;
+  out->committed = committed;
+  return MPIGPU_SUCCESS;
 }
 
 int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
@@ -308,18 +474,29 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
     return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " is negative");
   }
   // A predefined type is read in place from its immutable table (no copy).
-  TypeInfo derived;
-  if (!IsPredefinedType(type))
-    if (int rc = GetRegistry().Lookup(type, &derived); rc != MPIGPU_SUCCESS) return rc;
-  const TypeInfo& info = IsPredefinedType(type) ? PredefinedInfo(type) : derived;
-  if (!info.committed) {
-    return SetLastError(MPIGPU_ERR_TYPE, TypeLabel(type) +
-                                             " is not committed (call MPIGPU_Type_commit)");
+  std::shared_ptr<const TypeInfo> derived;
+  if (!IsPredefinedType(type)) {
+    int rc;
+    bool committed = false;
+    derived = GetRegistry().Get(type, &committed, &rc);
+    if (!derived) return rc;
+    if (!committed) {
+      return SetLastError(MPIGPU_ERR_TYPE, TypeLabel(type) +
+                                               " is not committed (call MPIGPU_Type_commit)");
+    }
   }
+  const TypeInfo& info = IsPredefinedType(type) ? PredefinedInfo(type) : *derived;
   const size_t n = static_cast<size_t>(count);
+  // Elements of a negative extent would run backwards: one element (or none) only.
+  if (info.extent < 0 && n > 1) {
+    return SetLastError(MPIGPU_ERR_TYPE, TypeLabel(type) + " has a negative extent (" +
+                                             std::to_string(info.extent) +
+                                             "): only count 0 or 1 can be communicated");
+  }
+  const size_t extent = info.extent < 0 ? 0 : static_cast<size_t>(info.extent);
   size_t span = 0;
   TypeDesc d;
-  if (!MulFits(n, info.size, &d.total_bytes) || !MulFits(n, info.extent, &span)) {
+  if (!MulFits(n, info.size, &d.total_bytes) || !MulFits(n, extent, &span)) {
     return SetLastError(MPIGPU_ERR_COUNT, "count " + std::to_string(count) + " of " +
                                               TypeLabel(type) + " is too large");
   }
@@ -327,11 +504,17 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   d.basic_type = info.basic_type;
   d.count = n;
   d.size = info.size;
-  d.extent = info.extent;
-  d.base_size = PredefinedTypeSize(info.basic_type);
-  // Pieces never overlap and lie within the extent: size == extent means they tile it.
-  d.contiguous = info.size == info.extent;
-  if (!d.contiguous) d.type_pieces = info.pieces;
+  d.extent = extent;
+  d.base_size = info.basic_type == MPIGPU_DATATYPE_NULL ? 1 : PredefinedTypeSize(info.basic_type);
+  // Contiguous: one element is one dense run at the pointer, and elements follow each other.
+  const bool dense = info.pieces && info.pieces->size() == 1 && (*info.pieces)[0].offset == 0 &&
+                     (*info.pieces)[0].nblocks == 1;
+  d.true_lb = info.true_lb;
+  d.contiguous = d.total_bytes == 0 || (dense && (n <= 1 || extent == info.size));
+  if (!d.contiguous) {
+    d.type_pieces = info.pieces;
+    if (!info.pieces) d.source = info.tree;
+  }
   *out = std::move(d);
   return MPIGPU_SUCCESS;
 }
@@ -344,6 +527,45 @@ bool PredefinedPairLayout(MPIGPU_Datatype type, PairLayout* out) {
   if (!IsPredefinedType(type) || kPredefinedKind[type] != TypeKind::kPair) return false;
   *out = kPredefinedPair[type];
   return true;
+}
+
+namespace {
+
+size_t CountPartial(const TypeInfo& t, size_t bytes, size_t* rest) {
+  if (t.predefined) {
+    PairLayout pair;
+    if (PredefinedPairLayout(t.basic_type, &pair) && bytes >= pair.packed_index_offset) {
+      *rest = bytes - pair.packed_index_offset;
+      return 1;
+    }
+    *rest = bytes;
+    return 0;
+  }
+  size_t n = 0;
+  t.tree->ForEachBlock([&](ptrdiff_t, size_t count, const TypeInfo& c) {
+    if (c.size == 0) return true;
+    const size_t whole = std::min(count, bytes / c.size);
+    n += whole * c.num_elements;
+    bytes -= whole * c.size;
+    if (whole < count) {  // the bytes end inside this block
+      n += CountPartial(c, bytes, &bytes);
+      return false;
+    }
+    return true;
+  });
+  *rest = bytes;
+  return n;
+}
+
+}  // namespace
+
+long long CountBasicElements(const TypeInfo& type, size_t bytes) {
+  if (type.size == 0) return bytes == 0 ? 0 : -1;
+  const size_t whole = bytes / type.size;
+  size_t rest = 0;
+  const size_t part = CountPartial(type, bytes % type.size, &rest);
+  if (rest != 0) return -1;
+  return static_cast<long long>(whole * type.num_elements + part);
 }
 
 int PackerCode(const Status& st) {
@@ -373,17 +595,7 @@ int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_
 
 }  // namespace mpigpu
 
-// ---- C API ----
-
-extern "C" int MPIGPU_Type_contiguous(int count, MPIGPU_Datatype oldtype,
-                                      MPIGPU_Datatype* newtype) {
-  return mpigpu::MakeVector("MPIGPU_Type_contiguous", count, 1, 1, oldtype, newtype);
-}
-
-extern "C" int MPIGPU_Type_vector(int count, int blocklength, int stride,
-                                  MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype) {
-  return mpigpu::MakeVector("MPIGPU_Type_vector", count, blocklength, stride, oldtype, newtype);
-}
+// ---- C API: commit, free, size, extents ----
 
 extern "C" int MPIGPU_Type_commit(MPIGPU_Datatype* datatype) {
   if (datatype == nullptr) {
@@ -406,25 +618,74 @@ extern "C" int MPIGPU_Type_free(MPIGPU_Datatype* datatype) {
   return MPIGPU_SUCCESS;
 }
 
+namespace {
+
+// *info for a query call `fn` with one output pointer `out`.
+template <class T>
+int Query(const char* fn, MPIGPU_Datatype datatype, const T* out, mpigpu::TypeInfo* info) {
+  if (out == nullptr) return mpigpu::SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": null output");
+  return mpigpu::LookupType(datatype, info);
+}
+
+}  // namespace
+
 extern "C" int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size) {
-  if (size == nullptr) {
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_size: size is null");
-  }
   mpigpu::TypeInfo info;
-  if (int rc = mpigpu::LookupType(datatype, &info); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = Query("MPIGPU_Type_size", datatype, size, &info); rc != MPIGPU_SUCCESS) return rc;
   *size = info.size > static_cast<size_t>(INT_MAX) ? MPIGPU_UNDEFINED
                                                    : static_cast<int>(info.size);
   return MPIGPU_SUCCESS;
 }
 
+extern "C" int MPIGPU_Type_size_x(MPIGPU_Datatype datatype, MPIGPU_Count* size) {
+  mpigpu::TypeInfo info;
+  if (int rc = Query("MPIGPU_Type_size_x", datatype, size, &info); rc != MPIGPU_SUCCESS)
+    return rc;
+  *size = static_cast<MPIGPU_Count>(info.size);
+  return MPIGPU_SUCCESS;
+}
+
 extern "C" int MPIGPU_Type_get_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* lb,
                                       MPIGPU_Aint* extent) {
-  if (lb == nullptr || extent == nullptr) {
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_extent: null lb or extent");
-  }
   mpigpu::TypeInfo info;
-  if (int rc = mpigpu::LookupType(datatype, &info); rc != MPIGPU_SUCCESS) return rc;
-  *lb = 0;
-  *extent = static_cast<MPIGPU_Aint>(info.extent);
+  if (lb == nullptr) extent = nullptr;
+  if (int rc = Query("MPIGPU_Type_get_extent", datatype, extent, &info); rc != MPIGPU_SUCCESS)
+    return rc;
+  *lb = info.lb;
+  *extent = info.extent;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_true_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* true_lb,
+                                           MPIGPU_Aint* true_extent) {
+  mpigpu::TypeInfo info;
+  if (true_lb == nullptr) true_extent = nullptr;
+  if (int rc = Query("MPIGPU_Type_get_true_extent", datatype, true_extent, &info);
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  *true_lb = info.true_lb;
+  *true_extent = info.true_extent;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
+                                        MPIGPU_Count* extent) {
+  MPIGPU_Aint l = 0, e = 0;
+  if (lb == nullptr || extent == nullptr)
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_extent_x: null output");
+  if (int rc = MPIGPU_Type_get_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
+  *lb = l;
+  *extent = e;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_true_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
+                                             MPIGPU_Count* extent) {
+  MPIGPU_Aint l = 0, e = 0;
+  if (lb == nullptr || extent == nullptr)
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_true_extent_x: null output");
+  if (int rc = MPIGPU_Type_get_true_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
+  *lb = l;
+  *extent = e;
   return MPIGPU_SUCCESS;
 }

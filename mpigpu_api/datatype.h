@@ -106,7 +106,8 @@ using DoubleDouble = ValueIndex<double, double>; // Fortran 2DOUBLE_PRECISION
   X(MPIGPU_REAL16, long double)                                  \
   X(MPIGPU_COMPLEX8, std::complex<float>)                        \
   X(MPIGPU_COMPLEX16, std::complex<double>)                      \
-  X(MPIGPU_COMPLEX32, std::complex<long double>)
+  X(MPIGPU_COMPLEX32, std::complex<long double>)               \
+  X(MPIGPU_INTEGER16, __int128)
 
 namespace mpigpu {
 
@@ -133,19 +134,33 @@ struct PairLayout {
 };
 
 
-// Upper bound on the pieces of one derived type; beyond it Type_vector/contiguous fail with
-// MPIGPU_ERR_ARG ("type too complex") rather than use unbounded memory.
+// Upper bound on the listed pieces of one derived type. A type with more keeps no list: its
+// pieces are made from its definition (TypeTree) whenever a buffer of it is packed.
 constexpr size_t kMaxTypePieces = size_t{1} << 20;
 
-// What the registry knows about one type.
+struct TypeTree;  // a derived type's definition (datatype.cc)
+
+// What the registry knows about one type. Immutable once made (types built from it share it).
 struct TypeInfo {
   bool predefined = false;
-  bool committed = false;
-  size_t size = 0;    // bytes of data in one element
-  size_t extent = 0;  // bytes from the element's start to past its last byte
-  MPIGPU_Datatype basic_type = MPIGPU_DATATYPE_NULL;  // predefined type underneath
-  // Pieces of one element, offsets from its start, in type-map order (offsets increase).
+  bool committed = false;  // (a copy's: LookupType fills it in)
+  size_t size = 0;         // bytes of data in one element
+  // MPI's bounds of one element: lb (may be negative) and extent = ub - lb (negative only when
+  // resized so); element k of a buffer starts k * extent after the buffer pointer.
+  ptrdiff_t lb = 0;
+  ptrdiff_t extent = 0;
+  // The bytes actually touched: [true_lb, true_lb + true_extent) from the element's start.
+  ptrdiff_t true_lb = 0;
+  ptrdiff_t true_extent = 0;
+  size_t align = 1;              // largest alignment of a basic type inside (struct padding)
+  bool explicit_bounds = false;  // resized somewhere inside: create_struct adds no padding
+  // The predefined type of every basic element, or MPIGPU_DATATYPE_NULL when they differ.
+  MPIGPU_Datatype basic_type = MPIGPU_DATATYPE_NULL;
+  size_t num_elements = 0;  // basic elements in one element (a pair type counts 2)
+  // Pieces of one element, offsets from its start (possibly negative), in type-map order.
+  // Null for a derived type of more than kMaxTypePieces pieces: `tree` makes them.
   std::shared_ptr<const std::vector<TypePiece>> pieces;
+  std::shared_ptr<const TypeTree> tree;  // null for predefined types
 };
 
 // A (count x type) buffer as the transport sees it. Cheap to copy (shares the piece list).
@@ -156,14 +171,20 @@ struct TypeDesc {
   size_t size = 0;         // bytes of data in one element of `type`
   size_t extent = 0;       // bytes between consecutive elements of `type`
   size_t total_bytes = 0;  // count * size: the packed (wire) length
-  size_t base_size = 0;    // bytes of one basic_type element: ring units carry whole ones
-  bool contiguous = true;  // the data is the single dense run [0, total_bytes)
+  size_t base_size = 0;    // bytes of one basic_type element (1 for mixed types)
+  bool contiguous = true;  // the data is the single dense run [0, total_bytes) from the pointer
+  ptrdiff_t true_lb = 0;   // where an element's first data byte lies from its start
   // One element's pieces; null when contiguous (nothing reads them then, and a predefined
-  // type's description, made for every small message, has no reference to count).
+  // type's description, made for every small message, has no reference to count), and for a
+  // type too complex to list, whose `source` makes them. Both keep the type's definition alive
+  // for as long as the description lives, whatever happens to its handle.
   std::shared_ptr<const std::vector<TypePiece>> type_pieces;
+  std::shared_ptr<const ElementSource> source;
 
   // The packer's view of it (pipeline/type_pieces.h), valid while this description lives.
-  TypeShape shape() const { return {size, extent, total_bytes, contiguous, type_pieces.get()}; }
+  TypeShape shape() const {
+    return {size, extent, total_bytes, contiguous, type_pieces.get(), source.get()};
+  }
 };
 
 // Bytes of data in one element of C type T: sizeof, except for pairs (no padding).
@@ -207,6 +228,12 @@ const char* TypeName(MPIGPU_Datatype type);
 // Error class (MPIGPU_SUCCESS, or MPIGPU_ERR_TYPE for a bad or freed handle, MPIGPU_ERR_ARG for
 // a null out) and *out = the registry's entry. Uncommitted types are reported, not refused.
 int LookupType(MPIGPU_Datatype type, TypeInfo* out);
+// The same entry shared (no copy); null (error recorded) for a bad or freed handle.
+std::shared_ptr<const TypeInfo> SharedType(MPIGPU_Datatype type, int* rc);
+
+// Basic elements in the first `bytes` packed bytes of `count` elements of `type` (MPI_Get_
+// elements): MPIGPU_UNDEFINED (as -1) if `bytes` ends inside a basic element.
+long long CountBasicElements(const TypeInfo& type, size_t bytes);
 
 // Any type, any count (DescribeForComm without its fast path).
 int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out);
@@ -225,6 +252,7 @@ inline int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   out->size = out->extent = out->base_size = size;
   out->total_bytes = n * size;
   out->contiguous = true;
+  out->true_lb = 0;
   out->type_pieces = nullptr;
   return MPIGPU_SUCCESS;
 }

@@ -41,6 +41,12 @@ typedef int MPIGPU_Group;
 typedef int MPIGPU_Info;
 /* Byte displacements and extents (as MPI_Aint): signed, as wide as a pointer. */
 typedef ptrdiff_t MPIGPU_Aint;
+/* Large counts and byte sizes (as MPI_Count). (__extension__: the header stays C89-clean.) */
+#if defined(__GNUC__)
+__extension__ typedef long long MPIGPU_Count;
+#else
+typedef long long MPIGPU_Count;
+#endif
 
 #define MPIGPU_COMM_WORLD ((MPIGPU_Comm)0)
 #define MPIGPU_COMM_SELF ((MPIGPU_Comm)1)
@@ -200,8 +206,9 @@ typedef struct {
 #define MPIGPU_COMPLEX8 ((MPIGPU_Datatype)59)
 #define MPIGPU_COMPLEX16 ((MPIGPU_Datatype)60)
 #define MPIGPU_COMPLEX32 ((MPIGPU_Datatype)61)
+#define MPIGPU_INTEGER16 ((MPIGPU_Datatype)62)
 /* Handles below this value are predefined; derived types get handles from here up. */
-#define MPIGPU_NUM_PREDEFINED_TYPES 62
+#define MPIGPU_NUM_PREDEFINED_TYPES 63
 
 /* ---- reduction operations ---- */
 
@@ -711,29 +718,143 @@ int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inout
                         MPIGPU_Op op);
 
 /* ---- datatypes ----
- * Derived types must be committed before communication (else ERR_TYPE). Only non-negative
- * strides are supported, and a vector's blocks must not overlap (stride >= blocklength when
- * count > 1). These calls do not need MPIGPU_Init. */
+ * Derived types must be committed before communication (else ERR_TYPE). Displacements and
+ * strides may be negative (a type's data may lie below the buffer pointer); create_resized may
+ * even make the extent negative (such a type communicates count 0 or 1 only). A derived type keeps what it was built from: freeing
+ * the types it was built from, or freeing it while an operation that uses it is pending, is
+ * safe. These calls do not need MPIGPU_Init. Common errors: TYPE (bad, freed or predefined
+ * where a derived type is needed), COUNT (negative count or block length), ARG (null pointer,
+ * a type whose size or bounds overflow). */
 
-/* *newtype = count consecutive copies of oldtype. Errors: COUNT (count < 0), TYPE, ARG. */
+/* get_envelope's combiners (MPI's, numbered as MPICH numbers them). */
+#define MPIGPU_COMBINER_NAMED 1
+#define MPIGPU_COMBINER_DUP 2
+#define MPIGPU_COMBINER_CONTIGUOUS 3
+#define MPIGPU_COMBINER_VECTOR 4
+#define MPIGPU_COMBINER_HVECTOR 6
+#define MPIGPU_COMBINER_INDEXED 7
+#define MPIGPU_COMBINER_HINDEXED 9
+#define MPIGPU_COMBINER_INDEXED_BLOCK 10
+#define MPIGPU_COMBINER_STRUCT 12
+#define MPIGPU_COMBINER_SUBARRAY 13
+#define MPIGPU_COMBINER_DARRAY 14
+#define MPIGPU_COMBINER_RESIZED 18
+#define MPIGPU_COMBINER_HINDEXED_BLOCK 19
+/* Array orders (subarray, darray) and darray distributions. */
+#define MPIGPU_ORDER_C 56
+#define MPIGPU_ORDER_FORTRAN 57
+#define MPIGPU_DISTRIBUTE_BLOCK 121
+#define MPIGPU_DISTRIBUTE_CYCLIC 122
+#define MPIGPU_DISTRIBUTE_NONE 123
+#define MPIGPU_DISTRIBUTE_DFLT_DARG (-49767)
+/* Type_match_size's classes. */
+#define MPIGPU_TYPECLASS_REAL 1
+#define MPIGPU_TYPECLASS_INTEGER 2
+#define MPIGPU_TYPECLASS_COMPLEX 3
+#ifndef MPIGPU_MAX_OBJECT_NAME
+#define MPIGPU_MAX_OBJECT_NAME 128
+#endif
+
+/* Constructors (as MPI's): *newtype is a new uncommitted type. */
 int MPIGPU_Type_contiguous(int count, MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
-/* *newtype = count blocks of blocklength oldtype elements, block starts stride elements (of
- * oldtype's extent) apart. Errors: COUNT (count or blocklength < 0), ARG (negative or
- * overlapping stride, null newtype, type too large), TYPE. */
+/* Block starts stride elements (of oldtype's extent) apart; stride may be negative or smaller
+ * than blocklength (overlapping blocks: fine for sends). */
 int MPIGPU_Type_vector(int count, int blocklength, int stride, MPIGPU_Datatype oldtype,
                        MPIGPU_Datatype* newtype);
-/* Makes *datatype usable in communication (committing twice or a predefined type is fine).
- * Errors: TYPE, ARG. */
+int MPIGPU_Type_create_hvector(int count, int blocklength, MPIGPU_Aint stride,
+                               MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
+int MPIGPU_Type_indexed(int count, const int array_of_blocklengths[],
+                        const int array_of_displacements[], MPIGPU_Datatype oldtype,
+                        MPIGPU_Datatype* newtype);
+int MPIGPU_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                                const MPIGPU_Aint array_of_displacements[],
+                                MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
+int MPIGPU_Type_create_indexed_block(int count, int blocklength,
+                                     const int array_of_displacements[],
+                                     MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
+int MPIGPU_Type_create_hindexed_block(int count, int blocklength,
+                                      const MPIGPU_Aint array_of_displacements[],
+                                      MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
+/* The extent is padded to the most-aligned member's alignment (as a C struct), unless a
+ * member was resized. */
+int MPIGPU_Type_create_struct(int count, const int array_of_blocklengths[],
+                              const MPIGPU_Aint array_of_displacements[],
+                              const MPIGPU_Datatype array_of_types[], MPIGPU_Datatype* newtype);
+/* order: MPIGPU_ORDER_C or MPIGPU_ORDER_FORTRAN. lb 0, extent the whole array. */
+int MPIGPU_Type_create_subarray(int ndims, const int array_of_sizes[],
+                                const int array_of_subsizes[], const int array_of_starts[],
+                                int order, MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
+/* BLOCK, CYCLIC(darg) and NONE distributions over a psizes process grid (MPI's rules). */
+int MPIGPU_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[],
+                              const int array_of_psizes[], int order, MPIGPU_Datatype oldtype,
+                              MPIGPU_Datatype* newtype);
+int MPIGPU_Type_create_resized(MPIGPU_Datatype oldtype, MPIGPU_Aint lb, MPIGPU_Aint extent,
+                               MPIGPU_Datatype* newtype);
+int MPIGPU_Type_dup(MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
+/* Makes *datatype usable in communication (committing twice or a predefined type is fine). */
 int MPIGPU_Type_commit(MPIGPU_Datatype* datatype);
-/* Frees a derived type and sets *datatype to MPIGPU_DATATYPE_NULL; types built from it keep
- * working. Errors: TYPE (predefined, freed or bad handle), ARG. */
+/* Frees a derived type and sets *datatype to MPIGPU_DATATYPE_NULL. */
 int MPIGPU_Type_free(MPIGPU_Datatype* datatype);
-/* *size = bytes of data in one element of datatype (MPIGPU_UNDEFINED if it exceeds INT_MAX).
- * Errors: TYPE, ARG. */
+
+/* Queries. *size = bytes of data in one element (MPIGPU_UNDEFINED if it exceeds INT_MAX). */
 int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size);
-/* *lb = lower bound (always 0 here), *extent = span in bytes from the first to past the last
- * byte of one element. Errors: TYPE, ARG. */
+int MPIGPU_Type_size_x(MPIGPU_Datatype datatype, MPIGPU_Count* size);
+/* MPI's lb and extent (ub - lb), which resizing may set. */
 int MPIGPU_Type_get_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* lb, MPIGPU_Aint* extent);
+int MPIGPU_Type_get_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb, MPIGPU_Count* extent);
+/* The bytes one element actually touches. */
+int MPIGPU_Type_get_true_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* true_lb,
+                                MPIGPU_Aint* true_extent);
+int MPIGPU_Type_get_true_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* true_lb,
+                                  MPIGPU_Count* true_extent);
+/* How the type was made (MPIGPU_COMBINER_*) and how many arguments get_contents returns. */
+int MPIGPU_Type_get_envelope(MPIGPU_Datatype datatype, int* num_integers, int* num_addresses,
+                             int* num_datatypes, int* combiner);
+/* The constructor's arguments. Derived types among them are returned as new handles the caller
+ * frees. Errors: TYPE (a predefined type), ARG (an array too short). */
+int MPIGPU_Type_get_contents(MPIGPU_Datatype datatype, int max_integers, int max_addresses,
+                             int max_datatypes, int array_of_integers[],
+                             MPIGPU_Aint array_of_addresses[],
+                             MPIGPU_Datatype array_of_datatypes[]);
+/* Names of at most MPIGPU_MAX_OBJECT_NAME - 1 characters (longer ones are cut); a derived
+ * type's is "" until set. */
+int MPIGPU_Type_set_name(MPIGPU_Datatype datatype, const char* type_name);
+int MPIGPU_Type_get_name(MPIGPU_Datatype datatype, char* type_name, int* resultlen);
+/* The predefined type of typeclass (MPIGPU_TYPECLASS_*) and byte size. Errors: ARG (none). */
+int MPIGPU_Type_match_size(int typeclass, int size, MPIGPU_Datatype* datatype);
+/* Basic elements received (status from a receive of datatype): counts basic elements of a
+ * partial element too; MPIGPU_UNDEFINED if the bytes end inside a basic element. */
+int MPIGPU_Get_elements(const MPIGPU_Status* status, MPIGPU_Datatype datatype, int* count);
+int MPIGPU_Get_elements_x(const MPIGPU_Status* status, MPIGPU_Datatype datatype,
+                          MPIGPU_Count* count);
+/* *address = location as a byte address (MPI_Get_address). */
+int MPIGPU_Get_address(const void* location, MPIGPU_Aint* address);
+
+/* Pack/Unpack (MPI's, with each buffer's type tag): Pack appends incount elements' data at
+ * outbuf + *position and advances *position; Unpack reads outcount elements' data from
+ * inbuf + *position. comm is not used (any value but MPIGPU_COMM_NULL). Errors: as the
+ * constructors', BUFFER (bad tag), TRUNCATE (outsize or insize too small), COMM (COMM_NULL). */
+int MPIGPU_Pack(const void* inbuf, MPIGPU_Buftype inbuftype, int incount,
+                MPIGPU_Datatype datatype, void* outbuf, MPIGPU_Buftype outbuftype, int outsize,
+                int* position, MPIGPU_Comm comm);
+int MPIGPU_Unpack(const void* inbuf, MPIGPU_Buftype inbuftype, int insize, int* position,
+                  void* outbuf, MPIGPU_Buftype outbuftype, int outcount,
+                  MPIGPU_Datatype datatype, MPIGPU_Comm comm);
+/* *size = bytes Pack needs for incount elements. */
+int MPIGPU_Pack_size(int incount, MPIGPU_Datatype datatype, MPIGPU_Comm comm, int* size);
+/* The portable representation (datarep "external32" only; host buffers only): big-endian, MPI's
+ * fixed sizes (LONG 4 bytes, WCHAR 2, AINT/OFFSET/COUNT 8); long double travels as its 16
+ * bytes reversed, not converted to IEEE quad. Errors: ARG (other datarep), BUFFER (device
+ * buffer), TRUNCATE. */
+int MPIGPU_Pack_external(const char* datarep, const void* inbuf, MPIGPU_Buftype inbuftype,
+                         int incount, MPIGPU_Datatype datatype, void* outbuf,
+                         MPIGPU_Buftype outbuftype, MPIGPU_Aint outsize, MPIGPU_Aint* position);
+int MPIGPU_Unpack_external(const char* datarep, const void* inbuf, MPIGPU_Buftype inbuftype,
+                           MPIGPU_Aint insize, MPIGPU_Aint* position, void* outbuf,
+                           MPIGPU_Buftype outbuftype, int outcount, MPIGPU_Datatype datatype);
+int MPIGPU_Pack_external_size(const char* datarep, int incount, MPIGPU_Datatype datatype,
+                              MPIGPU_Aint* size);
 
 /* ---- memory ----
  * Host memory for messages that meet device buffers. It is pinned (page-locked, registered with

@@ -8,7 +8,7 @@ namespace mpigpu {
 namespace {
 
 // A canonical piece (see TypePiece) for nblocks blocks of `block` bytes, `stride` apart.
-TypePiece MakePiece(size_t offset, size_t block, size_t stride, size_t nblocks) {
+TypePiece MakePiece(ptrdiff_t offset, size_t block, size_t stride, size_t nblocks) {
   if (nblocks == 1 || stride == block) {
     return TypePiece{offset, block * nblocks, block * nblocks, 1};
   }
@@ -18,7 +18,8 @@ TypePiece MakePiece(size_t offset, size_t block, size_t stride, size_t nblocks) 
 // Extends *p by q (which follows p in packed order) if q continues p's pattern: q dense and
 // adjacent to a dense p, or q's blocks the same size as p's and at the same regular stride.
 bool TryMerge(TypePiece* p, const TypePiece& q) {
-  if (p->nblocks == 1 && q.nblocks == 1 && q.offset == p->offset + p->block_bytes) {
+  if (p->nblocks == 1 && q.nblocks == 1 &&
+      q.offset == p->offset + static_cast<ptrdiff_t>(p->block_bytes)) {
     p->block_bytes += q.block_bytes;
     p->stride_bytes = p->block_bytes;
     return true;
@@ -26,10 +27,10 @@ bool TryMerge(TypePiece* p, const TypePiece& q) {
   if (p->block_bytes != q.block_bytes || q.offset <= p->offset) return false;
   const size_t stride = p->nblocks > 1   ? p->stride_bytes
                         : q.nblocks > 1 ? q.stride_bytes
-                                        : q.offset - p->offset;
+                                        : static_cast<size_t>(q.offset - p->offset);
   if (stride <= p->block_bytes) return false;
   if (q.nblocks > 1 && q.stride_bytes != stride) return false;
-  if (q.offset != p->offset + p->nblocks * stride) return false;
+  if (q.offset != p->offset + static_cast<ptrdiff_t>(p->nblocks * stride)) return false;
   p->stride_bytes = stride;
   p->nblocks += q.nblocks;
   return true;
@@ -42,7 +43,9 @@ class PieceMerger {
  public:
   explicit PieceMerger(Sink sink) : sink_(std::move(sink)) {}
 
-  bool Add(const TypePiece& q) {
+  bool Add(TypePiece q) {
+    if (q.block_bytes == 0 || q.nblocks == 0) return true;  // no data
+    if (q.nblocks == 1 || q.stride_bytes == q.block_bytes) q = MakePiece(q.offset, q.block_bytes, q.block_bytes, q.nblocks);
     if (has_pending_ && TryMerge(&pending_, q)) return true;
     if (has_pending_ && !sink_(pending_)) return false;
     pending_ = q;
@@ -63,17 +66,19 @@ class PieceMerger {
 
 // Copies of `pieces` placed `extent` apart collapse into one piece: a single dense piece
 // (copies become blocks of a strided piece) or a single strided piece whose pattern runs on.
+// (Copies closer than a block overlap: they stay separate pieces.)
 bool HasClosedForm(const std::vector<TypePiece>& pieces, size_t extent) {
   return pieces.size() == 1 &&
-         (pieces[0].nblocks == 1 || pieces[0].stride_bytes * pieces[0].nblocks == extent);
+         ((pieces[0].nblocks == 1 && extent >= pieces[0].block_bytes) ||
+          (pieces[0].nblocks > 1 && pieces[0].stride_bytes * pieces[0].nblocks == extent));
 }
 
-// Feeds copies first..first+ncopies-1 of `pieces` (copy k at k * extent) to the merger.
+// Feeds copies first..first+ncopies-1 of `pieces` (copy k at origin + k * extent) to the merger.
 template <class Merger>
-bool AddCopies(const std::vector<TypePiece>& pieces, size_t extent, size_t first,
-               size_t ncopies, Merger* merger) {
+bool AddCopies(const std::vector<TypePiece>& pieces, ptrdiff_t origin, size_t extent,
+               size_t first, size_t ncopies, Merger* merger) {
   if (ncopies == 0 || pieces.empty()) return true;
-  const size_t base = first * extent;
+  const ptrdiff_t base = origin + static_cast<ptrdiff_t>(first * extent);
   if (HasClosedForm(pieces, extent)) {
     const TypePiece& p = pieces[0];
     if (p.nblocks == 1) {
@@ -85,7 +90,7 @@ bool AddCopies(const std::vector<TypePiece>& pieces, size_t extent, size_t first
   for (size_t k = 0; k < ncopies; ++k) {
     for (const TypePiece& q : pieces) {
       TypePiece shifted = q;
-      shifted.offset += base + k * extent;
+      shifted.offset += base + static_cast<ptrdiff_t>(k * extent);
       if (!merger->Add(shifted)) return false;
     }
   }
@@ -101,7 +106,7 @@ bool VisitClipped(const TypePiece& p, size_t pos, size_t begin, size_t end, Piec
   if (lo >= hi) return true;
   if (lo == 0 && hi == p.bytes()) return visit(ctx, p, pos);
   const size_t b = p.block_bytes;
-  auto block_at = [&](size_t i) { return p.offset + i * p.stride_bytes; };
+  auto block_at = [&](size_t i) { return p.offset + static_cast<ptrdiff_t>(i * p.stride_bytes); };
   size_t first = lo / b;
   const size_t head_skip = lo % b;
   const size_t last = (hi - 1) / b;
@@ -141,7 +146,45 @@ bool ReplicatePieces(const std::vector<TypePiece>& pieces, size_t extent, size_t
     return out->size() <= max_pieces;
   };
   PieceMerger<decltype(sink)> merger(sink);
-  return AddCopies(pieces, extent, 0, ncopies, &merger) && merger.Finish();
+  return AddCopies(pieces, 0, extent, 0, ncopies, &merger) && merger.Finish();
+}
+
+namespace {
+using ListSink = std::function<bool(const TypePiece&)>;
+}  // namespace
+
+struct PieceListBuilder::Impl {
+  explicit Impl(size_t max) : max_pieces(max), merger(ListSink([this](const TypePiece& p) {
+                                  list.push_back(p);
+                                  return list.size() <= max_pieces;
+                                })) {}
+  size_t max_pieces;
+  std::vector<TypePiece> list;
+  PieceMerger<ListSink> merger;
+  bool ok = true;
+};
+
+PieceListBuilder::PieceListBuilder(size_t max_pieces) : impl_(new Impl(max_pieces)) {}
+PieceListBuilder::~PieceListBuilder() { delete impl_; }
+
+bool PieceListBuilder::Add(const TypePiece& piece) {
+  return impl_->ok = impl_->ok && impl_->merger.Add(piece);
+}
+
+bool PieceListBuilder::AddCopies(const std::vector<TypePiece>& pieces, ptrdiff_t base,
+                                 size_t extent, size_t ncopies) {
+  if (!impl_->ok) return false;
+  // Bound the work as well as the result: copies that never merge add pieces one by one.
+  if (!HasClosedForm(pieces, extent) && pieces.size() > 1 &&
+      ncopies > 4 * impl_->max_pieces / pieces.size())
+    return impl_->ok = false;
+  return impl_->ok = mpigpu::AddCopies(pieces, base, extent, 0, ncopies, &impl_->merger);
+}
+
+bool PieceListBuilder::Finish(std::vector<TypePiece>* out) {
+  if (!(impl_->ok = impl_->ok && impl_->merger.Finish())) return false;
+  *out = std::move(impl_->list);
+  return true;
 }
 
 Status VisitPieces(const TypeShape& desc, size_t packed_offset, size_t bytes, PieceVisitor visit,
@@ -153,7 +196,7 @@ Status VisitPieces(const TypeShape& desc, size_t packed_offset, size_t bytes, Pi
   }
   if (bytes == 0) return Status::Ok();
   if (desc.contiguous) {
-    visit(ctx, MakePiece(packed_offset, bytes, bytes, 1), packed_offset);
+    visit(ctx, MakePiece(static_cast<ptrdiff_t>(packed_offset), bytes, bytes, 1), packed_offset);
     return Status::Ok();
   }
   // Only the elements that hold the range are generated.
@@ -167,9 +210,19 @@ Status VisitPieces(const TypeShape& desc, size_t packed_offset, size_t bytes, Pi
     return VisitClipped(p, piece_pos, packed_offset, end, visit, ctx) && pos < end;
   };
   PieceMerger<decltype(sink)> merger(sink);
-  if (AddCopies(*desc.type_pieces, desc.extent, first, last - first + 1, &merger)) {
-    merger.Finish();
+  if (desc.type_pieces != nullptr) {
+    if (AddCopies(*desc.type_pieces, 0, desc.extent, first, last - first + 1, &merger))
+      merger.Finish();
+    return Status::Ok();
   }
+  if (desc.source == nullptr) return Status(Err::kInvalidArg, "typed buffer without pieces");
+  const std::function<bool(const TypePiece&)> add = [&](const TypePiece& p) {
+    return merger.Add(p);
+  };
+  for (size_t k = first; k <= last; ++k) {
+    if (!desc.source->Emit(static_cast<ptrdiff_t>(k * desc.extent), add)) return Status::Ok();
+  }
+  merger.Finish();
   return Status::Ok();
 }
 

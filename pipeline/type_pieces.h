@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -13,13 +14,13 @@
 
 namespace mpigpu {
 
-// nblocks blocks of block_bytes each; the first starts at `offset`, block starts are
-// stride_bytes apart. Canonical form (every piece handed out is canonical): block_bytes > 0,
+// nblocks blocks of block_bytes each; the first starts at `offset` (signed: a type's data may lie
+// below its buffer pointer), block starts are stride_bytes apart (increasing addresses). Canonical form (every piece handed out is canonical): block_bytes > 0,
 // nblocks >= 1; nblocks == 1 exactly when the piece is one dense run, and then stride_bytes ==
 // block_bytes; otherwise stride_bytes > block_bytes (blocks never overlap or touch).
 // This is the shape of one Copy2D(pitch = stride_bytes, width = block_bytes, height = nblocks).
 struct TypePiece {
-  size_t offset = 0;
+  ptrdiff_t offset = 0;
   size_t block_bytes = 0;
   size_t stride_bytes = 0;
   size_t nblocks = 0;
@@ -31,6 +32,16 @@ struct TypePiece {
   }
 };
 
+// One element's pieces made on demand, for a type whose list would be too long to keep (a
+// datatype built from many pieces, repeated many times): Emit calls add(piece) for each piece
+// of one element placed at `base`, in type-map order (pieces need not be canonical or merged;
+// the walker merges), and returns false as soon as add does.
+class ElementSource {
+ public:
+  virtual ~ElementSource() = default;
+  virtual bool Emit(ptrdiff_t base, const std::function<bool(const TypePiece&)>& add) const = 0;
+};
+
 // A buffer of whole elements of one type, as the walker needs it: a view, made on the spot from
 // the owner's description (the datatypes' TypeDesc::shape()), which owns the piece list.
 struct TypeShape {
@@ -39,7 +50,27 @@ struct TypeShape {
   size_t total_bytes = 0;  // bytes of the packed stream (elements * size)
   bool contiguous = true;  // the data is the single dense run [0, total_bytes)
   // One element's pieces, offsets from its start, in packed order; not read when contiguous.
+  // Null for a type with too many pieces to list: `source` makes them then.
   const std::vector<TypePiece>* type_pieces = nullptr;
+  const ElementSource* source = nullptr;
+};
+
+// Collects pieces in type-map order into a merged canonical list of at most `max_pieces`.
+class PieceListBuilder {
+ public:
+  explicit PieceListBuilder(size_t max_pieces);
+  ~PieceListBuilder();
+  // False once the list passed max_pieces (the builder is then useless).
+  bool Add(const TypePiece& piece);
+  // Adds ncopies copies of `pieces` placed `extent` apart, the first at `base`.
+  bool AddCopies(const std::vector<TypePiece>& pieces, ptrdiff_t base, size_t extent,
+                 size_t ncopies);
+  // The list; false if it passed max_pieces.
+  bool Finish(std::vector<TypePiece>* out);
+
+ private:
+  struct Impl;
+  Impl* impl_;
 };
 
 // *out = merged pieces of ncopies copies of `pieces` placed `extent` apart. False (*out
