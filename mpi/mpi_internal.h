@@ -2,6 +2,7 @@
 // lookup, error handling and the layer's request table.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -59,6 +60,17 @@ struct Request {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   int peer = 0;
   int tag = 0;
+  // Generalized requests (MPI_Grequest_start): complete once MPI_Grequest_complete is called
+  // (by any thread: atomic), then the query function fills the status.
+  bool greq = false;
+  std::atomic<bool> greq_complete{false};
+  MPI_Grequest_query_function* query_fn = nullptr;
+  MPI_Grequest_free_function* free_fn = nullptr;
+  MPI_Grequest_cancel_function* cancel_fn = nullptr;
+  void* extra_state = nullptr;
+
+  Request() = default;
+  Request& operator=(const Request& o) = delete;
 };
 // A new request (handle > 0) and its object; the object stays valid until FreeRequest.
 MPI_Request NewRequest(Request** r);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "mpi/mpi_internal.h"
@@ -41,6 +42,11 @@ Table& Tab() {
   return *t;
 }
 
+// Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
+void PollPause(long round) {
+  if (round > 64) sched_yield();
+}
+
 // Completes r: for a core request after the core reported it complete, for a `done` or
 // inactive one now. Then frees it (or, persistent, makes it inactive) and nulls *h.
 void Retire(MPI_Request* h, Request* r) {
@@ -57,6 +63,24 @@ void Retire(MPI_Request* h, Request* r) {
 // returns the operation's error.
 int TestOne(Request* r, int* flag, MPI_Status* st) {
   if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Test(&r->core, flag, Core(st));
+  if (r->greq) {
+    if (!r->greq_complete.load(std::memory_order_acquire)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    *flag = 1;
+    MPI_Status tmp;
+    MPI_Status* s = st ? st : &tmp;
+    EmptyStatus(s);
+    int rc = r->query_fn(r->extra_state, s);
+    const int frc = r->free_fn(r->extra_state);
+    if (rc == MPI_SUCCESS) rc = frc;
+    r->greq = false;  // queried and freed once
+    r->done = true;
+    r->status = *s;
+    r->status.MPI_ERROR = rc;
+    return rc;
+  }
   *flag = 1;
   if (r->done) {
     if (st) *st = r->status;
@@ -69,7 +93,11 @@ int TestOne(Request* r, int* flag, MPI_Status* st) {
 int WaitOne(Request* r, MPI_Status* st) {
   if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Wait(&r->core, Core(st));
   int flag = 0;
-  return TestOne(r, &flag, st);
+  for (long round = 0;; ++round) {  // only a generalized request can be incomplete here
+    const int rc = TestOne(r, &flag, st);
+    if (flag) return rc;
+    PollPause(round + 64);
+  }
 }
 
 // A request that counts for any/some: live and, if persistent, active.
@@ -91,11 +119,6 @@ void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, 
   }
 }
 
-// Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
-void PollPause(long round) {
-  if (round > 64) sched_yield();
-}
-
 }  // namespace
 
 MPI_Request NewRequest(Request** r) {
@@ -105,7 +128,8 @@ MPI_Request NewRequest(Request** r) {
   if (!t.free.empty()) {
     i = t.free.back();
     t.free.pop_back();
-    t.reqs[i] = Request();
+    t.reqs[i].~Request();
+    new (&t.reqs[i]) Request();
   } else {
     i = static_cast<int>(t.reqs.size());
     t.reqs.emplace_back();
@@ -265,7 +289,13 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
-  // The core's Testall completes its requests all or none; those not on the core are done.
+  // The core's Testall completes its requests all or none; those not on the core are done,
+  // but for generalized requests not completed yet.
+  for (int i = 0; i < count; ++i)
+    if (rs[i] && rs[i]->greq && !rs[i]->greq_complete.load(std::memory_order_acquire)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
   std::vector<MPIGPU_Request> core(count, MPIGPU_REQUEST_NULL);
   for (int i = 0; i < count; ++i)
     if (rs[i]) core[i] = rs[i]->core;
@@ -405,6 +435,10 @@ extern "C" int PMPI_Cancel(MPI_Request* request) {
     return mpigpu::mpi::FailWith("MPI_Cancel", MPI_COMM_WORLD, MPI_ERR_REQUEST, "null request");
   Request* r = mpigpu::mpi::LookupRequest(*request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Cancel", *request);
+  if (r->greq) {
+    const int rc = r->cancel_fn(r->extra_state, r->greq_complete.load(std::memory_order_acquire));
+    return Done("MPI_Cancel", r->comm, rc);
+  }
   if (!r->recv || r->core == MPIGPU_REQUEST_NULL) return MPI_SUCCESS;  // completes normally
   return mpigpu::mpi::FailWith("MPI_Cancel", r->comm, MPI_ERR_UNSUPPORTED_OPERATION,
                                "cancelling a posted receive is not supported by mpigpu yet");
@@ -494,6 +528,35 @@ extern "C" int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   return MPI_SUCCESS;
 }
 MPIGPU_MPI_ALIAS(Status_set_cancelled)
+
+extern "C" int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn,
+                                   MPI_Grequest_free_function* free_fn,
+                                   MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                                   MPI_Request* request) {
+  if (query_fn == nullptr || free_fn == nullptr || cancel_fn == nullptr || request == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Grequest_start", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "null function or request pointer");
+  Request* r = nullptr;
+  *request = mpigpu::mpi::NewRequest(&r);
+  r->comm = MPI_COMM_WORLD;
+  r->greq = true;
+  r->query_fn = query_fn;
+  r->free_fn = free_fn;
+  r->cancel_fn = cancel_fn;
+  r->extra_state = extra_state;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Grequest_start)
+
+extern "C" int PMPI_Grequest_complete(MPI_Request request) {
+  Request* r = mpigpu::mpi::LookupRequest(request);
+  if (r == nullptr || !r->greq)
+    return mpigpu::mpi::FailWith("MPI_Grequest_complete", MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                                 "not a generalized request");
+  r->greq_complete.store(true, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Grequest_complete)
 
 extern "C" MPI_Fint PMPI_Request_c2f(MPI_Request request) { return request; }
 MPIGPU_MPI_ALIAS(Request_c2f)
