@@ -1,9 +1,7 @@
 // Point to point through the MPI interface: each call finds where its buffers live (BufType)
 // and calls the core's same-named call. Also the layer's own pieces: persistent requests,
 // matched probes (Mprobe/Mrecv) and Sendrecv_replace.
-//
-// Synchronous and ready sends are started as standard sends: the core has no synchronous
-// mode yet, so MPI_Ssend may complete before its receive is matched (a documented gap).
+// Ready sends are standard sends (a correct program has its receive posted already).
 #include <climits>
 #include <deque>
 #include <mutex>
@@ -137,6 +135,8 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
     r->done = rc == MPI_SUCCESS;
     return rc;
   }
+  if (mode == Request::Mode::kSsend)
+    return MPIGPU_Issend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
   return MPIGPU_Isend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
 }
 
@@ -223,7 +223,7 @@ MPIGPU_MPI_ALIAS(Send)
 
 extern "C" int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                           MPI_Comm comm) {
-  return Done("MPI_Ssend", comm, MPIGPU_Send(buf, BufType(buf), count, datatype, dest, tag, comm));
+  return Done("MPI_Ssend", comm, MPIGPU_Ssend(buf, BufType(buf), count, datatype, dest, tag, comm));
 }
 MPIGPU_MPI_ALIAS(Ssend)
 

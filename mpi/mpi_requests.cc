@@ -427,9 +427,8 @@ extern "C" int PMPI_Request_free(MPI_Request* request) {
 }
 MPIGPU_MPI_ALIAS(Request_free)
 
-// Sends are not cancelled (MPI allows it: Test_cancelled then says false). Receives: the core
-// cannot withdraw a posted receive yet, so cancelling one is refused with
-// MPI_ERR_UNSUPPORTED_OPERATION and the receive stays posted.
+// A receive no message has matched yet is withdrawn (its status says cancelled); sends and
+// matched receives complete normally (MPI allows a cancel to fail: Test_cancelled says false).
 extern "C" int PMPI_Cancel(MPI_Request* request) {
   if (request == nullptr || *request == MPI_REQUEST_NULL)
     return mpigpu::mpi::FailWith("MPI_Cancel", MPI_COMM_WORLD, MPI_ERR_REQUEST, "null request");
@@ -440,8 +439,7 @@ extern "C" int PMPI_Cancel(MPI_Request* request) {
     return Done("MPI_Cancel", r->comm, rc);
   }
   if (!r->recv || r->core == MPIGPU_REQUEST_NULL) return MPI_SUCCESS;  // completes normally
-  return mpigpu::mpi::FailWith("MPI_Cancel", r->comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                               "cancelling a posted receive is not supported by mpigpu yet");
+  return Done("MPI_Cancel", r->comm, MPIGPU_Cancel(&r->core));
 }
 MPIGPU_MPI_ALIAS(Cancel)
 
