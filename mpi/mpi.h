@@ -570,6 +570,14 @@ MPIGPU_MPI_FN(int, Sendrecv,
 MPIGPU_MPI_FN(int, Sendrecv_replace,
               (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                int recvtag, MPI_Comm comm, MPI_Status* status))
+/* MPI 4.0's nonblocking Sendrecv forms. */
+MPIGPU_MPI_FN(int, Isendrecv,
+              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+               MPI_Comm comm, MPI_Request* request))
+MPIGPU_MPI_FN(int, Isendrecv_replace,
+              (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+               int recvtag, MPI_Comm comm, MPI_Request* request))
 MPIGPU_MPI_FN(int, Buffer_attach, (void* buffer, int size))
 MPIGPU_MPI_FN(int, Buffer_detach, (void* buffer_addr, int* size))
 MPIGPU_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status))

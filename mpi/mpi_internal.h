@@ -39,6 +39,22 @@ int Detail(int rc, const char* detail);
 // The call `fn` is not supported (yet): MPI_ERR_UNSUPPORTED_OPERATION naming it.
 int Unsupported(const char* fn, MPI_Comm comm);
 
+// Single-completion calls (Recv, Probe, Wait, Test, ...) leave a status's MPI_ERROR as it was
+// (MPI 3.1, 3.2.5); the core writes it, so these calls put it back.
+class KeepStatusError {
+ public:
+  explicit KeepStatusError(MPI_Status* st) : st_(st), err_(st ? st->MPI_ERROR : 0) {}
+  ~KeepStatusError() {
+    if (st_) st_->MPI_ERROR = err_;
+  }
+  KeepStatusError(const KeepStatusError&) = delete;
+  KeepStatusError& operator=(const KeepStatusError&) = delete;
+
+ private:
+  MPI_Status* st_;
+  int err_;
+};
+
 // ---- requests (mpi_requests.cc) ----
 // A request of the MPI layer. Most carry one core request; persistent ones keep their
 // arguments and start a core request per MPI_Start; buffered sends and matched receives may be
@@ -47,6 +63,13 @@ struct Request {
   enum class Mode { kSend, kSsend, kRsend, kBsend, kRecv };
   bool in_use = false;
   MPIGPU_Request core = MPIGPU_REQUEST_NULL;  // active core operation, or null
+  // Isendrecv: the send half (completed first; `core` is the receive, whose status counts).
+  MPIGPU_Request core_send = MPIGPU_REQUEST_NULL;
+  bool sendrecv = false;
+  // Isendrecv_replace: the receive lands in `replace_tmp`, copied over (buf, count, type) once
+  // the send half is done too.
+  bool replace = false;
+  std::vector<unsigned char> replace_tmp;
   bool done = false;                          // complete without a core request; `status` holds
   MPI_Status status{};
   bool recv = false;

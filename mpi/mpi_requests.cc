@@ -8,6 +8,7 @@
 // request, inactive between completions.
 #include <sched.h>
 
+#include <climits>
 #include <cstddef>
 #include <deque>
 #include <mutex>
@@ -61,7 +62,50 @@ void Retire(MPI_Request* h, Request* r) {
 
 // Tests one request without blocking. *flag = 1 and *st filled (may be null) when complete;
 // returns the operation's error.
+// Isendrecv: tests the send half; true once it is done (its error, if any, in *rc).
+bool SendHalfDone(Request* r, int* rc) {
+  *rc = MPI_SUCCESS;
+  if (r->core_send == MPIGPU_REQUEST_NULL) return true;
+  int f = 0;
+  *rc = MPIGPU_Test(&r->core_send, &f, nullptr);
+  return f || *rc != MPI_SUCCESS;
+}
+
+// Isendrecv_replace: the received bytes go over the user's buffer.
+int FinishReplace(Request* r, int rc, MPI_Status* st) {
+  if (!r->replace) return rc;
+  r->replace = false;
+  if (rc == MPI_SUCCESS && r->peer != MPI_PROC_NULL) {
+    size_t moved = 0;
+    rc = LocalCopy(r->replace_tmp.data(), static_cast<int>(st->count_bytes), MPI_BYTE, r->buf,
+                   r->count, r->type, &moved);
+  }
+  r->replace_tmp.clear();
+  r->replace_tmp.shrink_to_fit();
+  return rc;
+}
+
 int TestOne(Request* r, int* flag, MPI_Status* st) {
+  if (r->sendrecv) {
+    int src = MPI_SUCCESS;
+    if (!SendHalfDone(r, &src)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    MPI_Status tmp;
+    MPI_Status* s = st ? st : &tmp;
+    int rc = MPI_SUCCESS;
+    if (r->core != MPIGPU_REQUEST_NULL) {
+      rc = MPIGPU_Test(&r->core, flag, Core(s));
+      if (!*flag) return rc;
+    } else {
+      *flag = 1;
+      *s = r->status;
+    }
+    rc = FinishReplace(r, rc, s);
+    r->sendrecv = false;
+    return rc != MPI_SUCCESS ? rc : src;
+  }
   if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Test(&r->core, flag, Core(st));
   if (r->greq) {
     if (!r->greq_complete.load(std::memory_order_acquire)) {
@@ -91,6 +135,18 @@ int TestOne(Request* r, int* flag, MPI_Status* st) {
 }
 
 int WaitOne(Request* r, MPI_Status* st) {
+  if (r->sendrecv) {
+    const int src =
+        r->core_send != MPIGPU_REQUEST_NULL ? MPIGPU_Wait(&r->core_send, nullptr) : MPI_SUCCESS;
+    MPI_Status tmp;
+    MPI_Status* s = st ? st : &tmp;
+    int rc = MPI_SUCCESS;
+    if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Wait(&r->core, Core(s));
+    else *s = r->status;
+    rc = FinishReplace(r, rc, s);
+    r->sendrecv = false;
+    return rc != MPI_SUCCESS ? rc : src;
+  }
   if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Wait(&r->core, Core(st));
   int flag = 0;
   for (long round = 0;; ++round) {  // only a generalized request can be incomplete here
@@ -169,6 +225,7 @@ using mpigpu::mpi::Done;
 using mpigpu::mpi::Request;
 
 extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (request == nullptr)
     return mpigpu::mpi::FailWith("MPI_Wait", MPI_COMM_WORLD, MPI_ERR_ARG, "null request pointer");
   if (*request == MPI_REQUEST_NULL) {
@@ -185,6 +242,7 @@ extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
 MPIGPU_MPI_ALIAS(Wait)
 
 extern "C" int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (request == nullptr || flag == nullptr)
     return mpigpu::mpi::FailWith("MPI_Test", MPI_COMM_WORLD, MPI_ERR_ARG, "null pointer");
   if (*request == MPI_REQUEST_NULL) {
@@ -204,6 +262,7 @@ MPIGPU_MPI_ALIAS(Test)
 
 extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                             MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (count < 0 || index == nullptr || flag == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Testany", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
@@ -234,6 +293,7 @@ extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* 
 MPIGPU_MPI_ALIAS(Testany)
 
 extern "C" int PMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (count < 0 || index == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Waitany", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
@@ -291,11 +351,14 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
   // The core's Testall completes its requests all or none; those not on the core are done,
   // but for generalized requests not completed yet.
-  for (int i = 0; i < count; ++i)
-    if (rs[i] && rs[i]->greq && !rs[i]->greq_complete.load(std::memory_order_acquire)) {
+  for (int i = 0; i < count; ++i) {
+    int src = MPI_SUCCESS;
+    if (rs[i] && ((rs[i]->greq && !rs[i]->greq_complete.load(std::memory_order_acquire)) ||
+                  !mpigpu::mpi::SendHalfDone(rs[i], &src))) {
       *flag = 0;
       return MPI_SUCCESS;
     }
+  }
   std::vector<MPIGPU_Request> core(count, MPIGPU_REQUEST_NULL);
   for (int i = 0; i < count; ++i)
     if (rs[i]) core[i] = rs[i]->core;
@@ -314,6 +377,8 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
       if (r->core != MPIGPU_REQUEST_NULL) {
         r->core = core[i];  // null once the core completed it
         if (r->core != MPIGPU_REQUEST_NULL) continue;  // left active (the call failed)
+        const int rrc = mpigpu::mpi::FinishReplace(r, st[i].MPI_ERROR, &st[i]);
+        st[i].MPI_ERROR = rrc;
       } else {
         int one = 0;
         st[i].MPI_ERROR = mpigpu::mpi::TestOne(r, &one, &st[i]);
@@ -383,6 +448,7 @@ extern "C" int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
 MPIGPU_MPI_ALIAS(Waitsome)
 
 extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (flag == nullptr)
     return mpigpu::mpi::FailWith("MPI_Request_get_status", MPI_COMM_WORLD, MPI_ERR_ARG, "null flag");
   if (request == MPI_REQUEST_NULL) {
@@ -392,6 +458,13 @@ extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Statu
   }
   Request* r = mpigpu::mpi::LookupRequest(request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Request_get_status", request);
+  if (r->core_send != MPIGPU_REQUEST_NULL) {
+    int src = MPI_SUCCESS;
+    if (!mpigpu::mpi::SendHalfDone(r, &src)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
   if (r->core == MPIGPU_REQUEST_NULL) {
     int f = 0;
     *flag = 1;
@@ -481,24 +554,33 @@ extern "C" int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, i
 }
 MPIGPU_MPI_ALIAS(Get_count)
 
-// Basic elements: equal to Get_count for predefined types; derived types count their basic
-// elements once the core can say how many a byte count holds (mpi-types).
-extern "C" int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return Done("MPI_Get_elements", MPI_COMM_WORLD,
-              MPIGPU_Get_count(reinterpret_cast<const MPIGPU_Status*>(status), datatype, count));
-}
-MPIGPU_MPI_ALIAS(Get_elements)
-
+// Basic elements: whole elements of the type's size (predefined types); derived types count
+// their basic elements once the core can say how many a byte count holds (mpi-types).
 extern "C" int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
                                    MPI_Count* count) {
-  if (count == nullptr)
-    return mpigpu::mpi::FailWith("MPI_Get_elements_x", MPI_COMM_WORLD, MPI_ERR_ARG, "null count");
-  int c = 0;
-  const int rc = PMPI_Get_elements(status, datatype, &c);
-  if (rc == MPI_SUCCESS) *count = c;
-  return rc;
+  if (count == nullptr || status == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Get_elements_x", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "null status or count");
+  int size = 0;
+  if (int rc = MPIGPU_Type_size(datatype, &size); rc != MPI_SUCCESS)
+    return Done("MPI_Get_elements_x", MPI_COMM_WORLD, rc);
+  const size_t bytes = status->count_bytes;
+  if (size <= 0) *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+  else if (bytes % static_cast<size_t>(size) != 0) *count = MPI_UNDEFINED;
+  else *count = static_cast<MPI_Count>(bytes / static_cast<size_t>(size));
+  return MPI_SUCCESS;
 }
 MPIGPU_MPI_ALIAS(Get_elements_x)
+
+extern "C" int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  if (count == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Get_elements", MPI_COMM_WORLD, MPI_ERR_ARG, "null count");
+  MPI_Count c = 0;
+  const int rc = PMPI_Get_elements_x(status, datatype, &c);
+  if (rc == MPI_SUCCESS) *count = c > INT_MAX ? MPI_UNDEFINED : static_cast<int>(c);
+  return rc;
+}
+MPIGPU_MPI_ALIAS(Get_elements)
 
 extern "C" int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
                                           MPI_Count count) {

@@ -114,6 +114,28 @@ static void sendrecv(int rank, int peer) {
   CHECK(same(s, N, peer * 1000) && st.MPI_TAG == 31);
 }
 
+/* MPI 4.0's Isendrecv and Isendrecv_replace; single completions leave MPI_ERROR alone. */
+static void isendrecv(int rank, int peer) {
+  int s[N], r[N], flag = 0;
+  MPI_Request q;
+  MPI_Status st;
+  fill(s, N, rank * 100);
+  CHECK_OK(MPI_Isendrecv(s, N, MPI_INT, peer, 32, r, N, MPI_INT, peer, 32, MPI_COMM_WORLD, &q));
+  st.MPI_ERROR = MPI_ERR_DIMS;
+  CHECK_OK(MPI_Wait(&q, &st));
+  CHECK(same(r, N, peer * 100) && st.MPI_SOURCE == peer && st.MPI_TAG == 32);
+  CHECK(st.MPI_ERROR == MPI_ERR_DIMS);
+  CHECK_OK(MPI_Isendrecv_replace(s, N, MPI_INT, peer, 33, peer, 33, MPI_COMM_WORLD, &q));
+  do {
+    CHECK_OK(MPI_Test(&q, &flag, &st));
+  } while (!flag);
+  CHECK(same(s, N, peer * 100) && st.MPI_TAG == 33);
+  fill(s, N, rank * 100);
+  CHECK_OK(MPI_Isendrecv_replace(s, N, MPI_INT, peer, 34, peer, 34, MPI_COMM_WORLD, &q));
+  CHECK_OK(MPI_Waitall(1, &q, &st));
+  CHECK(same(s, N, peer * 100) && st.MPI_ERROR == MPI_SUCCESS);
+}
+
 static void probes(int rank, int peer) {
   int v[N], flag = 0, count = 0;
   MPI_Status st;
@@ -296,6 +318,10 @@ static void edge_cases(int rank, int peer) {
   CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG);
   CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
   CHECK(count == 0);
+  /* Single completions leave MPI_ERROR as it was. */
+  st.MPI_ERROR = MPI_ERR_DIMS;
+  CHECK_OK(MPI_Recv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+  CHECK(st.MPI_ERROR == MPI_ERR_DIMS);
   /* Null request: Wait and Test return at once. */
   CHECK_OK(MPI_Wait(&r, &st));
   CHECK_OK(MPI_Test(&r, &flag, &st));
@@ -312,6 +338,14 @@ static void edge_cases(int rank, int peer) {
   CHECK_OK(MPI_Status_set_elements(&st, MPI_INT, 7));
   CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
   CHECK(count == 7);
+  {
+    MPI_Count big = (MPI_Count)1 << 40, got = 0;
+    CHECK_OK(MPI_Status_set_elements_x(&st, MPI_INT, big));
+    CHECK_OK(MPI_Get_elements_x(&st, MPI_INT, &got));
+    CHECK(got == big);
+    CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == MPI_UNDEFINED);
+  }
   CHECK_OK(MPI_Status_set_cancelled(&st, 1));
   CHECK_OK(MPI_Test_cancelled(&st, &flag));
   CHECK(flag == 1);
@@ -329,6 +363,7 @@ int main(int argc, char** argv) {
     nonblocking(rank, peer);
     test_and_status(rank, peer);
     sendrecv(rank, peer);
+    isendrecv(rank, peer);
     probes(rank, peer);
     persistent(rank, peer);
     buffered(rank, peer);
