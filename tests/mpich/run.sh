@@ -52,7 +52,9 @@ out=$(cd "$out" && pwd)
 opts=(--with-mpi="$prefix" --disable-fortran --disable-cxx --disable-spawn --disable-rma
       --disable-romio --disable-ft-tests --enable-strictmpi --enable-xfail
       --enable-threads=multiple)
-build=$cache/build
+# One build directory per prefix: runs against different installations (other checkouts) can
+# go on at the same time.
+build=$cache/build-$(printf '%s' "$prefix" | md5sum | cut -c1-10)
 stamp="${opts[*]} $(stat -c %Y "$prefix/lib/libmpi.so")"
 if [ ! -f "$build/.mpigpu-stamp" ] || [ "$(cat "$build/.mpigpu-stamp")" != "$stamp" ]; then
   rm -rf "$build"
