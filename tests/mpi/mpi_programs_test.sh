@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs each MPI test program under mpigpurun with 2 ranks (and 3 for the p2p program: an idle
-# rank must not disturb it); a program passes when it exits 0 and prints " No Errors".
+# rank must not disturb it); a program passes when it exits 0 and prints " No Errors". One that
+# prints "SKIPPED: reason" (no GPU) is reported as skipped, not as passed.
 #   mpi_programs_test.sh MPIGPURUN PROGRAM...
 set -uo pipefail
 run=$1; shift
@@ -10,6 +11,8 @@ for prog in "$@"; do
     out=$(timeout 120 "$run" -n "$n" "$prog" 2>&1); rc=$?
     if [ $rc -eq 0 ] && grep -q '^ No Errors$' <<<"$out"; then
       echo "PASS $(basename "$prog") -n $n"
+    elif [ $rc -eq 0 ] && grep -q '^SKIPPED: ' <<<"$out"; then
+      echo "SKIPPED $(basename "$prog") -n $n: $(grep -m1 '^SKIPPED: ' <<<"$out" | cut -c10-)"
     else
       echo "FAIL $(basename "$prog") -n $n (exit $rc)"; echo "$out" | tail -20; fail=1
     fi
