@@ -9,6 +9,9 @@
 #   --dirs LIST    suite directories (default: the issue's basic init pt2pt coll comm group topo
 #                  datatype attr errhan; basic has no testlist in 4.0.2, so it has no entries)
 #   --subset ci    only the entries of tests/mpich/ci_subset.txt (a minute or two)
+#   --gpu          the suite's GPU memory types: configured --with-cuda ($CUDA_HOME, default
+#                  /usr/local/cuda), runs pt2pt/testlist.gpu and coll/testlist.gpu (-memtype=
+#                  device|reg_host|shared|random); --dirs defaults to "pt2pt coll"
 #   --timeout S    per-test limit in seconds (MPITEST_TIMEOUT; a testlist's timeLimit wins)
 #   --out DIR      results (default $CACHE/results): summary.md, failures.txt, <dir>.tap, <dir>.log
 #   --check        exit 1 if an entry fails that tests/mpich/expected_failures.txt does not list
@@ -17,8 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${MPIGPU_MPICH_CACHE:-/var/cache/mpigpu-mpich}
-prefix="" dirs="basic init pt2pt coll comm group topo datatype attr errhan" subset="" timeout=60
-out="" check=0
+prefix="" dirs="" subset="" timeout=60 out="" check=0 gpu=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix=$2; shift 2 ;;
@@ -27,10 +29,14 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --check) check=1; shift ;;
+    --gpu) gpu=1; shift ;;
     -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+if [ -z "$dirs" ]; then
+  if [ $gpu -eq 1 ]; then dirs="pt2pt coll"; else dirs="basic init pt2pt coll comm group topo datatype attr errhan"; fi
+fi
 case "$timeout" in ''|*[!0-9]*) echo "run.sh: --timeout needs whole seconds" >&2; exit 2 ;; esac
 [ -z "$subset" ] || [ "$subset" = ci ] || { echo "run.sh: --subset takes 'ci'" >&2; exit 2; }
 mkdir -p "$cache"
@@ -52,9 +58,10 @@ out=$(cd "$out" && pwd)
 opts=(--with-mpi="$prefix" --disable-fortran --disable-cxx --disable-spawn --disable-rma
       --disable-romio --disable-ft-tests --enable-strictmpi --enable-xfail
       --enable-threads=multiple)
+[ $gpu -eq 1 ] && opts+=(--with-cuda="${CUDA_HOME:-/usr/local/cuda}")
 # One build directory per prefix: runs against different installations (other checkouts) can
 # go on at the same time.
-build=$cache/build-$(printf '%s' "$prefix" | md5sum | cut -c1-10)
+build=$cache/build-$(printf '%s' "$prefix $gpu" | md5sum | cut -c1-10)
 stamp="${opts[*]} $(stat -c %Y "$prefix/lib/libmpi.so")"
 if [ ! -f "$build/.mpigpu-stamp" ] || [ "$(cat "$build/.mpigpu-stamp")" != "$stamp" ]; then
   rm -rf "$build"
@@ -66,6 +73,7 @@ if [ ! -f "$build/.mpigpu-stamp" ] || [ "$(cat "$build/.mpigpu-stamp")" != "$sta
 fi
 
 list=testlist
+[ $gpu -eq 1 ] && list=testlist.gpu
 if [ "$subset" = ci ]; then
   # One testlist.ci per directory from ci_subset.txt ("dir/prog np [key=value ...]").
   list=testlist.ci
