@@ -1,10 +1,13 @@
 #include "mpigpu_api/datatype.h"
 
 #include <climits>
+#include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "mpigpu_api/errors.h"
 #include "pipeline/pack.h"
@@ -33,6 +36,78 @@ static_assert(sizeof(kPredefinedHandle) / sizeof(kPredefinedHandle[0]) ==
               "MPIGPU_FOR_EACH_PREDEFINED_TYPE must list every predefined type");
 static_assert(HandlesAreIndices(), "predefined type handles must be 0, 1, 2, ... in list order");
 
+template <class T>
+struct KindOfC {
+  static constexpr TypeKind kKind =
+      std::is_same<T, bool>::value              ? TypeKind::kLogical
+      : std::is_floating_point<T>::value        ? TypeKind::kFloat
+      : std::is_integral<T>::value && std::is_signed<T>::value ? TypeKind::kSignedInt
+      : std::is_integral<T>::value              ? TypeKind::kUnsignedInt
+                                                : TypeKind::kByte;
+};
+template <class T>
+struct KindOfC<std::complex<T>> {
+  static constexpr TypeKind kKind = TypeKind::kComplex;
+};
+template <class V, class I>
+struct KindOfC<ValueIndex<V, I>> {
+  static constexpr TypeKind kKind = TypeKind::kPair;
+};
+
+// Kinds by C type, then the types whose C type does not say what they hold.
+constexpr TypeKind KindOf(MPIGPU_Datatype type, TypeKind by_ctype) {
+  switch (type) {
+    case MPIGPU_BYTE:
+    case MPIGPU_PACKED: return TypeKind::kByte;
+    case MPIGPU_CHAR:
+    case MPIGPU_WCHAR:
+    case MPIGPU_CHARACTER: return TypeKind::kChar;
+    case MPIGPU_LOGICAL: return TypeKind::kLogical;
+    default: return by_ctype;
+  }
+}
+#define MPIGPU_TYPE_KIND(handle, ctype) KindOf(handle, KindOfC<ctype>::kKind),
+constexpr TypeKind kPredefinedKind[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_KIND)};
+#undef MPIGPU_TYPE_KIND
+
+// The predefined type of a pair's member C type.
+template <class T>
+constexpr MPIGPU_Datatype MemberType() {
+  return std::is_same<T, float>::value         ? MPIGPU_FLOAT
+         : std::is_same<T, double>::value      ? MPIGPU_DOUBLE
+         : std::is_same<T, long>::value        ? MPIGPU_LONG
+         : std::is_same<T, short>::value       ? MPIGPU_SHORT
+         : std::is_same<T, long double>::value ? MPIGPU_LONG_DOUBLE
+         : std::is_same<T, int>::value         ? MPIGPU_INT
+                                               : MPIGPU_DATATYPE_NULL;
+}
+template <class T>
+struct PairOfC {
+  static constexpr PairLayout Get() { return PairLayout{}; }
+};
+template <class V, class I>
+struct PairOfC<ValueIndex<V, I>> {
+  static constexpr PairLayout Get() {
+    using P = ValueIndex<V, I>;
+    return PairLayout{MemberType<V>(), MemberType<I>(), offsetof(P, index), sizeof(V)};
+  }
+};
+#define MPIGPU_TYPE_PAIR(handle, ctype) PairOfC<ctype>::Get(),
+const PairLayout kPredefinedPair[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_PAIR)};
+#undef MPIGPU_TYPE_PAIR
+
+// One element's pieces: the dense run of a plain type, a pair's members (merged when the index
+// follows the value without a hole).
+std::vector<TypePiece> PredefinedPieces(MPIGPU_Datatype type) {
+  const PairLayout& pair = kPredefinedPair[type];
+  const size_t size = kPredefinedTypeSize[type];
+  if (kPredefinedKind[type] != TypeKind::kPair || pair.index_offset == pair.packed_index_offset)
+    return {TypePiece{0, size, size, 1}};
+  const size_t vsize = pair.packed_index_offset, isize = size - vsize;
+  return {TypePiece{0, vsize, vsize, 1},
+          TypePiece{pair.index_offset, isize, isize, 1}};
+}
+
 const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
   static const std::vector<TypeInfo>* table = [] {
     auto* t = new std::vector<TypeInfo>(MPIGPU_NUM_PREDEFINED_TYPES);
@@ -40,11 +115,12 @@ const TypeInfo& PredefinedInfo(MPIGPU_Datatype type) {
       TypeInfo& info = (*t)[i];
       info.predefined = true;
       info.committed = true;
-      info.size = info.extent = kPredefinedTypeSize[i];
+      info.size = kPredefinedTypeSize[i];
+      info.extent = kPredefinedTypeExtent[i];
       info.basic_type = i;
       // The table lives for the whole run: its piece lists are shared without an owner, so
       // copying a predefined type's entry (LookupType) costs no atomic reference count.
-      const auto* pieces = new std::vector<TypePiece>(1, TypePiece{0, info.size, info.size, 1});
+      const auto* pieces = new std::vector<TypePiece>(PredefinedPieces(i));
       info.pieces = std::shared_ptr<const std::vector<TypePiece>>(
           std::shared_ptr<const std::vector<TypePiece>>(), pieces);
     }
@@ -258,6 +334,16 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
   if (!d.contiguous) d.type_pieces = info.pieces;
   *out = std::move(d);
   return MPIGPU_SUCCESS;
+}
+
+TypeKind PredefinedTypeKind(MPIGPU_Datatype type) {
+  return IsPredefinedType(type) ? kPredefinedKind[type] : TypeKind::kByte;
+}
+
+bool PredefinedPairLayout(MPIGPU_Datatype type, PairLayout* out) {
+  if (!IsPredefinedType(type) || kPredefinedKind[type] != TypeKind::kPair) return false;
+  *out = kPredefinedPair[type];
+  return true;
 }
 
 int PackerCode(const Status& st) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -24,32 +25,113 @@
 #include "mpigpu_api/mpigpu.h"
 #include "pipeline/type_pieces.h"
 
-// X(handle, C type) for every predefined type, in handle order.
-#define MPIGPU_FOR_EACH_PREDEFINED_TYPE(X)        \
-  X(MPIGPU_BYTE, unsigned char)                   \
-  X(MPIGPU_CHAR, char)                            \
-  X(MPIGPU_SIGNED_CHAR, signed char)              \
-  X(MPIGPU_UNSIGNED_CHAR, unsigned char)          \
-  X(MPIGPU_SHORT, short)                          \
-  X(MPIGPU_UNSIGNED_SHORT, unsigned short)        \
-  X(MPIGPU_INT, int)                              \
-  X(MPIGPU_UNSIGNED, unsigned)                    \
-  X(MPIGPU_LONG, long)                            \
-  X(MPIGPU_UNSIGNED_LONG, unsigned long)          \
-  X(MPIGPU_LONG_LONG, long long)                  \
-  X(MPIGPU_UNSIGNED_LONG_LONG, unsigned long long)\
-  X(MPIGPU_FLOAT, float)                          \
-  X(MPIGPU_DOUBLE, double)                        \
-  X(MPIGPU_INT8_T, int8_t)                        \
-  X(MPIGPU_INT16_T, int16_t)                      \
-  X(MPIGPU_INT32_T, int32_t)                      \
-  X(MPIGPU_INT64_T, int64_t)                      \
-  X(MPIGPU_UINT8_T, uint8_t)                      \
-  X(MPIGPU_UINT16_T, uint16_t)                    \
-  X(MPIGPU_UINT32_T, uint32_t)                    \
-  X(MPIGPU_UINT64_T, uint64_t)
+namespace mpigpu {
+// The C layouts of MPI's value-index pair types (MPI_FLOAT_INT ...): struct {value; index}.
+template <class V, class I = int>
+struct ValueIndex {
+  V value;
+  I index;
+};
+using FloatInt = ValueIndex<float>;
+using DoubleInt = ValueIndex<double>;
+using LongInt = ValueIndex<long>;
+using IntInt = ValueIndex<int>;
+using ShortInt = ValueIndex<short>;
+using LongDoubleInt = ValueIndex<long double>;
+using FloatFloat = ValueIndex<float, float>;     // Fortran 2REAL
+using DoubleDouble = ValueIndex<double, double>; // Fortran 2DOUBLE_PRECISION
+}  // namespace mpigpu
+
+// X(handle, C type) for every predefined type, in handle order. The C type gives the extent
+// (sizeof) and, for ValueIndex pairs, the layout of the two members.
+#define MPIGPU_FOR_EACH_PREDEFINED_TYPE(X)                       \
+  X(MPIGPU_BYTE, unsigned char)                                  \
+  X(MPIGPU_CHAR, char)                                           \
+  X(MPIGPU_SIGNED_CHAR, signed char)                             \
+  X(MPIGPU_UNSIGNED_CHAR, unsigned char)                         \
+  X(MPIGPU_SHORT, short)                                         \
+  X(MPIGPU_UNSIGNED_SHORT, unsigned short)                       \
+  X(MPIGPU_INT, int)                                             \
+  X(MPIGPU_UNSIGNED, unsigned)                                   \
+  X(MPIGPU_LONG, long)                                           \
+  X(MPIGPU_UNSIGNED_LONG, unsigned long)                         \
+  X(MPIGPU_LONG_LONG, long long)                                 \
+  X(MPIGPU_UNSIGNED_LONG_LONG, unsigned long long)               \
+  X(MPIGPU_FLOAT, float)                                         \
+  X(MPIGPU_DOUBLE, double)                                       \
+  X(MPIGPU_INT8_T, int8_t)                                       \
+  X(MPIGPU_INT16_T, int16_t)                                     \
+  X(MPIGPU_INT32_T, int32_t)                                     \
+  X(MPIGPU_INT64_T, int64_t)                                     \
+  X(MPIGPU_UINT8_T, uint8_t)                                     \
+  X(MPIGPU_UINT16_T, uint16_t)                                   \
+  X(MPIGPU_UINT32_T, uint32_t)                                   \
+  X(MPIGPU_UINT64_T, uint64_t)                                   \
+  X(MPIGPU_LONG_DOUBLE, long double)                             \
+  X(MPIGPU_WCHAR, wchar_t)                                       \
+  X(MPIGPU_C_BOOL, bool)                                         \
+  X(MPIGPU_C_FLOAT_COMPLEX, std::complex<float>)                 \
+  X(MPIGPU_C_DOUBLE_COMPLEX, std::complex<double>)               \
+  X(MPIGPU_C_LONG_DOUBLE_COMPLEX, std::complex<long double>)     \
+  X(MPIGPU_AINT, MPIGPU_Aint)                                    \
+  X(MPIGPU_OFFSET, long long)                                    \
+  X(MPIGPU_COUNT, long long)                                     \
+  X(MPIGPU_PACKED, unsigned char)                                \
+  X(MPIGPU_FLOAT_INT, mpigpu::FloatInt)                          \
+  X(MPIGPU_DOUBLE_INT, mpigpu::DoubleInt)                        \
+  X(MPIGPU_LONG_INT, mpigpu::LongInt)                            \
+  X(MPIGPU_2INT, mpigpu::IntInt)                                 \
+  X(MPIGPU_SHORT_INT, mpigpu::ShortInt)                          \
+  X(MPIGPU_LONG_DOUBLE_INT, mpigpu::LongDoubleInt)               \
+  X(MPIGPU_CXX_BOOL, bool)                                       \
+  X(MPIGPU_CXX_FLOAT_COMPLEX, std::complex<float>)               \
+  X(MPIGPU_CXX_DOUBLE_COMPLEX, std::complex<double>)             \
+  X(MPIGPU_CXX_LONG_DOUBLE_COMPLEX, std::complex<long double>)   \
+  X(MPIGPU_CHARACTER, char)                                      \
+  X(MPIGPU_INTEGER, int)                                         \
+  X(MPIGPU_REAL, float)                                          \
+  X(MPIGPU_DOUBLE_PRECISION, double)                             \
+  X(MPIGPU_LOGICAL, int)                                         \
+  X(MPIGPU_COMPLEX, std::complex<float>)                         \
+  X(MPIGPU_DOUBLE_COMPLEX, std::complex<double>)                 \
+  X(MPIGPU_2INTEGER, mpigpu::IntInt)                             \
+  X(MPIGPU_2REAL, mpigpu::FloatFloat)                            \
+  X(MPIGPU_2DOUBLE_PRECISION, mpigpu::DoubleDouble)              \
+  X(MPIGPU_INTEGER1, int8_t)                                     \
+  X(MPIGPU_INTEGER2, int16_t)                                    \
+  X(MPIGPU_INTEGER4, int32_t)                                    \
+  X(MPIGPU_INTEGER8, int64_t)                                    \
+  X(MPIGPU_REAL4, float)                                         \
+  X(MPIGPU_REAL8, double)                                        \
+  X(MPIGPU_REAL16, long double)                                  \
+  X(MPIGPU_COMPLEX8, std::complex<float>)                        \
+  X(MPIGPU_COMPLEX16, std::complex<double>)                      \
+  X(MPIGPU_COMPLEX32, std::complex<long double>)
 
 namespace mpigpu {
+
+// What a predefined type holds, for reductions (which ops apply, how to combine).
+enum class TypeKind : uint8_t {
+  kByte,         // BYTE, PACKED: raw bytes
+  kChar,         // CHAR, WCHAR, CHARACTER: characters
+  kSignedInt,    // signed integers (incl. SIGNED_CHAR, AINT, OFFSET, COUNT)
+  kUnsignedInt,  // unsigned integers (incl. UNSIGNED_CHAR)
+  kFloat,        // float, double, long double
+  kComplex,      // std::complex<float/double/long double>
+  kLogical,      // C_BOOL, CXX_BOOL (bool), Fortran LOGICAL (int)
+  kPair,         // ValueIndex pairs: see PairLayout
+};
+
+// A pair type's members: value (a predefined type) at offset 0, index at `index_offset` in
+// memory (the C struct) and right after the value in the packed stream (MPI's type map has no
+// padding: packed size = value size + index size).
+struct PairLayout {
+  MPIGPU_Datatype value_type = MPIGPU_DATATYPE_NULL;
+  MPIGPU_Datatype index_type = MPIGPU_DATATYPE_NULL;
+  size_t index_offset = 0;         // offsetof(struct, index)
+  size_t packed_index_offset = 0;  // size of the value
+};
+
 
 // Upper bound on the pieces of one derived type; beyond it Type_vector/contiguous fail with
 // MPIGPU_ERR_ARG ("type too complex") rather than use unbounded memory.
@@ -84,18 +166,41 @@ struct TypeDesc {
   TypeShape shape() const { return {size, extent, total_bytes, contiguous, type_pieces.get()}; }
 };
 
-#define MPIGPU_TYPE_SIZE(handle, ctype) sizeof(ctype),
-// sizeof each predefined type's C type, by handle.
+// Bytes of data in one element of C type T: sizeof, except for pairs (no padding).
+template <class T>
+struct CTypeData {
+  static constexpr size_t kSize = sizeof(T);
+};
+template <class V, class I>
+struct CTypeData<ValueIndex<V, I>> {
+  static constexpr size_t kSize = sizeof(V) + sizeof(I);
+};
+
+#define MPIGPU_TYPE_SIZE(handle, ctype) CTypeData<ctype>::kSize,
+// Bytes of data in one element of each predefined type (MPI_Type_size), by handle.
 inline constexpr size_t kPredefinedTypeSize[] = {MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_SIZE)};
 #undef MPIGPU_TYPE_SIZE
+#define MPIGPU_TYPE_EXTENT(handle, ctype) sizeof(ctype),
+// sizeof each predefined type's C type (its extent), by handle.
+inline constexpr size_t kPredefinedTypeExtent[] = {
+    MPIGPU_FOR_EACH_PREDEFINED_TYPE(MPIGPU_TYPE_EXTENT)};
+#undef MPIGPU_TYPE_EXTENT
 
 inline bool IsPredefinedType(MPIGPU_Datatype type) {
   return type >= 0 && type < MPIGPU_NUM_PREDEFINED_TYPES;
 }
-// sizeof the predefined type's C type; 0 for anything else.
+// Bytes of data in one element of the predefined type; 0 for anything else.
 inline size_t PredefinedTypeSize(MPIGPU_Datatype type) {
   return IsPredefinedType(type) ? kPredefinedTypeSize[type] : 0;
 }
+// sizeof the predefined type's C type; 0 for anything else.
+inline size_t PredefinedTypeExtent(MPIGPU_Datatype type) {
+  return IsPredefinedType(type) ? kPredefinedTypeExtent[type] : 0;
+}
+// What a predefined type holds; for other handles kByte (check IsPredefinedType first).
+TypeKind PredefinedTypeKind(MPIGPU_Datatype type);
+// The members of a pair type (kind kPair); false for every other handle.
+bool PredefinedPairLayout(MPIGPU_Datatype type, PairLayout* out);
 // "MPIGPU_INT"; "derived" for other handles.
 const char* TypeName(MPIGPU_Datatype type);
 
@@ -110,9 +215,10 @@ int DescribeAnyForComm(MPIGPU_Datatype type, int count, TypeDesc* out);
 // or uncommitted type), MPIGPU_ERR_COUNT (count < 0, or count * extent overflows), ARG (null out).
 // Inline for predefined types, which every small message uses: a table look-up, no registry.
 inline int DescribeForComm(MPIGPU_Datatype type, int count, TypeDesc* out) {
-  if (!IsPredefinedType(type) || count < 0 || out == nullptr)
+  if (!IsPredefinedType(type) || count < 0 || out == nullptr ||
+      kPredefinedTypeSize[type] != kPredefinedTypeExtent[type])
     return DescribeAnyForComm(type, count, out);
-  // count < 2^31 and sizes <= 8 bytes: count * size cannot overflow.
+  // count < 2^31 and sizes <= 32 bytes: count * size cannot overflow.
   const size_t n = static_cast<size_t>(count), size = kPredefinedTypeSize[type];
   out->type = out->basic_type = type;
   out->count = n;

@@ -147,8 +147,54 @@ typedef struct {
 #define MPIGPU_UINT16_T ((MPIGPU_Datatype)19)
 #define MPIGPU_UINT32_T ((MPIGPU_Datatype)20)
 #define MPIGPU_UINT64_T ((MPIGPU_Datatype)21)
+/* C types beyond the fixed-width ones */
+#define MPIGPU_LONG_DOUBLE ((MPIGPU_Datatype)22)
+#define MPIGPU_WCHAR ((MPIGPU_Datatype)23)
+#define MPIGPU_C_BOOL ((MPIGPU_Datatype)24)
+#define MPIGPU_C_FLOAT_COMPLEX ((MPIGPU_Datatype)25)
+#define MPIGPU_C_COMPLEX MPIGPU_C_FLOAT_COMPLEX
+#define MPIGPU_C_DOUBLE_COMPLEX ((MPIGPU_Datatype)26)
+#define MPIGPU_C_LONG_DOUBLE_COMPLEX ((MPIGPU_Datatype)27)
+#define MPIGPU_AINT ((MPIGPU_Datatype)28)
+#define MPIGPU_OFFSET ((MPIGPU_Datatype)29)
+#define MPIGPU_COUNT ((MPIGPU_Datatype)30)
+#define MPIGPU_PACKED ((MPIGPU_Datatype)31)
+/* value-index pairs for MINLOC/MAXLOC, laid out as the C struct {value; int} (padding
+ * included in the extent, not the size; SHORT_INT has a hole between its members) */
+#define MPIGPU_FLOAT_INT ((MPIGPU_Datatype)32)
+#define MPIGPU_DOUBLE_INT ((MPIGPU_Datatype)33)
+#define MPIGPU_LONG_INT ((MPIGPU_Datatype)34)
+#define MPIGPU_2INT ((MPIGPU_Datatype)35)
+#define MPIGPU_SHORT_INT ((MPIGPU_Datatype)36)
+#define MPIGPU_LONG_DOUBLE_INT ((MPIGPU_Datatype)37)
+/* C++ types (same layouts as the C ones) */
+#define MPIGPU_CXX_BOOL ((MPIGPU_Datatype)38)
+#define MPIGPU_CXX_FLOAT_COMPLEX ((MPIGPU_Datatype)39)
+#define MPIGPU_CXX_DOUBLE_COMPLEX ((MPIGPU_Datatype)40)
+#define MPIGPU_CXX_LONG_DOUBLE_COMPLEX ((MPIGPU_Datatype)41)
+/* Fortran types, as their C equivalents (INTEGER = int, REAL = float, LOGICAL = int) */
+#define MPIGPU_CHARACTER ((MPIGPU_Datatype)42)
+#define MPIGPU_INTEGER ((MPIGPU_Datatype)43)
+#define MPIGPU_REAL ((MPIGPU_Datatype)44)
+#define MPIGPU_DOUBLE_PRECISION ((MPIGPU_Datatype)45)
+#define MPIGPU_LOGICAL ((MPIGPU_Datatype)46)
+#define MPIGPU_COMPLEX ((MPIGPU_Datatype)47)
+#define MPIGPU_DOUBLE_COMPLEX ((MPIGPU_Datatype)48)
+#define MPIGPU_2INTEGER ((MPIGPU_Datatype)49)
+#define MPIGPU_2REAL ((MPIGPU_Datatype)50)
+#define MPIGPU_2DOUBLE_PRECISION ((MPIGPU_Datatype)51)
+#define MPIGPU_INTEGER1 ((MPIGPU_Datatype)52)
+#define MPIGPU_INTEGER2 ((MPIGPU_Datatype)53)
+#define MPIGPU_INTEGER4 ((MPIGPU_Datatype)54)
+#define MPIGPU_INTEGER8 ((MPIGPU_Datatype)55)
+#define MPIGPU_REAL4 ((MPIGPU_Datatype)56)
+#define MPIGPU_REAL8 ((MPIGPU_Datatype)57)
+#define MPIGPU_REAL16 ((MPIGPU_Datatype)58)
+#define MPIGPU_COMPLEX8 ((MPIGPU_Datatype)59)
+#define MPIGPU_COMPLEX16 ((MPIGPU_Datatype)60)
+#define MPIGPU_COMPLEX32 ((MPIGPU_Datatype)61)
 /* Handles below this value are predefined; derived types get handles from here up. */
-#define MPIGPU_NUM_PREDEFINED_TYPES 22
+#define MPIGPU_NUM_PREDEFINED_TYPES 62
 
 /* ---- reduction operations ---- */
 

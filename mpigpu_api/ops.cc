@@ -67,9 +67,15 @@ static_assert(MPIGPU_SUM == 0 && MPIGPU_MIN == 1 && MPIGPU_MAX == 2 && MPIGPU_PR
 struct OpRow {
   ReduceFn fn[kNumOps];
 };
+// The arithmetic types; the other predefined types (bool, complex, pairs) have no row yet:
+// ApplyOp refuses them (MPIGPU_ERR_OP).
 template <class T>
 constexpr OpRow RowFor() {
-  return OpRow{{Reduce<Sum, T>, Reduce<Min, T>, Reduce<Max, T>, Reduce<Prod, T>}};
+  if constexpr (std::is_arithmetic<T>::value && !std::is_same<T, bool>::value) {
+    return OpRow{{Reduce<Sum, T>, Reduce<Min, T>, Reduce<Max, T>, Reduce<Prod, T>}};
+  } else {
+    return OpRow{{nullptr, nullptr, nullptr, nullptr}};
+  }
 }
 
 #define MPIGPU_OP_ROW(handle, ctype) RowFor<ctype>(),
@@ -100,7 +106,12 @@ int ApplyOp(MPIGPU_Op op, MPIGPU_Datatype basic_type, void* inout, const void* i
   if (count > 0 && (inout == nullptr || in == nullptr)) {
     return SetLastError(MPIGPU_ERR_BUFFER, std::string(OpName(op)) + ": null buffer");
   }
-  kReduce[basic_type].fn[op](inout, in, count);
+  const ReduceFn fn = kReduce[basic_type].fn[op];
+  if (fn == nullptr) {
+    return SetLastError(MPIGPU_ERR_OP, std::string(OpName(op)) + " is not defined for " +
+                                           TypeName(basic_type));
+  }
+  fn(inout, in, count);
   return MPIGPU_SUCCESS;
 }
 

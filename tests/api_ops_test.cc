@@ -71,8 +71,18 @@ void CheckAllOps(MPIGPU_Datatype type) {
   }
 }
 
+// The types ApplyOp has a row for (ops.cc: arithmetic C types but bool). long double is left
+// out of this byte-exact check: 6 of its 16 bytes are padding a result need not preserve.
+template <class T>
+void CheckIfArithmetic(MPIGPU_Datatype type) {
+  if constexpr (std::is_arithmetic<T>::value && !std::is_same<T, bool>::value &&
+                !std::is_same<T, long double>::value) {
+    CheckAllOps<T>(type);
+  }
+}
+
 TEST(ApiOpsTest, EveryOpOnEveryPredefinedType) {
-#define CHECK_TYPE(handle, ctype) CheckAllOps<ctype>(handle);
+#define CHECK_TYPE(handle, ctype) CheckIfArithmetic<ctype>(handle);
   MPIGPU_FOR_EACH_PREDEFINED_TYPE(CHECK_TYPE)
 #undef CHECK_TYPE
 }

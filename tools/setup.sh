@@ -7,7 +7,7 @@ set -euo pipefail
 
 PACKAGES=(bazel-bootstrap g++ libboost-dev libhwloc-dev hwloc libnuma-dev numactl
           libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox iproute2
-          libpmix-dev openmpi-bin libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
+          libpmix-dev openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
           rdma-core perftest qemu-system-x86 busybox-static cpio kmod bc
           pkg-config dpkg-dev cmake python3)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}

@@ -406,8 +406,9 @@ Status StreamChannel::ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* st
     return Status::Ok();
   }
   if (n < 0) return Status::Ok();
-  *more = true;
   const size_t got = static_cast<size_t>(n);
+  // A short read drained the socket: asking again would find nothing (a wasted syscall).
+  *more = got == (in.dropping ? std::min(rest, in.buf.size() - in.have) : rest + kPlacedTail);
   const size_t mine = std::min(got, rest);
   in.pdone += mine;
   if (!in.dropping) in.have += got - mine;
@@ -417,24 +418,37 @@ Status StreamChannel::ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* st
   return sink->Deliver(in.ph, place.at, in.plen);
 }
 
-// Reads what the connection has, handing every whole frame to the sink in order.
+// Reads what the connection has, handing every whole frame to the sink in order. A read that
+// returns less than it asked for drained the socket: what came is parsed and the connection
+// waits for the next Poll that finds it readable (no second read that would find nothing).
 Status StreamChannel::Read(In& in, ChannelSink* sink) {
+  in.stalled = false;
+  bool drained = false;
   for (;;) {
     bool stop = false;
     if (!in.placing) MPIGPU_RETURN_IF_ERROR(Parse(in, sink, &stop));
-    if (stop || in.fd < 0 || in.closed) return Status::Ok();
+    if (stop) {
+      in.stalled = true;
+      return Status::Ok();
+    }
+    if (drained || in.fd < 0 || in.closed) return Status::Ok();
     if (in.placing) {
       bool more = false;
       MPIGPU_RETURN_IF_ERROR(ReadPlaced(in, sink, &more, &stop));
-      if (stop || !more) return Status::Ok();
+      if (stop) {
+        in.stalled = true;
+        return Status::Ok();
+      }
+      drained = !more;
       continue;
     }
     if (in.buf.size() - in.have < (size_t{64} << 10)) in.buf.resize(in.have + kReadChunk);
     const size_t room = in.buf.size() - in.have;
-    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have,
-                             in.placed_last ? std::min(room, kPlacedTail) : room, MSG_DONTWAIT);
+    const size_t want = in.placed_last ? std::min(room, kPlacedTail) : room;
+    const ssize_t n = ::recv(in.fd, in.buf.data() + in.have, want, MSG_DONTWAIT);
     if (n > 0) {
       in.have += static_cast<size_t>(n);
+      drained = static_cast<size_t>(n) < want;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -446,12 +460,56 @@ Status StreamChannel::Read(In& in, ChannelSink* sink) {
   }
 }
 
+Status StreamChannel::Ready() {
+  poll_fds_.clear();
+  poll_who_.clear();
+  poll_fds_.push_back({listen_fd_, POLLIN, 0});
+  poll_who_.push_back(-1);
+  for (size_t i = 0; i < in_.size(); ++i) {
+    if (in_[i].fd < 0 || in_[i].closed) continue;
+    poll_fds_.push_back({in_[i].fd, POLLIN | POLLRDHUP, 0});
+    poll_who_.push_back(static_cast<long>(i));
+  }
+  for (size_t d = 0; d < out_.size(); ++d) {
+    const Out& o = out_[d];
+    if (o.fd < 0 || o.broken || o.connecting || o.idle()) continue;
+    poll_fds_.push_back({o.fd, POLLOUT, 0});
+    poll_who_.push_back(-2 - static_cast<long>(d));
+  }
+  int n;
+  do {
+    n = ::poll(poll_fds_.data(), poll_fds_.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return SysError("stream channel: poll");
+  return Status::Ok();
+}
+
+// One poll() for every socket; only the ready ones (and those that must be looked at anyway:
+// a stalled sink, a stranger past its hello's time, a dial under way) cost a syscall more.
 Status StreamChannel::Poll(ChannelSink* sink) {
-  MPIGPU_RETURN_IF_ERROR(Accept());
-  for (size_t i = 0; i < in_.size(); ++i)
-    if (in_[i].fd >= 0 && !in_[i].closed) MPIGPU_RETURN_IF_ERROR(Read(in_[i], sink));
-  for (Out& o : out_)
-    if (o.fd >= 0 && (o.connecting || !o.idle())) MPIGPU_RETURN_IF_ERROR(Flush(o));
+  MPIGPU_RETURN_IF_ERROR(Ready());
+  bool accept = false;
+  double now = -1;
+  for (size_t k = 0; k < poll_fds_.size(); ++k) {
+    const long who = poll_who_[k];
+    const bool ready = poll_fds_[k].revents != 0;
+    if (who == -1) {
+      accept = ready;
+    } else if (who >= 0) {
+      In& in = in_[static_cast<size_t>(who)];
+      bool visit = ready || in.stalled;
+      if (!visit && in.rank < 0) {  // a stranger: dropped once its hello is overdue
+        if (now < 0) now = MonotonicSeconds();
+        visit = now - in.accepted_at > kHelloTimeoutS;
+      }
+      if (visit && in.fd >= 0 && !in.closed) MPIGPU_RETURN_IF_ERROR(Read(in, sink));
+    } else if (ready) {
+      MPIGPU_RETURN_IF_ERROR(Flush(out_[static_cast<size_t>(-2 - who)]));
+    }
+  }
+  for (Out& o : out_)  // a dial under way: made, failed or overdue (rare: no syscall saved)
+    if (o.fd >= 0 && o.connecting && !o.broken) MPIGPU_RETURN_IF_ERROR(Flush(o));
+  if (accept) MPIGPU_RETURN_IF_ERROR(Accept());
   return Status::Ok();
 }
 

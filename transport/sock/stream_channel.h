@@ -27,6 +27,8 @@
 // kHelloTimeoutS, and more than kMaxStrangers of them, are dropped.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -134,6 +136,9 @@ class StreamChannel : public Channel {
     // The last frame's payload was placed: the next is likely another such frame, so reads
     // into the buffer take kPlacedTail at most (its head, little of its payload).
     bool placed_last = false;
+    // The sink had no room for a payload: its bytes may all be read already, so the next Poll
+    // visits this connection whether or not the socket says it is readable.
+    bool stalled = false;
   };
 
   Status Connect(int dst, bool* later);
@@ -141,9 +146,13 @@ class StreamChannel : public Channel {
   Status Flush(Out& o);
   Status Accept();
   Status Read(In& in, ChannelSink* sink);
+  // One poll() over the listening socket, the connections we read and those with bytes waiting
+  // to go: which are ready (in poll_ready_, in that order). The list is remade each call.
+  Status Ready();
   // Parses the frames in in.buf; *stop: the sink has no room for the next payload yet.
   Status Parse(In& in, ChannelSink* sink, bool* stop);
-  // Reads into the placed payload (and the buffer's tail); *more: bytes came.
+  // Reads into the placed payload (and the buffer's tail); *more: the read filled all it asked
+  // for (the socket may hold more), else the socket is drained (or closed, or the sink stopped).
   Status ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* stop);
   Status Lost(int dst) const;
   bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
@@ -154,6 +163,10 @@ class StreamChannel : public Channel {
   int listen_fd_ = -1;
   std::vector<Out> out_;
   std::vector<In> in_;
+  // Poll's poll() set, remade each call: what each entry is (-1 the listening socket, i >= 0
+  // in_[i], -2 - d out_[d]).
+  std::vector<pollfd> poll_fds_;
+  std::vector<long> poll_who_;
 };
 
 }  // namespace mpigpu::transport
