@@ -36,10 +36,14 @@ double LookupNs(const void* p, int n) {
 
 int Lookup() {
   const int n = 2000000;
-  std::vector<char> host(4096);
+  std::vector<char> host(4096);          // brk heap: never queried
+  std::vector<char> big(8 << 20);        // mmap'd by malloc: queried when a device exists
+  char stack[256];
   std::printf("buffer-location lookup (mpigpu::mpi::BufType), ns per call, %d calls each\n", n);
-  std::printf("  NULL           %8.1f\n", LookupNs(nullptr, n));
-  std::printf("  host (malloc)  %8.1f\n", LookupNs(host.data(), n));
+  std::printf("  NULL                    %8.1f\n", LookupNs(nullptr, n));
+  std::printf("  host stack              %8.1f\n", LookupNs(stack, n));
+  std::printf("  host malloc 4 KiB (brk) %8.1f\n", LookupNs(host.data(), n));
+  std::printf("  host malloc 8 MiB (mmap)%8.1f\n", LookupNs(big.data(), n));
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     (void)cudaGetLastError();
@@ -53,7 +57,8 @@ int Lookup() {
     return 1;
   }
   const int m = n / 10;
-  std::printf("  host (malloc, CUDA context up) %8.1f\n", LookupNs(host.data(), m));
+  std::printf("  host malloc 4 KiB, CUDA context up %8.1f\n", LookupNs(host.data(), m));
+  std::printf("  host malloc 8 MiB, CUDA context up %8.1f\n", LookupNs(big.data(), m));
   std::printf("  pinned host    %8.1f  -> tag %d\n", LookupNs(pinned, m), mpigpu::mpi::BufType(pinned));
   std::printf("  managed        %8.1f  -> tag %d\n", LookupNs(managed, m), mpigpu::mpi::BufType(managed));
   std::printf("  device         %8.1f  -> tag %#x\n", LookupNs(dev, m), mpigpu::mpi::BufType(dev));

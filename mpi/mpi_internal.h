@@ -18,10 +18,10 @@ namespace mpigpu::mpi {
 // ---- buffers (mpi_buf.cc) ----
 // Where `buf` lives, as the core's buffer-type tag: device memory gives
 // MPIGPU_BUF_GPU_DEVICE(n); host, pinned, managed and unknown memory give MPIGPU_BUF_HOST.
-// Asks CUDA only when the process can have device memory (a device exists); NULL, MPI_BOTTOM
-// and MPI_IN_PLACE are host.
+// Asks CUDA only when the process can have device memory (a device exists) and the pointer is
+// not in the brk heap or the main thread's stack; NULL, MPI_BOTTOM and MPI_IN_PLACE are host.
 MPIGPU_Buftype BufType(const void* buf);
-// Called by MPI_Init: decides whether BufType ever asks CUDA.
+// Called by MPI_Init: decides whether BufType ever asks CUDA, reads the heap and stack ranges.
 void InitBufTypes();
 
 // ---- errors (mpi_errors.cc) ----
