@@ -366,7 +366,7 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   int f = 0;
   int rc = MPIGPU_Testall(count, core.data(), &f, reinterpret_cast<MPIGPU_Status*>(st.data()));
   *flag = f;
-  if (!f && rc == MPI_SUCCESS) return MPI_SUCCESS;
+  if (!f) return Done("MPI_Testall", MPI_COMM_WORLD, rc);  // nothing completed
   int failed = MPI_SUCCESS;
   MPI_Comm fcomm = MPI_COMM_WORLD;
   for (int i = 0; i < count; ++i) {
