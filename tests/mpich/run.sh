@@ -17,6 +17,7 @@
 #   --check        exit 1 if an entry fails that tests/mpich/expected_failures.txt does not list
 # CACHE is $MPIGPU_MPICH_CACHE or /var/cache/mpigpu-mpich (outside the repository).
 set -euo pipefail
+cmdline="tests/mpich/run.sh $*"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${MPIGPU_MPICH_CACHE:-/var/cache/mpigpu-mpich}
@@ -105,4 +106,4 @@ for d in $dirs; do
      -tapfile="$out/$d.tap" >"$out/$d.log" 2>&1) || true
 done
 python3 "$here/summarize.py" --out "$out" --expected "$here/expected_failures.txt" \
-  --started "$start" --command "tests/mpich/run.sh $*" $([ $check -eq 1 ] && echo --check) $dirs
+  --started "$start" --command "$cmdline" $([ $check -eq 1 ] && echo --check) $dirs
