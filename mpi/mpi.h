@@ -388,69 +388,116 @@ typedef struct MPI_Status {
 #define MPI_CXX_LONG_DOUBLE_COMPLEX MPIGPU_MPI_PENDING_TYPE(23)
 #endif
 
-/* Fortran types (C programs name them too, e.g. to send to Fortran ranks). */
+/* Fortran types (for C programs that name them, e.g. Type_match_size or type names). */
 #ifdef MPIGPU_CHARACTER
 #define MPI_CHARACTER MPIGPU_CHARACTER
+#else
+#define MPI_CHARACTER MPIGPU_MPI_PENDING_TYPE(24)
 #endif
 #ifdef MPIGPU_INTEGER
 #define MPI_INTEGER MPIGPU_INTEGER
+#else
+#define MPI_INTEGER MPIGPU_MPI_PENDING_TYPE(25)
 #endif
 #ifdef MPIGPU_REAL
 #define MPI_REAL MPIGPU_REAL
+#else
+#define MPI_REAL MPIGPU_MPI_PENDING_TYPE(26)
 #endif
 #ifdef MPIGPU_DOUBLE_PRECISION
 #define MPI_DOUBLE_PRECISION MPIGPU_DOUBLE_PRECISION
+#else
+#define MPI_DOUBLE_PRECISION MPIGPU_MPI_PENDING_TYPE(27)
 #endif
 #ifdef MPIGPU_LOGICAL
 #define MPI_LOGICAL MPIGPU_LOGICAL
+#else
+#define MPI_LOGICAL MPIGPU_MPI_PENDING_TYPE(28)
 #endif
 #ifdef MPIGPU_COMPLEX
 #define MPI_COMPLEX MPIGPU_COMPLEX
+#else
+#define MPI_COMPLEX MPIGPU_MPI_PENDING_TYPE(29)
 #endif
 #ifdef MPIGPU_DOUBLE_COMPLEX
 #define MPI_DOUBLE_COMPLEX MPIGPU_DOUBLE_COMPLEX
+#else
+#define MPI_DOUBLE_COMPLEX MPIGPU_MPI_PENDING_TYPE(30)
 #endif
 #ifdef MPIGPU_2INTEGER
 #define MPI_2INTEGER MPIGPU_2INTEGER
+#else
+#define MPI_2INTEGER MPIGPU_MPI_PENDING_TYPE(31)
 #endif
 #ifdef MPIGPU_2REAL
 #define MPI_2REAL MPIGPU_2REAL
+#else
+#define MPI_2REAL MPIGPU_MPI_PENDING_TYPE(32)
 #endif
 #ifdef MPIGPU_2DOUBLE_PRECISION
 #define MPI_2DOUBLE_PRECISION MPIGPU_2DOUBLE_PRECISION
+#else
+#define MPI_2DOUBLE_PRECISION MPIGPU_MPI_PENDING_TYPE(33)
 #endif
 #ifdef MPIGPU_INTEGER1
 #define MPI_INTEGER1 MPIGPU_INTEGER1
+#else
+#define MPI_INTEGER1 MPIGPU_MPI_PENDING_TYPE(34)
 #endif
 #ifdef MPIGPU_INTEGER2
 #define MPI_INTEGER2 MPIGPU_INTEGER2
+#else
+#define MPI_INTEGER2 MPIGPU_MPI_PENDING_TYPE(35)
 #endif
 #ifdef MPIGPU_INTEGER4
 #define MPI_INTEGER4 MPIGPU_INTEGER4
+#else
+#define MPI_INTEGER4 MPIGPU_MPI_PENDING_TYPE(36)
 #endif
 #ifdef MPIGPU_INTEGER8
 #define MPI_INTEGER8 MPIGPU_INTEGER8
+#else
+#define MPI_INTEGER8 MPIGPU_MPI_PENDING_TYPE(37)
 #endif
 #ifdef MPIGPU_REAL4
 #define MPI_REAL4 MPIGPU_REAL4
+#else
+#define MPI_REAL4 MPIGPU_MPI_PENDING_TYPE(38)
 #endif
 #ifdef MPIGPU_REAL8
 #define MPI_REAL8 MPIGPU_REAL8
+#else
+#define MPI_REAL8 MPIGPU_MPI_PENDING_TYPE(39)
 #endif
 #ifdef MPIGPU_REAL16
 #define MPI_REAL16 MPIGPU_REAL16
+#else
+#define MPI_REAL16 MPIGPU_MPI_PENDING_TYPE(40)
 #endif
 #ifdef MPIGPU_COMPLEX8
 #define MPI_COMPLEX8 MPIGPU_COMPLEX8
+#else
+#define MPI_COMPLEX8 MPIGPU_MPI_PENDING_TYPE(41)
 #endif
 #ifdef MPIGPU_COMPLEX16
 #define MPI_COMPLEX16 MPIGPU_COMPLEX16
+#else
+#define MPI_COMPLEX16 MPIGPU_MPI_PENDING_TYPE(42)
 #endif
 #ifdef MPIGPU_COMPLEX32
 #define MPI_COMPLEX32 MPIGPU_COMPLEX32
+#else
+#define MPI_COMPLEX32 MPIGPU_MPI_PENDING_TYPE(43)
 #endif
-#ifdef MPIGPU_INTEGER16
-#define MPI_INTEGER16 MPIGPU_INTEGER16
+#ifdef MPIGPU_2FLOAT
+#define MPI_2FLOAT MPIGPU_2FLOAT
+#else
+#define MPI_2FLOAT MPIGPU_MPI_PENDING_TYPE(44)
+#endif
+#ifdef MPIGPU_2DOUBLE
+#define MPI_2DOUBLE MPIGPU_2DOUBLE
+#else
+#define MPI_2DOUBLE MPIGPU_MPI_PENDING_TYPE(45)
 #endif
 
 /* ---- reduction operations ---- */
@@ -637,6 +684,14 @@ MPIGPU_MPI_FN(int, Sendrecv,
 MPIGPU_MPI_FN(int, Sendrecv_replace,
               (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                int recvtag, MPI_Comm comm, MPI_Status* status))
+/* MPI 4.0's nonblocking Sendrecv forms. */
+MPIGPU_MPI_FN(int, Isendrecv,
+              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+               MPI_Comm comm, MPI_Request* request))
+MPIGPU_MPI_FN(int, Isendrecv_replace,
+              (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+               int recvtag, MPI_Comm comm, MPI_Request* request))
 MPIGPU_MPI_FN(int, Buffer_attach, (void* buffer, int size))
 MPIGPU_MPI_FN(int, Buffer_detach, (void* buffer_addr, int* size))
 MPIGPU_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status))

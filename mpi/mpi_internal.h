@@ -2,6 +2,7 @@
 // lookup, error handling and the layer's request table.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -17,10 +18,10 @@ namespace mpigpu::mpi {
 // ---- buffers (mpi_buf.cc) ----
 // Where `buf` lives, as the core's buffer-type tag: device memory gives
 // MPIGPU_BUF_GPU_DEVICE(n); host, pinned, managed and unknown memory give MPIGPU_BUF_HOST.
-// Asks CUDA only when the process can have device memory (a device exists); NULL, MPI_BOTTOM
-// and MPI_IN_PLACE are host.
+// Asks CUDA only when the process can have device memory (a device exists) and the pointer is
+// not in the brk heap or the main thread's stack; NULL, MPI_BOTTOM and MPI_IN_PLACE are host.
 MPIGPU_Buftype BufType(const void* buf);
-// Called by MPI_Init: decides whether BufType ever asks CUDA.
+// Called by MPI_Init: decides whether BufType ever asks CUDA, reads the heap and stack ranges.
 void InitBufTypes();
 
 // ---- errors (mpi_errors.cc) ----
@@ -38,6 +39,22 @@ int Detail(int rc, const char* detail);
 // The call `fn` is not supported (yet): MPI_ERR_UNSUPPORTED_OPERATION naming it.
 int Unsupported(const char* fn, MPI_Comm comm);
 
+// Single-completion calls (Recv, Probe, Wait, Test, ...) leave a status's MPI_ERROR as it was
+// (MPI 3.1, 3.2.5); the core writes it, so these calls put it back.
+class KeepStatusError {
+ public:
+  explicit KeepStatusError(MPI_Status* st) : st_(st), err_(st ? st->MPI_ERROR : 0) {}
+  ~KeepStatusError() {
+    if (st_) st_->MPI_ERROR = err_;
+  }
+  KeepStatusError(const KeepStatusError&) = delete;
+  KeepStatusError& operator=(const KeepStatusError&) = delete;
+
+ private:
+  MPI_Status* st_;
+  int err_;
+};
+
 // ---- requests (mpi_requests.cc) ----
 // A request of the MPI layer. Most carry one core request; persistent ones keep their
 // arguments and start a core request per MPI_Start; buffered sends and matched receives may be
@@ -46,6 +63,13 @@ struct Request {
   enum class Mode { kSend, kSsend, kRsend, kBsend, kRecv };
   bool in_use = false;
   MPIGPU_Request core = MPIGPU_REQUEST_NULL;  // active core operation, or null
+  // Isendrecv: the send half (completed first; `core` is the receive, whose status counts).
+  MPIGPU_Request core_send = MPIGPU_REQUEST_NULL;
+  bool sendrecv = false;
+  // Isendrecv_replace: the receive lands in `replace_tmp`, copied over (buf, count, type) once
+  // the send half is done too.
+  bool replace = false;
+  std::vector<unsigned char> replace_tmp;
   bool done = false;                          // complete without a core request; `status` holds
   MPI_Status status{};
   bool recv = false;
@@ -59,6 +83,17 @@ struct Request {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   int peer = 0;
   int tag = 0;
+  // Generalized requests (MPI_Grequest_start): complete once MPI_Grequest_complete is called
+  // (by any thread: atomic), then the query function fills the status.
+  bool greq = false;
+  std::atomic<bool> greq_complete{false};
+  MPI_Grequest_query_function* query_fn = nullptr;
+  MPI_Grequest_free_function* free_fn = nullptr;
+  MPI_Grequest_cancel_function* cancel_fn = nullptr;
+  void* extra_state = nullptr;
+
+  Request() = default;
+  Request& operator=(const Request& o) = delete;
 };
 // A new request (handle > 0) and its object; the object stays valid until FreeRequest.
 MPI_Request NewRequest(Request** r);

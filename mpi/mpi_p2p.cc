@@ -1,9 +1,7 @@
 // Point to point through the MPI interface: each call finds where its buffers live (BufType)
 // and calls the core's same-named call. Also the layer's own pieces: persistent requests,
 // matched probes (Mprobe/Mrecv) and Sendrecv_replace.
-//
-// Synchronous and ready sends are started as standard sends: the core has no synchronous
-// mode yet, so MPI_Ssend may complete before its receive is matched (a documented gap).
+// Ready sends are standard sends (a correct program has its receive posted already).
 #include <climits>
 #include <deque>
 #include <mutex>
@@ -137,6 +135,8 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
     r->done = rc == MPI_SUCCESS;
     return rc;
   }
+  if (mode == Request::Mode::kSsend)
+    return MPIGPU_Issend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
   return MPIGPU_Isend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
 }
 
@@ -223,7 +223,7 @@ MPIGPU_MPI_ALIAS(Send)
 
 extern "C" int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                           MPI_Comm comm) {
-  return Done("MPI_Ssend", comm, MPIGPU_Send(buf, BufType(buf), count, datatype, dest, tag, comm));
+  return Done("MPI_Ssend", comm, MPIGPU_Ssend(buf, BufType(buf), count, datatype, dest, tag, comm));
 }
 MPIGPU_MPI_ALIAS(Ssend)
 
@@ -241,6 +241,7 @@ MPIGPU_MPI_ALIAS(Bsend)
 
 extern "C" int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
                          MPI_Comm comm, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   return Done("MPI_Recv", comm,
               MPIGPU_Recv(buf, BufType(buf), count, datatype, source, tag, comm,
                           CoreStatus(status)));
@@ -285,6 +286,7 @@ MPIGPU_MPI_ALIAS(Irecv)
 extern "C" int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                              int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                              int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   return Done("MPI_Sendrecv", comm,
               MPIGPU_Sendrecv(sendbuf, BufType(sendbuf), sendcount, sendtype, dest, sendtag,
                               recvbuf, BufType(recvbuf), recvcount, recvtype, source, recvtag,
@@ -296,6 +298,7 @@ MPIGPU_MPI_ALIAS(Sendrecv)
 extern "C" int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
                                      int sendtag, int source, int recvtag, MPI_Comm comm,
                                      MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   int size = 0;
   if (int rc = MPIGPU_Type_size(datatype, &size); rc != MPI_SUCCESS)
     return Done("MPI_Sendrecv_replace", comm, rc);
@@ -320,12 +323,81 @@ extern "C" int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype
 }
 MPIGPU_MPI_ALIAS(Sendrecv_replace)
 
+// The receive is posted first, as in Sendrecv; the request completes when both halves have.
+extern "C" int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                              int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                              int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  if (request == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Isendrecv", comm, MPI_ERR_ARG, "null request pointer");
+  Request* r = nullptr;
+  const MPI_Request h = mpigpu::mpi::NewRequest(&r);
+  r->comm = comm;
+  r->recv = true;
+  r->sendrecv = true;
+  int rc = MPIGPU_Irecv(recvbuf, BufType(recvbuf), recvcount, recvtype, source, recvtag, comm,
+                        &r->core);
+  if (rc == MPI_SUCCESS)
+    rc = MPIGPU_Isend(sendbuf, BufType(sendbuf), sendcount, sendtype, dest, sendtag, comm,
+                      &r->core_send);
+  if (rc != MPI_SUCCESS) {
+    if (r->core != MPIGPU_REQUEST_NULL && MPIGPU_Cancel(&r->core) == MPI_SUCCESS)
+      (void)MPIGPU_Request_free(&r->core);
+    mpigpu::mpi::FreeRequest(h);
+    *request = MPI_REQUEST_NULL;
+    return Done("MPI_Isendrecv", comm, rc);
+  }
+  *request = h;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Isendrecv)
+
+extern "C" int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
+                                      int sendtag, int source, int recvtag, MPI_Comm comm,
+                                      MPI_Request* request) {
+  if (request == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Isendrecv_replace", comm, MPI_ERR_ARG, "null request pointer");
+  int size = 0;
+  if (int rc = MPIGPU_Type_size(datatype, &size); rc != MPI_SUCCESS)
+    return Done("MPI_Isendrecv_replace", comm, rc);
+  const long long bytes = static_cast<long long>(size) * count;
+  if (count < 0 || bytes > INT_MAX)
+    return mpigpu::mpi::FailWith("MPI_Isendrecv_replace", comm, MPI_ERR_COUNT,
+                                 "negative count or more than INT_MAX bytes");
+  Request* r = nullptr;
+  const MPI_Request h = mpigpu::mpi::NewRequest(&r);
+  r->comm = comm;
+  r->recv = true;
+  r->sendrecv = true;
+  r->replace = true;
+  r->replace_tmp.resize(static_cast<size_t>(bytes));
+  r->buf = buf;
+  r->count = count;
+  r->type = datatype;
+  r->peer = source;
+  int rc = MPIGPU_Irecv(r->replace_tmp.data(), MPIGPU_BUF_HOST, static_cast<int>(bytes), MPI_BYTE,
+                        source, recvtag, comm, &r->core);
+  if (rc == MPI_SUCCESS)
+    rc = MPIGPU_Isend(buf, BufType(buf), count, datatype, dest, sendtag, comm, &r->core_send);
+  if (rc != MPI_SUCCESS) {
+    if (r->core != MPIGPU_REQUEST_NULL && MPIGPU_Cancel(&r->core) == MPI_SUCCESS)
+      (void)MPIGPU_Request_free(&r->core);
+    mpigpu::mpi::FreeRequest(h);
+    *request = MPI_REQUEST_NULL;
+    return Done("MPI_Isendrecv_replace", comm, rc);
+  }
+  *request = h;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Isendrecv_replace)
+
 extern "C" int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   return Done("MPI_Probe", comm, MPIGPU_Probe(source, tag, comm, CoreStatus(status)));
 }
 MPIGPU_MPI_ALIAS(Probe)
 
 extern "C" int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   return Done("MPI_Iprobe", comm, MPIGPU_Iprobe(source, tag, comm, flag, CoreStatus(status)));
 }
 MPIGPU_MPI_ALIAS(Iprobe)
@@ -334,6 +406,7 @@ MPIGPU_MPI_ALIAS(Iprobe)
 // match it; Mrecv then copies it into the user's buffer with the user's datatype.
 extern "C" int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
                            MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (message == nullptr)
     return mpigpu::mpi::FailWith("MPI_Mprobe", comm, MPI_ERR_ARG, "null message pointer");
   if (source == MPI_PROC_NULL) {
@@ -352,6 +425,7 @@ MPIGPU_MPI_ALIAS(Mprobe)
 
 extern "C" int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                             MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (message == nullptr || flag == nullptr)
     return mpigpu::mpi::FailWith("MPI_Improbe", comm, MPI_ERR_ARG, "null pointer");
   if (source == MPI_PROC_NULL) {
@@ -368,6 +442,7 @@ MPIGPU_MPI_ALIAS(Improbe)
 
 extern "C" int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                           MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   return mpigpu::mpi::DeliverMessage("MPI_Mrecv", buf, count, datatype, message, status);
 }
 MPIGPU_MPI_ALIAS(Mrecv)

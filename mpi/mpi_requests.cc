@@ -8,9 +8,11 @@
 // request, inactive between completions.
 #include <sched.h>
 
+#include <climits>
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "mpi/mpi_internal.h"
@@ -41,6 +43,11 @@ Table& Tab() {
   return *t;
 }
 
+// Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
+void PollPause(long round) {
+  if (round > 64) sched_yield();
+}
+
 // Completes r: for a core request after the core reported it complete, for a `done` or
 // inactive one now. Then frees it (or, persistent, makes it inactive) and nulls *h.
 void Retire(MPI_Request* h, Request* r) {
@@ -55,8 +62,69 @@ void Retire(MPI_Request* h, Request* r) {
 
 // Tests one request without blocking. *flag = 1 and *st filled (may be null) when complete;
 // returns the operation's error.
+// Isendrecv: tests the send half; true once it is done (its error, if any, in *rc).
+bool SendHalfDone(Request* r, int* rc) {
+  *rc = MPI_SUCCESS;
+  if (r->core_send == MPIGPU_REQUEST_NULL) return true;
+  int f = 0;
+  *rc = MPIGPU_Test(&r->core_send, &f, nullptr);
+  return f || *rc != MPI_SUCCESS;
+}
+
+// Isendrecv_replace: the received bytes go over the user's buffer.
+int FinishReplace(Request* r, int rc, MPI_Status* st) {
+  if (!r->replace) return rc;
+  r->replace = false;
+  if (rc == MPI_SUCCESS && r->peer != MPI_PROC_NULL) {
+    size_t moved = 0;
+    rc = LocalCopy(r->replace_tmp.data(), static_cast<int>(st->count_bytes), MPI_BYTE, r->buf,
+                   r->count, r->type, &moved);
+  }
+  r->replace_tmp.clear();
+  r->replace_tmp.shrink_to_fit();
+  return rc;
+}
+
 int TestOne(Request* r, int* flag, MPI_Status* st) {
+  if (r->sendrecv) {
+    int src = MPI_SUCCESS;
+    if (!SendHalfDone(r, &src)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    MPI_Status tmp;
+    MPI_Status* s = st ? st : &tmp;
+    int rc = MPI_SUCCESS;
+    if (r->core != MPIGPU_REQUEST_NULL) {
+      rc = MPIGPU_Test(&r->core, flag, Core(s));
+      if (!*flag) return rc;
+    } else {
+      *flag = 1;
+      *s = r->status;
+    }
+    rc = FinishReplace(r, rc, s);
+    r->sendrecv = false;
+    return rc != MPI_SUCCESS ? rc : src;
+  }
   if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Test(&r->core, flag, Core(st));
+  if (r->greq) {
+    if (!r->greq_complete.load(std::memory_order_acquire)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    *flag = 1;
+    MPI_Status tmp;
+    MPI_Status* s = st ? st : &tmp;
+    EmptyStatus(s);
+    int rc = r->query_fn(r->extra_state, s);
+    const int frc = r->free_fn(r->extra_state);
+    if (rc == MPI_SUCCESS) rc = frc;
+    r->greq = false;  // queried and freed once
+    r->done = true;
+    r->status = *s;
+    r->status.MPI_ERROR = rc;
+    return rc;
+  }
   *flag = 1;
   if (r->done) {
     if (st) *st = r->status;
@@ -67,9 +135,25 @@ int TestOne(Request* r, int* flag, MPI_Status* st) {
 }
 
 int WaitOne(Request* r, MPI_Status* st) {
+  if (r->sendrecv) {
+    const int src =
+        r->core_send != MPIGPU_REQUEST_NULL ? MPIGPU_Wait(&r->core_send, nullptr) : MPI_SUCCESS;
+    MPI_Status tmp;
+    MPI_Status* s = st ? st : &tmp;
+    int rc = MPI_SUCCESS;
+    if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Wait(&r->core, Core(s));
+    else *s = r->status;
+    rc = FinishReplace(r, rc, s);
+    r->sendrecv = false;
+    return rc != MPI_SUCCESS ? rc : src;
+  }
   if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Wait(&r->core, Core(st));
   int flag = 0;
-  return TestOne(r, &flag, st);
+  for (long round = 0;; ++round) {  // only a generalized request can be incomplete here
+    const int rc = TestOne(r, &flag, st);
+    if (flag) return rc;
+    PollPause(round + 64);
+  }
 }
 
 // A request that counts for any/some: live and, if persistent, active.
@@ -91,11 +175,6 @@ void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, 
   }
 }
 
-// Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
-void PollPause(long round) {
-  if (round > 64) sched_yield();
-}
-
 }  // namespace
 
 MPI_Request NewRequest(Request** r) {
@@ -105,7 +184,8 @@ MPI_Request NewRequest(Request** r) {
   if (!t.free.empty()) {
     i = t.free.back();
     t.free.pop_back();
-    t.reqs[i] = Request();
+    t.reqs[i].~Request();
+    new (&t.reqs[i]) Request();
   } else {
     i = static_cast<int>(t.reqs.size());
     t.reqs.emplace_back();
@@ -145,6 +225,7 @@ using mpigpu::mpi::Done;
 using mpigpu::mpi::Request;
 
 extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (request == nullptr)
     return mpigpu::mpi::FailWith("MPI_Wait", MPI_COMM_WORLD, MPI_ERR_ARG, "null request pointer");
   if (*request == MPI_REQUEST_NULL) {
@@ -161,6 +242,7 @@ extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
 MPIGPU_MPI_ALIAS(Wait)
 
 extern "C" int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (request == nullptr || flag == nullptr)
     return mpigpu::mpi::FailWith("MPI_Test", MPI_COMM_WORLD, MPI_ERR_ARG, "null pointer");
   if (*request == MPI_REQUEST_NULL) {
@@ -180,6 +262,7 @@ MPIGPU_MPI_ALIAS(Test)
 
 extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                             MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (count < 0 || index == nullptr || flag == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Testany", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
@@ -210,6 +293,7 @@ extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* 
 MPIGPU_MPI_ALIAS(Testany)
 
 extern "C" int PMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (count < 0 || index == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Waitany", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
@@ -265,7 +349,16 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
-  // The core's Testall completes its requests all or none; those not on the core are done.
+  // The core's Testall completes its requests all or none; those not on the core are done,
+  // but for generalized requests not completed yet.
+  for (int i = 0; i < count; ++i) {
+    int src = MPI_SUCCESS;
+    if (rs[i] && ((rs[i]->greq && !rs[i]->greq_complete.load(std::memory_order_acquire)) ||
+                  !mpigpu::mpi::SendHalfDone(rs[i], &src))) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
   std::vector<MPIGPU_Request> core(count, MPIGPU_REQUEST_NULL);
   for (int i = 0; i < count; ++i)
     if (rs[i]) core[i] = rs[i]->core;
@@ -273,7 +366,7 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   int f = 0;
   int rc = MPIGPU_Testall(count, core.data(), &f, reinterpret_cast<MPIGPU_Status*>(st.data()));
   *flag = f;
-  if (!f && rc == MPI_SUCCESS) return MPI_SUCCESS;
+  if (!f) return Done("MPI_Testall", MPI_COMM_WORLD, rc);  // nothing completed
   int failed = MPI_SUCCESS;
   MPI_Comm fcomm = MPI_COMM_WORLD;
   for (int i = 0; i < count; ++i) {
@@ -284,6 +377,8 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
       if (r->core != MPIGPU_REQUEST_NULL) {
         r->core = core[i];  // null once the core completed it
         if (r->core != MPIGPU_REQUEST_NULL) continue;  // left active (the call failed)
+        const int rrc = mpigpu::mpi::FinishReplace(r, st[i].MPI_ERROR, &st[i]);
+        st[i].MPI_ERROR = rrc;
       } else {
         int one = 0;
         st[i].MPI_ERROR = mpigpu::mpi::TestOne(r, &one, &st[i]);
@@ -353,6 +448,7 @@ extern "C" int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
 MPIGPU_MPI_ALIAS(Waitsome)
 
 extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  mpigpu::mpi::KeepStatusError keep(status);
   if (flag == nullptr)
     return mpigpu::mpi::FailWith("MPI_Request_get_status", MPI_COMM_WORLD, MPI_ERR_ARG, "null flag");
   if (request == MPI_REQUEST_NULL) {
@@ -362,6 +458,13 @@ extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Statu
   }
   Request* r = mpigpu::mpi::LookupRequest(request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Request_get_status", request);
+  if (r->core_send != MPIGPU_REQUEST_NULL) {
+    int src = MPI_SUCCESS;
+    if (!mpigpu::mpi::SendHalfDone(r, &src)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
   if (r->core == MPIGPU_REQUEST_NULL) {
     int f = 0;
     *flag = 1;
@@ -397,17 +500,19 @@ extern "C" int PMPI_Request_free(MPI_Request* request) {
 }
 MPIGPU_MPI_ALIAS(Request_free)
 
-// Sends are not cancelled (MPI allows it: Test_cancelled then says false). Receives: the core
-// cannot withdraw a posted receive yet, so cancelling one is refused with
-// MPI_ERR_UNSUPPORTED_OPERATION and the receive stays posted.
+// A receive no message has matched yet is withdrawn (its status says cancelled); sends and
+// matched receives complete normally (MPI allows a cancel to fail: Test_cancelled says false).
 extern "C" int PMPI_Cancel(MPI_Request* request) {
   if (request == nullptr || *request == MPI_REQUEST_NULL)
     return mpigpu::mpi::FailWith("MPI_Cancel", MPI_COMM_WORLD, MPI_ERR_REQUEST, "null request");
   Request* r = mpigpu::mpi::LookupRequest(*request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Cancel", *request);
+  if (r->greq) {
+    const int rc = r->cancel_fn(r->extra_state, r->greq_complete.load(std::memory_order_acquire));
+    return Done("MPI_Cancel", r->comm, rc);
+  }
   if (!r->recv || r->core == MPIGPU_REQUEST_NULL) return MPI_SUCCESS;  // completes normally
-  return mpigpu::mpi::FailWith("MPI_Cancel", r->comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                               "cancelling a posted receive is not supported by mpigpu yet");
+  return Done("MPI_Cancel", r->comm, MPIGPU_Cancel(&r->core));
 }
 MPIGPU_MPI_ALIAS(Cancel)
 
@@ -490,6 +595,35 @@ extern "C" int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   return MPI_SUCCESS;
 }
 MPIGPU_MPI_ALIAS(Status_set_cancelled)
+
+extern "C" int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn,
+                                   MPI_Grequest_free_function* free_fn,
+                                   MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                                   MPI_Request* request) {
+  if (query_fn == nullptr || free_fn == nullptr || cancel_fn == nullptr || request == nullptr)
+    return mpigpu::mpi::FailWith("MPI_Grequest_start", MPI_COMM_WORLD, MPI_ERR_ARG,
+                                 "null function or request pointer");
+  Request* r = nullptr;
+  *request = mpigpu::mpi::NewRequest(&r);
+  r->comm = MPI_COMM_WORLD;
+  r->greq = true;
+  r->query_fn = query_fn;
+  r->free_fn = free_fn;
+  r->cancel_fn = cancel_fn;
+  r->extra_state = extra_state;
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Grequest_start)
+
+extern "C" int PMPI_Grequest_complete(MPI_Request request) {
+  Request* r = mpigpu::mpi::LookupRequest(request);
+  if (r == nullptr || !r->greq)
+    return mpigpu::mpi::FailWith("MPI_Grequest_complete", MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                                 "not a generalized request");
+  r->greq_complete.store(true, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Grequest_complete)
 
 extern "C" MPI_Fint PMPI_Request_c2f(MPI_Request request) { return request; }
 MPIGPU_MPI_ALIAS(Request_c2f)

@@ -350,6 +350,23 @@ extern "C" int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype dat
   return Finish("MPIGPU_Get_count", kWorld, DoGetCount(status, datatype, count));
 }
 
+// Withdraws a receive no message has matched yet (it completes, its status cancelled); sends
+// and matched receives complete as they would (MPI allows a cancel to fail).
+extern "C" int MPIGPU_Cancel(MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  int rc = CheckActive();
+  MPIGPU_Errhandler h = kWorldsHandler;
+  if (rc == MPIGPU_SUCCESS && request == nullptr) rc = SetLastError(MPIGPU_ERR_ARG, "null request pointer");
+  ApiRequest* r = nullptr;
+  if (rc == MPIGPU_SUCCESS && (r = mpigpu::api::CheckedRequest(*request)) == nullptr)
+    rc = MPIGPU_ERR_REQUEST;
+  if (rc == MPIGPU_SUCCESS) {
+    h = r->comm->errhandler;
+    if (r->recv && r->op != nullptr && !r->op->done()) (void)GetState().engine->CancelRecv(r->op);
+  }
+  return FinishCompletion("MPIGPU_Cancel", h, rc);
+}
+
 extern "C" int MPIGPU_Request_free(MPIGPU_Request* request) {
   Lock lk(GetState().mu);
   MPIGPU_Errhandler h = kWorldsHandler;

@@ -253,7 +253,7 @@ inline int CheckTag(int tag, bool recv) {
 // context `ctx`. Arguments must already be valid. *out is a started request without a user
 // handle (see ApiRequest::handle); it holds a reference to `comm`.
 int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
-             ApiRequest** out);
+             ApiRequest** out, bool sync = false);
 // Frees a request whose operation must still complete (the progress loop finishes it).
 void Detach(ApiRequest* r);
 // Tells the engine which ranks take part in c's contexts (failures of others leave them alone).

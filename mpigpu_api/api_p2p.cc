@@ -57,11 +57,13 @@ int MovePacked(const TypedBuf& b, unsigned char* packed, size_t bytes, bool pack
 // Starts the engine's half of a point-to-point call on context `ctx` of `comm`: `peer` is a comm
 // rank or ANY_SOURCE (not PROC_NULL), `tag` may be ANY_TAG.
 inline int StartOp(bool recv, const transport::UserBuffer& ub, const CommData& comm, int peer,
-                   int tag, int ctx, transport::Request** op) {
+                   int tag, int ctx, transport::Request** op, bool sync = false) {
   transport::Messenger& e = *GetState().engine;
   const int world = EnginePeer(comm, peer);
   const int etag = EngineTag(tag);
-  return ReturnCode(recv ? e.Irecv(ub, world, etag, ctx, op) : e.Isend(ub, world, etag, ctx, op),
+  return ReturnCode(recv   ? e.Irecv(ub, world, etag, ctx, op)
+                    : sync ? e.Issend(ub, world, etag, ctx, op)
+                           : e.Isend(ub, world, etag, ctx, op),
                     MPIGPU_ERR_ARG);
 }
 
@@ -84,7 +86,9 @@ inline int OpStatus(const Status& status, const transport::MsgInfo& info, bool r
 }
 inline int OpStatus(const transport::Request& op, bool recv, const CommData& comm, int peer,
                     int tag, MPIGPU_Status* st) {
-  return OpStatus(op.status(), op.info(), recv, comm, peer, tag, st);
+  const int rc = OpStatus(op.status(), op.info(), recv, comm, peer, tag, st);
+  if (st != MPIGPU_STATUS_IGNORE && op.cancelled()) st->cancelled = 1;
+  return rc;
 }
 
 // Request objects are recycled: a ping-pong should not pay an allocation per message. They
@@ -131,7 +135,7 @@ void RecycleApiRequest(ApiRequest* r) {
 }  // namespace
 
 int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int tag, int ctx,
-             ApiRequest** out) {
+             ApiRequest** out, bool sync) {
   std::unique_ptr<ApiRequest, void (*)(ApiRequest*)> r(NewApiRequest(), RecycleApiRequest);
   r->comm = comm;  // the communicator lives as long as the request (Comm_free may come first)
   r->recv = recv;
@@ -155,7 +159,8 @@ int StartP2P(bool recv, const TypedBuf& buf, const CommPtr& comm, int peer, int 
           return rc;
       }
     }
-    if (int rc = StartOp(recv, ub, *comm, peer, tag, ctx, &r->op); rc != MPIGPU_SUCCESS) return rc;
+    if (int rc = StartOp(recv, ub, *comm, peer, tag, ctx, &r->op, sync); rc != MPIGPU_SUCCESS)
+      return rc;
   }
   *out = r.release();
   return MPIGPU_SUCCESS;
@@ -257,12 +262,12 @@ inline int CheckP2P(bool recv, const void* buf, MPIGPU_Buftype bt, int count,
 
 // Validates and starts one point-to-point operation on comm's point-to-point context.
 int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
-            int peer, int tag, MPIGPU_Comm comm, ApiRequest** out) {
+            int peer, int tag, MPIGPU_Comm comm, ApiRequest** out, bool sync = false) {
   const CommPtr* c = nullptr;
   TypedBuf tb;
   if (int rc = CheckP2P(recv, buf, bt, count, dt, peer, tag, comm, &c, &tb); rc != MPIGPU_SUCCESS)
     return rc;
-  return mpigpu::api::StartP2P(recv, tb, *c, peer, tag, (*c)->ctx_p2p, out);
+  return mpigpu::api::StartP2P(recv, tb, *c, peer, tag, (*c)->ctx_p2p, out, sync);
 }
 
 // How many times a blocking receive looks for its message before it posts a request (a few µs):
@@ -320,11 +325,12 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
 }
 
 int DoNonblocking(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
-                  int peer, int tag, MPIGPU_Comm comm, MPIGPU_Request* request) {
+                  int peer, int tag, MPIGPU_Comm comm, MPIGPU_Request* request,
+                  bool sync = false) {
   if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
   *request = MPIGPU_REQUEST_NULL;
   ApiRequest* r = nullptr;
-  if (int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, &r); rc != MPIGPU_SUCCESS)
+  if (int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, &r, sync); rc != MPIGPU_SUCCESS)
     return rc;
   r->handle = r->key;  // the user holds it now
   *request = mpigpu::api::HandleFromValue(r->handle);
@@ -386,6 +392,26 @@ extern "C" int MPIGPU_Isend(const void* buf, MPIGPU_Buftype buftype, int count,
   Lock lk(GetState().mu);
   return Finish("MPIGPU_Isend", comm,
                 DoNonblocking(false, buf, buftype, count, datatype, dest, tag, comm, request));
+}
+
+// Synchronous sends: started like Isend, by rendezvous, so they complete only once the receiver
+// has matched them.
+extern "C" int MPIGPU_Ssend(const void* buf, MPIGPU_Buftype buftype, int count,
+                            MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm) {
+  Lock lk(GetState().mu);
+  ApiRequest* r = nullptr;
+  int rc = DoStart(false, buf, buftype, count, datatype, dest, tag, comm, &r, true);
+  if (rc == MPIGPU_SUCCESS) rc = mpigpu::api::WaitP2P(lk, r, MPIGPU_STATUS_IGNORE);
+  return Finish("MPIGPU_Ssend", comm, rc);
+}
+
+extern "C" int MPIGPU_Issend(const void* buf, MPIGPU_Buftype buftype, int count,
+                             MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm,
+                             MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Issend", comm,
+                DoNonblocking(false, buf, buftype, count, datatype, dest, tag, comm, request,
+                              true));
 }
 
 extern "C" int MPIGPU_Irecv(void* buf, MPIGPU_Buftype buftype, int count,

@@ -526,6 +526,13 @@ int MPIGPU_Recv(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype da
 /* Starts a send; complete *request with Wait/Test. buf must not change until then. */
 int MPIGPU_Isend(const void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
                  int dest, int tag, MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Synchronous send: returns only once the receiver has matched the message (it goes by
+ * rendezvous whatever its size). Errors: as Send. */
+int MPIGPU_Ssend(const void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                 int dest, int tag, MPIGPU_Comm comm);
+/* Starts a synchronous send: *request completes once the receiver has matched it. */
+int MPIGPU_Issend(const void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                  int dest, int tag, MPIGPU_Comm comm, MPIGPU_Request* request);
 /* Starts a receive; complete *request with Wait/Test. */
 int MPIGPU_Irecv(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
                  int source, int tag, MPIGPU_Comm comm, MPIGPU_Request* request);
@@ -566,6 +573,11 @@ int MPIGPU_Iprobe(int source, int tag, MPIGPU_Comm comm, int* flag, MPIGPU_Statu
 /* *count = received elements of datatype in status, or MPIGPU_UNDEFINED if not a whole number.
  * Errors: TYPE, ARG. */
 int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype datatype, int* count);
+/* Asks to cancel *request: a receive no message has matched yet completes at once, its status
+ * cancelled (MPIGPU_Status's private field; MPI_Test_cancelled reads it); a send or a matched
+ * receive completes normally. Complete the request with Wait/Test as usual.
+ * Errors: REQUEST, ARG, NOT_INITIALIZED. */
+int MPIGPU_Cancel(MPIGPU_Request* request);
 /* Frees *request (the operation still completes) and sets it to MPIGPU_REQUEST_NULL.
  * Errors: REQUEST (null, stale or invalid handle: freeing a copy of a freed handle is one). */
 int MPIGPU_Request_free(MPIGPU_Request* request);

@@ -1,6 +1,7 @@
 // The public API's point-to-point and completion calls between forked ranks: ping-pong of
 // several datatypes and sizes around the eager limit, rings, wildcards and status, probes,
-// many requests, Request_free, PROC_NULL, vector datatypes, truncation, and a dead peer.
+// many requests, Request_free, PROC_NULL, vector datatypes, truncation, a dead peer, synchronous
+// sends and cancelled receives.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -374,6 +375,87 @@ TEST(ApiP2pTest, ProcNullCompletesAtOnce) {
     API_OK(MPIGPU_Waitany(2, q, &idx, &st));
     RANK_CHECK(idx == MPIGPU_UNDEFINED);
     API_OK(MPIGPU_Waitall(2, q, MPIGPU_STATUSES_IGNORE));
+  });
+  EXPECT_EQ(r, "");
+}
+
+// Synchronous sends complete only once the receive is matched, whatever the size (0 bytes, an
+// eager-sized and a rendezvous-sized message): rank 0 tests its Issend many times before it lets
+// rank 1 post the receive. Ssend then blocks until rank 1 receives.
+TEST(ApiP2pTest, SynchronousSendsWaitForTheMatch) {
+  std::string r = RunApiJob(2, [](int rank) {
+    const int peer = 1 - rank;
+    for (int bytes : {0, 64, static_cast<int>(4 * kEager)}) {
+      std::vector<unsigned char> buf(static_cast<size_t>(bytes) + 1);
+      int go = 1;
+      if (rank == 0) {
+        FillPattern(buf.data(), bytes, 7 + bytes);
+        MPIGPU_Request q;
+        API_OK(MPIGPU_Issend(buf.data(), MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, peer, 5, kWorld, &q));
+        int flag = 0;
+        for (int i = 0; i < 2000 && !flag; ++i) API_OK(MPIGPU_Test(&q, &flag, MPIGPU_STATUS_IGNORE));
+        RANK_CHECK(flag == 0);
+        API_OK(MPIGPU_Send(&go, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 4, kWorld));
+        API_OK(MPIGPU_Wait(&q, MPIGPU_STATUS_IGNORE));
+        API_OK(MPIGPU_Ssend(buf.data(), MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, peer, 6, kWorld));
+      } else {
+        API_OK(MPIGPU_Recv(&go, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 4, kWorld, MPIGPU_STATUS_IGNORE));
+        MPIGPU_Status st;
+        API_OK(MPIGPU_Recv(buf.data(), MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, peer, 5, kWorld, &st));
+        RANK_CHECK(Count(st, MPIGPU_BYTE) == bytes && FirstMismatch(buf.data(), bytes, 7 + bytes) == -1);
+        API_OK(MPIGPU_Recv(buf.data(), MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, peer, 6, kWorld, &st));
+        RANK_CHECK(FirstMismatch(buf.data(), bytes, 7 + bytes) == -1);
+      }
+    }
+  });
+  EXPECT_EQ(r, "");
+}
+
+// Cancel withdraws an unmatched receive (specific or wildcard source, packed datatype too): it
+// completes cancelled, and the message sent later goes to the next receive. A send is not
+// cancelled: it is delivered and its status says so.
+TEST(ApiP2pTest, CancelWithdrawsUnmatchedReceives) {
+  std::string r = RunApiJob(2, [](int rank) {
+    const int peer = 1 - rank;
+    int v = 0;
+    MPIGPU_Status st;
+    MPIGPU_Request q;
+    if (rank == 1) {
+      MPIGPU_Datatype vec;
+      API_OK(MPIGPU_Type_vector(2, 1, 2, MPIGPU_INT, &vec));
+      API_OK(MPIGPU_Type_commit(&vec));
+      int w[4] = {0, 0, 0, 0};
+      struct {
+        void* buf;
+        MPIGPU_Datatype type;
+        int src;
+      } cases[] = {{&v, MPIGPU_INT, peer}, {&v, MPIGPU_INT, MPIGPU_ANY_SOURCE}, {w, vec, peer}};
+      for (const auto& c : cases) {
+        API_OK(MPIGPU_Irecv(c.buf, MPIGPU_BUF_HOST, 1, c.type, c.src, 9, kWorld, &q));
+        API_OK(MPIGPU_Cancel(&q));
+        API_OK(MPIGPU_Wait(&q, &st));
+        RANK_CHECK(st.cancelled == 1 && Count(st, MPIGPU_BYTE) == 0);
+      }
+      API_OK(MPIGPU_Type_free(&vec));
+      API_OK(MPIGPU_Send(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 8, kWorld));
+      API_OK(MPIGPU_Recv(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 9, kWorld, &st));
+      RANK_CHECK(v == 41 && st.cancelled == 0);
+      API_OK(MPIGPU_Recv(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 10, kWorld, &st));
+      RANK_CHECK(v == 42);
+    } else {
+      API_OK(MPIGPU_Recv(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 8, kWorld, MPIGPU_STATUS_IGNORE));
+      v = 41;
+      API_OK(MPIGPU_Send(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 9, kWorld));
+      v = 42;
+      API_OK(MPIGPU_Isend(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, peer, 10, kWorld, &q));
+      API_OK(MPIGPU_Cancel(&q));
+      MPIGPU_Request stale = q;  // a copy of the handle: stale once Wait completes it
+      API_OK(MPIGPU_Wait(&q, &st));
+      RANK_CHECK(st.cancelled == 0);
+      API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
+      API_FAILS(MPIGPU_ERR_REQUEST, MPIGPU_Cancel(&stale));
+      API_FAILS(MPIGPU_ERR_REQUEST, MPIGPU_Cancel(&q));  // null
+    }
   });
   EXPECT_EQ(r, "");
 }

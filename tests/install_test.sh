@@ -37,6 +37,30 @@ printf '#include <mpi.h>\nint main(int c, char** v) { MPI_Init(&c, &v); return M
 "$prefix/bin/mpirun" -n 2 --timeout 60 "$TEST_TMPDIR/cxx"
 pc=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mpi | sed "s/ *$//")
 [ "$pc" = "-I$prefix/include -L$prefix/lib -Wl,-rpath,$prefix/lib -lmpi" ] || { echo "pkg-config mpi: $pc" >&2; exit 1; }
+# CMake's find_package(MPI) finds the wrappers on PATH (mpicc -show), reads MPI 3.1 from mpi.h
+# and links a program against libmpi.so that runs under the mpiexec it found.
+if command -v cmake >/dev/null; then
+  cm=$TEST_TMPDIR/cmake
+  mkdir -p "$cm/build"
+  cat >"$cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.10)
+project(findmpi C CXX)
+find_package(MPI REQUIRED COMPONENTS C CXX)
+file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${MPI_C_VERSION} ${MPIEXEC_EXECUTABLE} ${MPI_C_LIBRARIES}")
+add_executable(hello hello.c)
+target_link_libraries(hello MPI::MPI_C)
+CM
+  printf '#include <mpi.h>\n#include <stdio.h>\nint main(int c, char** v) { int n; MPI_Init(&c, &v); MPI_Comm_size(MPI_COMM_WORLD, &n); printf("%%d\\n", n); return MPI_Finalize(); }\n' >"$cm/hello.c"
+  (cd "$cm/build" && PATH="$prefix/bin:$PATH" cmake .. >cmake.log 2>&1 && make >>cmake.log 2>&1) ||
+    { cat "$cm/build/cmake.log" >&2; echo "cmake find_package(MPI) failed" >&2; exit 1; }
+  found=$(cat "$cm/build/found.txt")
+  [ "$found" = "3.1 $prefix/bin/mpiexec $prefix/lib/libmpi.so" ] || { echo "FindMPI found: $found" >&2; exit 1; }
+  out=$("$prefix/bin/mpiexec" -n 2 --timeout 60 "$cm/build/hello")
+  [ "$out" = $'2\n2' ] || { echo "cmake-built program: $out" >&2; exit 1; }
+  echo "cmake find_package(MPI): $found"
+else
+  echo "SKIPPED the CMake check: cmake is not installed (apt-get install cmake)"
+fi
 # Bad usage is refused with a message.
 if "$root/tools/install.sh" --bogus 2>/dev/null; then echo "bad option accepted" >&2; exit 1; fi
 echo "install test ok"

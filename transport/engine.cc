@@ -211,6 +211,25 @@ Status Engine::StartRequest(Request::Kind kind, const UserBuffer& buf, int peer,
 }
 
 Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) {
+  return StartSend(buf, dst, tag, context, false, out);
+}
+
+Status Engine::Issend(const UserBuffer& buf, int dst, int tag, int context, Request** out) {
+  return StartSend(buf, dst, tag, context, true, out);
+}
+
+bool Engine::CancelRecv(Request* req) {
+  if (req == nullptr || req->kind_ != Request::Kind::kRecv || req->done_ ||
+      !posted_.Contains(req))
+    return false;
+  posted_.Remove(req);
+  req->cancelled_ = true;
+  Complete(req, Status::Ok());
+  return true;
+}
+
+Status Engine::StartSend(const UserBuffer& buf, int dst, int tag, int context, bool sync,
+                         Request** out) {
   MPIGPU_RETURN_IF_ERROR(StartRequest(Request::Kind::kSend, buf, dst, tag, context, out));
   Request* req = *out;
   const size_t bytes = req->bytes_;
@@ -241,7 +260,8 @@ Status Engine::Isend(const UserBuffer& buf, int dst, int tag, int context, Reque
       }
     }
   }
-  if (bytes > EagerMax(dst) || msg.inline_len > 0) {
+  // A synchronous send's RTS is answered only once a receive matched it.
+  if (sync || bytes > EagerMax(dst) || msg.inline_len > 0) {
     msg.hdr.type = MsgType::kRts;
     msg.payload = Payload{};
     RtsBody body{};

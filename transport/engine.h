@@ -97,6 +97,8 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
   Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) override;
+  // Isend and Issend: `sync` sends by rendezvous whatever the size.
+  Status StartSend(const UserBuffer& buf, int dst, int tag, int context, bool sync, Request** out);
   // A blocking send's shortcut: a contiguous host message of at most the eager size goes out at
   // once when nothing waits before it to `dst` and its channel has room. Then it is sent and
   // done (the buffer may be reused) and no request exists; true. Otherwise nothing happens
@@ -114,6 +116,8 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) override;
   // Looks for a matching message that has arrived, without receiving it.
   Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) override;
+  Status Issend(const UserBuffer& buf, int dst, int tag, int context, Request** out) override;
+  bool CancelRecv(Request* req) override;
 
   // Does all work possible now; returns an engine-level error (a broken segment), request
   // errors stay with their requests.

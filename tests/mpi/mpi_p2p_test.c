@@ -1,6 +1,7 @@
 /* Every point-to-point call of mpi.h between ranks 0 and 1 (2 ranks; more ranks idle):
  * blocking and nonblocking sends of each mode, Sendrecv(_replace), probes, matched probes,
- * persistent requests, buffered sends, the any/some/all completions, Request_get_status,
+ * persistent requests, buffered sends, synchronous sends (not complete before the receive
+ * is posted), cancelled receives, the any/some/all completions, Request_get_status,
  * Request_free, PROC_NULL, count-0 NULL buffers and status queries. */
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,28 @@ static void sendrecv(int rank, int peer) {
   CHECK(same(s, N, peer * 1000) && st.MPI_TAG == 31);
 }
 
+/* MPI 4.0's Isendrecv and Isendrecv_replace; single completions leave MPI_ERROR alone. */
+static void isendrecv(int rank, int peer) {
+  int s[N], r[N], flag = 0;
+  MPI_Request q;
+  MPI_Status st;
+  fill(s, N, rank * 100);
+  CHECK_OK(MPI_Isendrecv(s, N, MPI_INT, peer, 32, r, N, MPI_INT, peer, 32, MPI_COMM_WORLD, &q));
+  st.MPI_ERROR = MPI_ERR_DIMS;
+  CHECK_OK(MPI_Wait(&q, &st));
+  CHECK(same(r, N, peer * 100) && st.MPI_SOURCE == peer && st.MPI_TAG == 32);
+  CHECK(st.MPI_ERROR == MPI_ERR_DIMS);
+  CHECK_OK(MPI_Isendrecv_replace(s, N, MPI_INT, peer, 33, peer, 33, MPI_COMM_WORLD, &q));
+  do {
+    CHECK_OK(MPI_Test(&q, &flag, &st));
+  } while (!flag);
+  CHECK(same(s, N, peer * 100) && st.MPI_TAG == 33);
+  fill(s, N, rank * 100);
+  CHECK_OK(MPI_Isendrecv_replace(s, N, MPI_INT, peer, 34, peer, 34, MPI_COMM_WORLD, &q));
+  CHECK_OK(MPI_Waitall(1, &q, &st));
+  CHECK(same(s, N, peer * 100) && st.MPI_ERROR == MPI_SUCCESS);
+}
+
 static void probes(int rank, int peer) {
   int v[N], flag = 0, count = 0;
   MPI_Status st;
@@ -219,6 +242,72 @@ static void buffered(int rank, int peer) {
   }
 }
 
+/* Synchronous sends do not complete before the receiver matched them: rank 1 posts its receive
+ * only after rank 0 has tested its Issend many times (and found it incomplete) and told it to. */
+static void synchronous(int rank, int peer) {
+  int v[N], go = 1, flag = 0, i, sizes[3] = {0, 1, N};
+  MPI_Request r;
+  for (i = 0; i < 3; ++i) {
+    const int n = sizes[i];
+    if (rank == 0) {
+      int tries;
+      fill(v, N, 500 + i);
+      CHECK_OK(MPI_Issend(v, n, MPI_INT, peer, 80 + i, MPI_COMM_WORLD, &r));
+      for (tries = 0; tries < 2000 && !flag; ++tries)
+        CHECK_OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+      CHECK(flag == 0);
+      CHECK_OK(MPI_Send(&go, 1, MPI_INT, peer, 79, MPI_COMM_WORLD));
+      if (!flag) CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+      flag = 0;
+      CHECK_OK(MPI_Ssend(v, n, MPI_INT, peer, 90, MPI_COMM_WORLD));
+    } else {
+      MPI_Status st;
+      int count = -1;
+      CHECK_OK(MPI_Recv(&go, 1, MPI_INT, peer, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      memset(v, 0, sizeof v);
+      CHECK_OK(MPI_Recv(v, N, MPI_INT, peer, 80 + i, MPI_COMM_WORLD, &st));
+      CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
+      CHECK(count == n && same(v, n, 500 + i));
+      CHECK_OK(MPI_Recv(v, N, MPI_INT, peer, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+  }
+}
+
+/* A cancelled receive takes no message: the message sent after it goes to the next receive.
+ * A cancelled send is not cancelled (allowed): it is delivered. */
+static void cancel(int rank, int peer) {
+  int v = 0, flag = -1;
+  MPI_Request r;
+  MPI_Status st;
+  if (rank == 1) {
+    CHECK_OK(MPI_Irecv(&v, 1, MPI_INT, peer, 95, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Cancel(&r));
+    CHECK_OK(MPI_Wait(&r, &st));
+    CHECK_OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 1);
+    CHECK_OK(MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Cancel(&r));
+    CHECK_OK(MPI_Wait(&r, &st));
+    CHECK_OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 1);
+    CHECK_OK(MPI_Send(&v, 1, MPI_INT, peer, 94, MPI_COMM_WORLD)); /* now send */
+    CHECK_OK(MPI_Recv(&v, 1, MPI_INT, peer, 95, MPI_COMM_WORLD, &st));
+    CHECK(v == 77);
+    CHECK_OK(MPI_Recv(&v, 1, MPI_INT, peer, 96, MPI_COMM_WORLD, &st));
+    CHECK(v == 78);
+  } else {
+    CHECK_OK(MPI_Recv(&v, 1, MPI_INT, peer, 94, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    v = 77;
+    CHECK_OK(MPI_Send(&v, 1, MPI_INT, peer, 95, MPI_COMM_WORLD));
+    v = 78;
+    CHECK_OK(MPI_Isend(&v, 1, MPI_INT, peer, 96, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Cancel(&r));
+    CHECK_OK(MPI_Wait(&r, &st));
+    CHECK_OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 0);
+  }
+}
+
 static void edge_cases(int rank, int peer) {
   MPI_Status st;
   MPI_Request r = MPI_REQUEST_NULL;
@@ -229,6 +318,10 @@ static void edge_cases(int rank, int peer) {
   CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG);
   CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
   CHECK(count == 0);
+  /* Single completions leave MPI_ERROR as it was. */
+  st.MPI_ERROR = MPI_ERR_DIMS;
+  CHECK_OK(MPI_Recv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+  CHECK(st.MPI_ERROR == MPI_ERR_DIMS);
   /* Null request: Wait and Test return at once. */
   CHECK_OK(MPI_Wait(&r, &st));
   CHECK_OK(MPI_Test(&r, &flag, &st));
@@ -245,6 +338,14 @@ static void edge_cases(int rank, int peer) {
   CHECK_OK(MPI_Status_set_elements(&st, MPI_INT, 7));
   CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
   CHECK(count == 7);
+  {
+    MPI_Count big = (MPI_Count)1 << 40, got = 0;
+    CHECK_OK(MPI_Status_set_elements_x(&st, MPI_INT, big));
+    CHECK_OK(MPI_Get_elements_x(&st, MPI_INT, &got));
+    CHECK(got == big);
+    CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == MPI_UNDEFINED);
+  }
   CHECK_OK(MPI_Status_set_cancelled(&st, 1));
   CHECK_OK(MPI_Test_cancelled(&st, &flag));
   CHECK(flag == 1);
@@ -262,9 +363,12 @@ int main(int argc, char** argv) {
     nonblocking(rank, peer);
     test_and_status(rank, peer);
     sendrecv(rank, peer);
+    isendrecv(rank, peer);
     probes(rank, peer);
     persistent(rank, peer);
     buffered(rank, peer);
+    synchronous(rank, peer);
+    cancel(rank, peer);
     edge_cases(rank, peer);
   }
   return mt_finish();

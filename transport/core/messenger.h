@@ -25,6 +25,12 @@ class Messenger {
   // Starts a send of buf's packed stream to `dst` (tag >= 0, context >= 0). The request is
   // done when the buffer may be reused.
   virtual Status Isend(const UserBuffer& buf, int dst, int tag, int context, Request** out) = 0;
+  // Starts a synchronous send: as Isend, but the request is done only once the receiver has
+  // matched the message (it goes by rendezvous whatever its size).
+  virtual Status Issend(const UserBuffer& buf, int dst, int tag, int context, Request** out) = 0;
+  // Withdraws a receive no message has matched yet: it completes at once, ok, with cancelled()
+  // true, and the call returns true. False (nothing done) for a send or a matched receive.
+  virtual bool CancelRecv(Request* req) = 0;
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
   virtual Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) = 0;
   // A blocking send's shortcut: true when the message went out at once and no request exists

@@ -72,6 +72,8 @@ class Request : public MatchEntry {
   // Receive: the matched envelope and the sender's size. Send: the destination and tag.
   const MsgInfo& info() const { return info_; }
   bool is_send() const { return kind_ == Kind::kSend; }
+  // A receive withdrawn by Messenger::CancelRecv before any message matched it.
+  bool cancelled() const { return cancelled_; }
 
   // What the core and the back-ends share (the core's fields are written by the core only).
   enum class Kind { kSend, kRecv };
@@ -86,6 +88,7 @@ class Request : public MatchEntry {
   State state_ = State::kQueued;
   bool done_ = false;
   bool released_ = false;  // the caller let go: delete on completion
+  bool cancelled_ = false;  // see cancelled()
   Status status_;
   MsgInfo info_;
   int peer_ = -1;  // send: destination; recv: source (kAnySource until matched)
