@@ -131,6 +131,8 @@ typedef struct MPI_Status {
 
 /* Comm_split_type. */
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* Attribute keys of communicators (predefined keyvals). */
 #define MPI_TAG_UB 0x64400001
@@ -886,6 +888,8 @@ MPIGPU_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm))
 MPIGPU_MPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm))
 MPIGPU_MPI_FN(int, Comm_free, (MPI_Comm* comm))
 MPIGPU_MPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm))
+MPIGPU_MPI_FN(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                                          MPI_Request* request))
 MPIGPU_MPI_FN(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request))
 MPIGPU_MPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info,
                                      MPI_Comm* newcomm))

@@ -9,6 +9,7 @@
 #include "memcopy/config.h"
 #include "memcopy/memcopy.h"
 #include "mpigpu_api/api_entry.h"
+#include "mpigpu_api/comm_objects.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/errors.h"
 #include "transport/job_source.h"
@@ -64,6 +65,7 @@ int DoInit() {
   world.from_world.resize(n);
   for (int r = 0; r < n; ++r) world.group[r] = world.from_world[r] = r;
   world.rank = me;
+  s.node = job.node();
   world.ctx_p2p = mpigpu::api::kWorldP2pContext;
   world.ctx_coll = mpigpu::api::kWorldP2pContext + 1;
   mpigpu::api::CommData& self = *s.comms[MPIGPU_COMM_SELF];
@@ -115,6 +117,12 @@ extern "C" int MPIGPU_Init(int* /*argc*/, char*** /*argv*/) {
 
 extern "C" int MPIGPU_Finalize(void) {
   Lock lk(GetState().mu);
+  // MPI: COMM_SELF's attributes are deleted first, while their callbacks may still call in.
+  if (CheckActive() == MPIGPU_SUCCESS) {
+    const CommPtr self = GetState().comms[MPIGPU_COMM_SELF];
+    if (int rc = mpigpu::api::DeleteCommAttrs(lk, MPIGPU_COMM_SELF, self); rc != MPIGPU_SUCCESS)
+      return Finish("MPIGPU_Finalize", kWorld, rc);
+  }
   return Finish("MPIGPU_Finalize", kWorld, DoFinalize());
 }
 

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>  // std::unique_lock
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mpigpu_api/api_config.h"
@@ -33,15 +35,29 @@ namespace mpigpu::api {
 // A communicator: an ordered group of world ranks and two context ids (point to point and
 // collectives), so messages of different communicators, or of a collective and a user's
 // point-to-point call, never match each other.
+//
+// An intercommunicator (inter) addresses the remote group: `group` and `from_world` are the
+// remote group's, so point-to-point calls and statuses name remote ranks unchanged, while
+// `local_group` holds the local one, which `rank` indexes.
+struct Topology;  // comm_objects.h
 struct CommData {
-  std::vector<int> group;       // world rank of each comm rank
+  std::vector<int> group;       // world rank of each comm rank (remote rank: intercomm)
   std::vector<int> from_world;  // comm rank of each world rank; -1 for non-members
-  int rank = -1;                // this process's comm rank
+  int rank = -1;                // this process's comm rank (in the local group)
   int ctx_p2p = 0;
   int ctx_coll = 0;
   MPIGPU_Errhandler errhandler = MPIGPU_ERRORS_ARE_FATAL;
+  bool inter = false;
+  std::vector<int> local_group;  // intercomm only: world rank of each local rank
+  std::shared_ptr<CommData> local_comm;  // intercomm only: over local_group, own contexts
+  std::string name;
+  std::shared_ptr<const Topology> topo;  // null: none (topologies never change once made)
+  // Attributes in the order they were set: (keyval, value).
+  std::vector<std::pair<int, void*>> attrs;
 
   int size() const { return static_cast<int>(group.size()); }
+  // The group this process belongs to (Comm_size, Comm_group).
+  const std::vector<int>& my_group() const { return inter ? local_group : group; }
 };
 using CommPtr = std::shared_ptr<CommData>;
 
@@ -119,6 +135,7 @@ struct State {
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
+  int node = 0;  // this process's node (JobInfo::node), for Comm_split_type
   // From which polling round of a wait the CPU is given away (sched_yield) between polls; set
   // by Init from MPIGPU_YIELD (YieldAfterRounds).
   int yield_after = 0;

@@ -28,6 +28,8 @@ State* MakeState() {
   s->comms.resize(2);
   s->comms[MPIGPU_COMM_WORLD] = std::make_shared<CommData>();
   s->comms[MPIGPU_COMM_SELF] = std::make_shared<CommData>();
+  s->comms[MPIGPU_COMM_WORLD]->name = "MPI_COMM_WORLD";
+  s->comms[MPIGPU_COMM_SELF]->name = "MPI_COMM_SELF";
   return s;
 }
 

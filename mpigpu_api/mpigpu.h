@@ -35,6 +35,10 @@ typedef int MPIGPU_Op;
 typedef struct mpigpu_request* MPIGPU_Request;
 typedef int MPIGPU_Errhandler;
 typedef int MPIGPU_Buftype;
+typedef int MPIGPU_Group;
+/* Info objects are not implemented: calls that take one accept MPIGPU_INFO_NULL (or any value,
+ * which is ignored). */
+typedef int MPIGPU_Info;
 /* Byte displacements and extents (as MPI_Aint): signed, as wide as a pointer. */
 typedef ptrdiff_t MPIGPU_Aint;
 /* Large counts and byte sizes (as MPI_Count). (__extension__: the header stays C89-clean.) */
@@ -53,6 +57,9 @@ typedef long long MPIGPU_Count;
 #define MPIGPU_ERRHANDLER_NULL ((MPIGPU_Errhandler)-1)
 #define MPIGPU_ERRORS_ARE_FATAL ((MPIGPU_Errhandler)0)
 #define MPIGPU_ERRORS_RETURN ((MPIGPU_Errhandler)1)
+#define MPIGPU_GROUP_NULL ((MPIGPU_Group)-1)
+#define MPIGPU_GROUP_EMPTY ((MPIGPU_Group)0)
+#define MPIGPU_INFO_NULL ((MPIGPU_Info)-1)
 
 /* ---- buffer-type tags ---- */
 
@@ -248,6 +255,231 @@ int MPIGPU_Comm_set_errhandler(MPIGPU_Comm comm, MPIGPU_Errhandler errhandler);
 /* *errhandler = comm's error handler. Errors: COMM, ARG. */
 int MPIGPU_Comm_get_errhandler(MPIGPU_Comm comm, MPIGPU_Errhandler* errhandler);
 
+/* ---- comparison results (Group_compare, Comm_compare) ---- */
+#define MPIGPU_IDENT 0     /* the same object (comm), or the same members in the same order (group) */
+#define MPIGPU_CONGRUENT 1 /* communicators with the same group in the same order */
+#define MPIGPU_SIMILAR 2   /* the same members in another order */
+#define MPIGPU_UNEQUAL 3
+
+/* ---- groups ----
+ * A group is an ordered set of processes; rank i of a group is its i-th member. Groups are local
+ * objects (no communication). Results that are empty are MPIGPU_GROUP_EMPTY. Freeing
+ * MPIGPU_GROUP_EMPTY is allowed (it stays valid). Common errors: GROUP (null, freed or bad
+ * handle), RANK (a rank outside the group, or one named twice), ARG (null pointer, n < 0). */
+
+/* *group = comm's group (its local group for an intercommunicator). Errors: COMM, ARG. */
+int MPIGPU_Comm_group(MPIGPU_Comm comm, MPIGPU_Group* group);
+/* *size = members of group. */
+int MPIGPU_Group_size(MPIGPU_Group group, int* size);
+/* *rank = this process's rank in group, or MPIGPU_UNDEFINED if it is not a member. */
+int MPIGPU_Group_rank(MPIGPU_Group group, int* rank);
+/* ranks2[i] = the rank in group2 of the process with rank ranks1[i] in group1 (MPIGPU_UNDEFINED
+ * if it is not in group2; MPIGPU_PROC_NULL stays MPIGPU_PROC_NULL). */
+int MPIGPU_Group_translate_ranks(MPIGPU_Group group1, int n, const int ranks1[],
+                                 MPIGPU_Group group2, int ranks2[]);
+/* *result = MPIGPU_IDENT, MPIGPU_SIMILAR or MPIGPU_UNEQUAL. */
+int MPIGPU_Group_compare(MPIGPU_Group group1, MPIGPU_Group group2, int* result);
+/* group1's members, then group2's that are not in group1 (each in its group's order). */
+int MPIGPU_Group_union(MPIGPU_Group group1, MPIGPU_Group group2, MPIGPU_Group* newgroup);
+/* group1's members that are in group2, in group1's order. */
+int MPIGPU_Group_intersection(MPIGPU_Group group1, MPIGPU_Group group2, MPIGPU_Group* newgroup);
+/* group1's members that are not in group2, in group1's order. */
+int MPIGPU_Group_difference(MPIGPU_Group group1, MPIGPU_Group group2, MPIGPU_Group* newgroup);
+/* The members with ranks[0..n-1] of group, in that order (ranks distinct). */
+int MPIGPU_Group_incl(MPIGPU_Group group, int n, const int ranks[], MPIGPU_Group* newgroup);
+/* group without the members ranks[0..n-1] (distinct), in group's order. */
+int MPIGPU_Group_excl(MPIGPU_Group group, int n, const int ranks[], MPIGPU_Group* newgroup);
+/* Members named by n (first, last, stride) triplets, in triplet order; stride != 0, every rank
+ * named once at most. */
+int MPIGPU_Group_range_incl(MPIGPU_Group group, int n, int ranges[][3], MPIGPU_Group* newgroup);
+/* group without the members the triplets name, in group's order. */
+int MPIGPU_Group_range_excl(MPIGPU_Group group, int n, int ranges[][3], MPIGPU_Group* newgroup);
+/* Frees *group and sets it to MPIGPU_GROUP_NULL. */
+int MPIGPU_Group_free(MPIGPU_Group* group);
+
+/* ---- communicator constructors and queries ---- */
+
+/* Collective over comm: members of group (a subgroup of comm's; each rank may pass a different
+ * group as long as the groups are equal or disjoint) get a communicator over it, in group's
+ * order; others get MPIGPU_COMM_NULL. Errors: COMM, GROUP (a member outside comm), ARG. */
+int MPIGPU_Comm_create(MPIGPU_Comm comm, MPIGPU_Group group, MPIGPU_Comm* newcomm);
+/* Collective over group's members only (all of them in comm); tag (>= 0) tells concurrent
+ * calls over overlapping groups apart. Errors: COMM, GROUP (caller not in group), TAG, ARG. */
+int MPIGPU_Comm_create_group(MPIGPU_Comm comm, MPIGPU_Group group, int tag, MPIGPU_Comm* newcomm);
+/* *result = MPIGPU_IDENT (same communicator), CONGRUENT (same group, same order), SIMILAR (same
+ * members) or UNEQUAL. */
+int MPIGPU_Comm_compare(MPIGPU_Comm comm1, MPIGPU_Comm comm2, int* result);
+/* Split by split_type: MPIGPU_COMM_TYPE_SHARED groups the ranks of one node (ordered by key,
+ * then rank); MPIGPU_UNDEFINED gives MPIGPU_COMM_NULL. The hardware types give
+ * MPIGPU_COMM_NULL (MPI's answer when no resource type is known: mpigpu reads no hardware
+ * hints). info is ignored. Collective. Errors: COMM, ARG (unknown split_type). */
+#define MPIGPU_COMM_TYPE_SHARED 1
+#define MPIGPU_COMM_TYPE_HW_GUIDED 2
+#define MPIGPU_COMM_TYPE_HW_UNGUIDED 3
+int MPIGPU_Comm_split_type(MPIGPU_Comm comm, int split_type, int key, MPIGPU_Info info,
+                           MPIGPU_Comm* newcomm);
+/* MPIGPU_Comm_dup, completed before it returns: *request is MPIGPU_REQUEST_NULL. */
+int MPIGPU_Comm_idup(MPIGPU_Comm comm, MPIGPU_Comm* newcomm, MPIGPU_Request* request);
+/* Names a communicator (for errors and tools); at most MPIGPU_MAX_OBJECT_NAME - 1 characters
+ * are kept. WORLD and SELF start as "MPI_COMM_WORLD" and "MPI_COMM_SELF", others as "". */
+#define MPIGPU_MAX_OBJECT_NAME 128
+int MPIGPU_Comm_set_name(MPIGPU_Comm comm, const char* name);
+/* Copies comm's name (NUL-terminated) into name[MPIGPU_MAX_OBJECT_NAME]; *resultlen = length. */
+int MPIGPU_Comm_get_name(MPIGPU_Comm comm, char* name, int* resultlen);
+/* *flag = 1 for an intercommunicator. */
+int MPIGPU_Comm_test_inter(MPIGPU_Comm comm, int* flag);
+
+/* ---- intercommunicators ----
+ * Point-to-point calls on an intercommunicator name ranks of the remote group. Collectives on
+ * intercommunicators are not supported (MPIGPU_ERR_UNSUPPORTED_OPERATION where checked). */
+
+/* Collective over local_comm (and the remote group's members over theirs): the leaders talk over
+ * peer_comm with tag. Errors: COMM, RANK (a leader), TAG, ARG. */
+int MPIGPU_Intercomm_create(MPIGPU_Comm local_comm, int local_leader, MPIGPU_Comm peer_comm,
+                            int remote_leader, int tag, MPIGPU_Comm* newintercomm);
+/* An intracommunicator over both groups: the group that passes high = 0 first (if both pass the
+ * same value, the group of the leader with the lower world rank first). Collective. */
+int MPIGPU_Intercomm_merge(MPIGPU_Comm intercomm, int high, MPIGPU_Comm* newintracomm);
+/* *size = size of the remote group. Errors: COMM (not an intercommunicator), ARG. */
+int MPIGPU_Comm_remote_size(MPIGPU_Comm comm, int* size);
+/* *group = the remote group. Errors: COMM (not an intercommunicator), ARG. */
+int MPIGPU_Comm_remote_group(MPIGPU_Comm comm, MPIGPU_Group* group);
+
+/* ---- attributes ----
+ * Keys (keyvals) come from MPIGPU_Comm_create_keyval; a value is a void* stored per
+ * communicator. MPIGPU_Comm_dup calls each attribute's copy callback (in the order the
+ * attributes were set) and keeps the value it returns when it sets *flag; Comm_free and
+ * Comm_delete_attr call the delete callback (Comm_free: in the reverse order of setting), and so
+ * does setting a value over an old one. Callbacks run without the library's lock: they may call
+ * mpigpu. A callback's nonzero return fails the call with that code. MPIGPU_COMM_SELF's
+ * attributes are deleted at the start of MPIGPU_Finalize. */
+typedef int MPIGPU_Comm_copy_attr_function(MPIGPU_Comm oldcomm, int comm_keyval,
+                                           void* extra_state, void* attribute_val_in,
+                                           void* attribute_val_out, int* flag);
+typedef int MPIGPU_Comm_delete_attr_function(MPIGPU_Comm comm, int comm_keyval,
+                                             void* attribute_val, void* extra_state);
+/* Copy callbacks: never copy (NULL_COPY_FN, *flag = 0), or copy the value (DUP_FN). */
+int MPIGPU_Comm_null_copy_fn(MPIGPU_Comm oldcomm, int comm_keyval, void* extra_state,
+                             void* attribute_val_in, void* attribute_val_out, int* flag);
+int MPIGPU_Comm_dup_fn(MPIGPU_Comm oldcomm, int comm_keyval, void* extra_state,
+                       void* attribute_val_in, void* attribute_val_out, int* flag);
+#define MPIGPU_COMM_NULL_COPY_FN (&MPIGPU_Comm_null_copy_fn)
+#define MPIGPU_COMM_DUP_FN (&MPIGPU_Comm_dup_fn)
+#define MPIGPU_COMM_NULL_DELETE_FN ((MPIGPU_Comm_delete_attr_function*)0)
+#define MPIGPU_KEYVAL_INVALID (-1)
+/* Predefined keys, set on MPIGPU_COMM_WORLD (and SELF); their values are int*. TAG_UB: the
+ * largest tag; HOST: MPIGPU_PROC_NULL; IO: MPIGPU_ANY_SOURCE (every rank can do I/O);
+ * WTIME_IS_GLOBAL: 0; APPNUM: 0; UNIVERSE_SIZE: the job's size. Read-only. */
+#define MPIGPU_KEYVAL_TAG_UB 1
+#define MPIGPU_KEYVAL_HOST 2
+#define MPIGPU_KEYVAL_IO 3
+#define MPIGPU_KEYVAL_WTIME_IS_GLOBAL 4
+#define MPIGPU_KEYVAL_APPNUM 5
+#define MPIGPU_KEYVAL_UNIVERSE_SIZE 6
+#define MPIGPU_KEYVAL_LASTUSEDCODE 7
+/* Null callbacks are allowed (= NULL_COPY_FN / NULL_DELETE_FN). Errors: ARG. */
+int MPIGPU_Comm_create_keyval(MPIGPU_Comm_copy_attr_function* comm_copy_attr_fn,
+                              MPIGPU_Comm_delete_attr_function* comm_delete_attr_fn,
+                              int* comm_keyval, void* extra_state);
+/* Frees the key (attributes set with it stay until deleted) and sets it to KEYVAL_INVALID. A key
+ * lives until it is freed and no attribute uses it; freeing a live key again (through a copy of
+ * the handle) does nothing. Errors: KEYVAL (predefined, gone or not a communicator key). */
+int MPIGPU_Comm_free_keyval(int* comm_keyval);
+/* Errors: COMM, KEYVAL (bad key, or a predefined one), the delete callback's code. */
+int MPIGPU_Comm_set_attr(MPIGPU_Comm comm, int comm_keyval, void* attribute_val);
+/* *flag = 1 and *(void**)attribute_val = the value if set; else *flag = 0. */
+int MPIGPU_Comm_get_attr(MPIGPU_Comm comm, int comm_keyval, void* attribute_val, int* flag);
+/* Errors: COMM, KEYVAL (bad key, or not set on comm), the delete callback's code. */
+int MPIGPU_Comm_delete_attr(MPIGPU_Comm comm, int comm_keyval);
+
+/* Datatype attributes (the same rules; copy callbacks run on MPIGPU_Type_dup, delete callbacks
+ * on MPIGPU_Type_free, where the datatype code calls MPIGPU_Type_copy_attrs_/delete_attrs_). */
+typedef int MPIGPU_Type_copy_attr_function(MPIGPU_Datatype oldtype, int type_keyval,
+                                           void* extra_state, void* attribute_val_in,
+                                           void* attribute_val_out, int* flag);
+typedef int MPIGPU_Type_delete_attr_function(MPIGPU_Datatype datatype, int type_keyval,
+                                             void* attribute_val, void* extra_state);
+int MPIGPU_Type_null_copy_fn(MPIGPU_Datatype oldtype, int type_keyval, void* extra_state,
+                             void* attribute_val_in, void* attribute_val_out, int* flag);
+int MPIGPU_Type_dup_fn(MPIGPU_Datatype oldtype, int type_keyval, void* extra_state,
+                       void* attribute_val_in, void* attribute_val_out, int* flag);
+#define MPIGPU_TYPE_NULL_COPY_FN (&MPIGPU_Type_null_copy_fn)
+#define MPIGPU_TYPE_DUP_FN (&MPIGPU_Type_dup_fn)
+#define MPIGPU_TYPE_NULL_DELETE_FN ((MPIGPU_Type_delete_attr_function*)0)
+int MPIGPU_Type_create_keyval(MPIGPU_Type_copy_attr_function* type_copy_attr_fn,
+                              MPIGPU_Type_delete_attr_function* type_delete_attr_fn,
+                              int* type_keyval, void* extra_state);
+int MPIGPU_Type_free_keyval(int* type_keyval);
+int MPIGPU_Type_set_attr(MPIGPU_Datatype datatype, int type_keyval, void* attribute_val);
+int MPIGPU_Type_get_attr(MPIGPU_Datatype datatype, int type_keyval, void* attribute_val,
+                         int* flag);
+int MPIGPU_Type_delete_attr(MPIGPU_Datatype datatype, int type_keyval);
+/* For the datatype code: runs oldtype's copy callbacks onto newtype (Type_dup), and deletes every
+ * attribute of a type being freed (Type_free). Return the first callback error. */
+int MPIGPU_Type_copy_attrs_(MPIGPU_Datatype oldtype, MPIGPU_Datatype newtype);
+int MPIGPU_Type_delete_attrs_(MPIGPU_Datatype datatype);
+
+/* ---- topologies ----
+ * Cartesian and graph topologies on new communicators (reorder is accepted and ignored: rank i
+ * of the new communicator is rank i of the old). Ranks beyond the topology's size get
+ * MPIGPU_COMM_NULL. MPIGPU_Comm_dup keeps the topology. */
+#define MPIGPU_GRAPH 1
+#define MPIGPU_CART 2
+#define MPIGPU_DIST_GRAPH 3
+/* *status = MPIGPU_CART, MPIGPU_GRAPH, MPIGPU_DIST_GRAPH or MPIGPU_UNDEFINED. */
+int MPIGPU_Topo_test(MPIGPU_Comm comm, int* status);
+/* Collective. Errors: COMM, DIMS/ARG (ndims < 0, a dim < 1, more processes than comm has). */
+int MPIGPU_Cart_create(MPIGPU_Comm comm_old, int ndims, const int dims[], const int periods[],
+                       int reorder, MPIGPU_Comm* comm_cart);
+/* Fills dims[ndims] where 0 with a balanced factorization of nnodes (dims in non-increasing
+ * order); nonzero dims are kept. Errors: DIMS (nnodes not divisible by the fixed dims), ARG. */
+int MPIGPU_Dims_create(int nnodes, int ndims, int dims[]);
+/* Errors for the queries: COMM, TOPOLOGY (no Cartesian topology), ARG. */
+int MPIGPU_Cartdim_get(MPIGPU_Comm comm, int* ndims);
+int MPIGPU_Cart_get(MPIGPU_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+/* Coordinates outside a periodic dimension wrap; outside a non-periodic one: ARG. */
+int MPIGPU_Cart_rank(MPIGPU_Comm comm, const int coords[], int* rank);
+int MPIGPU_Cart_coords(MPIGPU_Comm comm, int rank, int maxdims, int coords[]);
+/* Neighbours disp steps down (*rank_source) and up (*rank_dest) dimension direction;
+ * MPIGPU_PROC_NULL past the edge of a non-periodic dimension. */
+int MPIGPU_Cart_shift(MPIGPU_Comm comm, int direction, int disp, int* rank_source,
+                      int* rank_dest);
+/* Collective: one communicator per slice, keeping the dimensions with remain_dims[i] != 0.
+ * Keeping none gives rank 0 a 0-dimensional grid of itself and the others MPIGPU_COMM_NULL. */
+int MPIGPU_Cart_sub(MPIGPU_Comm comm, const int remain_dims[], MPIGPU_Comm* newcomm);
+/* *newrank = rank (< product of dims), or MPIGPU_UNDEFINED. */
+int MPIGPU_Cart_map(MPIGPU_Comm comm, int ndims, const int dims[], const int periods[],
+                    int* newrank);
+/* Collective. index[i] = neighbours of nodes 0..i together; edges: the neighbour lists.
+ * Errors: COMM, ARG (bad index/edges or more nodes than comm has). */
+int MPIGPU_Graph_create(MPIGPU_Comm comm_old, int nnodes, const int index[], const int edges[],
+                        int reorder, MPIGPU_Comm* comm_graph);
+int MPIGPU_Graphdims_get(MPIGPU_Comm comm, int* nnodes, int* nedges);
+int MPIGPU_Graph_get(MPIGPU_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPIGPU_Graph_neighbors_count(MPIGPU_Comm comm, int rank, int* nneighbors);
+int MPIGPU_Graph_neighbors(MPIGPU_Comm comm, int rank, int maxneighbors, int neighbors[]);
+/* *newrank = rank (< nnodes), or MPIGPU_UNDEFINED. */
+int MPIGPU_Graph_map(MPIGPU_Comm comm, int nnodes, const int index[], const int edges[],
+                     int* newrank);
+/* Distributed graphs: the adjacent form (each rank names its own neighbours). Weights may be
+ * MPIGPU_UNWEIGHTED (or MPIGPU_WEIGHTS_EMPTY for a zero degree). Collective. */
+#define MPIGPU_UNWEIGHTED ((int*)-2)
+#define MPIGPU_WEIGHTS_EMPTY ((int*)-3)
+int MPIGPU_Dist_graph_create_adjacent(MPIGPU_Comm comm_old, int indegree, const int sources[],
+                                      const int sourceweights[], int outdegree,
+                                      const int destinations[], const int destweights[],
+                                      MPIGPU_Info info, int reorder, MPIGPU_Comm* comm_dist_graph);
+/* The general form: n sources, each with degrees[i] destinations; every edge reaches both ends.
+ * Collective. */
+int MPIGPU_Dist_graph_create(MPIGPU_Comm comm_old, int n, const int sources[],
+                             const int degrees[], const int destinations[], const int weights[],
+                             MPIGPU_Info info, int reorder, MPIGPU_Comm* comm_dist_graph);
+int MPIGPU_Dist_graph_neighbors_count(MPIGPU_Comm comm, int* indegree, int* outdegree,
+                                      int* weighted);
+int MPIGPU_Dist_graph_neighbors(MPIGPU_Comm comm, int maxindegree, int sources[],
+                                int sourceweights[], int maxoutdegree, int destinations[],
+                                int destweights[]);
+
 /* ---- point to point ----
  * peer: a rank of comm or MPIGPU_PROC_NULL (the call completes at once); receives also take
  * MPIGPU_ANY_SOURCE. tag: 0..MPIGPU_TAG_UB; receives also take MPIGPU_ANY_TAG.
@@ -359,9 +591,6 @@ int MPIGPU_Allreduce(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recv
 #define MPIGPU_TYPECLASS_REAL 1
 #define MPIGPU_TYPECLASS_INTEGER 2
 #define MPIGPU_TYPECLASS_COMPLEX 3
-#ifndef MPIGPU_MAX_OBJECT_NAME
-#define MPIGPU_MAX_OBJECT_NAME 128
-#endif
 
 /* Constructors (as MPI's): *newtype is a new uncommitted type. */
 int MPIGPU_Type_contiguous(int count, MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);

@@ -5,6 +5,7 @@
 
 #include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
+#include "memreg/pin_cache.h"
 
 namespace mpigpu {
 namespace {
@@ -84,8 +85,10 @@ CudaCopyEngine& CudaCopyEngine::operator=(CudaCopyEngine&& other) noexcept {
     last_ = std::exchange(other.last_, 0);
     in_flight_ = std::move(other.in_flight_);
     free_ = std::move(other.free_);
+    pending_pins_ = std::move(other.pending_pins_);
     other.in_flight_.clear();
     other.free_.clear();
+    other.pending_pins_.clear();
   }
   return *this;
 }
@@ -95,7 +98,11 @@ void CudaCopyEngine::Destroy() {
   DeviceScope scope(device_);
   // Copies still in flight read or write buffers the caller is about to free: finish them.
   (void)cudaStreamSynchronize(stream_);
-  for (const Piece& p : in_flight_) (void)cudaEventDestroy(p.event);
+  for (Piece& p : in_flight_) {
+    (void)cudaEventDestroy(p.event);
+    ReleasePins(&p.pins);
+  }
+  ReleasePins(&pending_pins_);
   for (cudaEvent_t e : free_) (void)cudaEventDestroy(e);
   (void)cudaStreamDestroy(stream_);
   in_flight_.clear();
@@ -113,7 +120,20 @@ Status CudaCopyEngine::Issue(void* dst, MemLoc dst_loc, const void* src, MemLoc 
   MPIGPU_RETURN_IF_ERROR(CheckReady());
   DeviceScope scope(device_);
   MPIGPU_RETURN_IF_ERROR(scope.status());
+  MaybePin(dst_loc, src_loc, dst, src, bytes);
   return Copy(dst, dst_loc, src, src_loc, bytes, stream_);
+}
+
+void CudaCopyEngine::MaybePin(MemLoc dst_loc, MemLoc src_loc, const void* dst, const void* src,
+                              size_t len) {
+  if (dst_loc.is_host() == src_loc.is_host() || len == 0) return;
+  memreg::Region* r = memreg::PinForCopy(dst_loc.is_host() ? dst : src, len);
+  if (r != nullptr) pending_pins_.push_back(r);
+}
+
+void CudaCopyEngine::ReleasePins(std::vector<memreg::Region*>* pins) {
+  for (memreg::Region* r : *pins) memreg::UnpinAfterCopy(r);
+  pins->clear();
 }
 
 Status CudaCopyEngine::Issue2D(void* dst, MemLoc dst_loc, size_t dpitch, const void* src,
@@ -121,6 +141,11 @@ Status CudaCopyEngine::Issue2D(void* dst, MemLoc dst_loc, size_t dpitch, const v
   MPIGPU_RETURN_IF_ERROR(CheckReady());
   DeviceScope scope(device_);
   MPIGPU_RETURN_IF_ERROR(scope.status());
+  if (height > 0 && width > 0) {
+    const bool host_dst = dst_loc.is_host();
+    const size_t pitch = host_dst ? dpitch : spitch;
+    if (pitch >= width) MaybePin(dst_loc, src_loc, dst, src, pitch * (height - 1) + width);
+  }
   return Copy2D(dst, dst_loc, dpitch, src, src_loc, spitch, width, height, stream_);
 }
 
@@ -141,7 +166,8 @@ Status CudaCopyEngine::Mark(Ticket* out) {
     free_.push_back(ev);
     return CudaFailure("cudaEventRecord", e);
   }
-  in_flight_.push_back(Piece{++last_, ev});
+  in_flight_.push_back(Piece{++last_, ev, std::move(pending_pins_)});
+  pending_pins_.clear();
   *out = last_;
   return Status::Ok();
 }
@@ -157,6 +183,7 @@ Status CudaCopyEngine::Find(Ticket t, const Piece** out) const {
 void CudaCopyEngine::RetireThrough(Ticket t) {
   while (!in_flight_.empty() && in_flight_.front().ticket <= t) {
     free_.push_back(in_flight_.front().event);
+    ReleasePins(&in_flight_.front().pins);
     in_flight_.pop_front();
   }
 }

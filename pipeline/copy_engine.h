@@ -19,6 +19,7 @@
 
 #include "memcopy/memloc.h"
 #include "memcopy/status.h"
+#include "memreg/reg_cache.h"
 
 namespace mpigpu {
 
@@ -63,6 +64,9 @@ class HostCopyEngine final : public CopyEngine {
 // device is left as it was. A host-to-host copy runs at once on the CPU (as Copy does), so it is
 // not ordered after earlier copies on the stream: pieces must not overlap in memory (the
 // pipeline's never do: each unit is its own range).
+// Pageable host memory (memreg/pin_cache.h): a host<->device copy from MPIGPU_PIN_CACHE_MIN bytes
+// asks the pin cache, which pins a range on its second use; the piece holds the pin until it
+// retires (Poll/Wait saw it done, or the engine is destroyed after synchronising).
 class CudaCopyEngine final : public CopyEngine {
  public:
   CudaCopyEngine() = default;
@@ -89,7 +93,11 @@ class CudaCopyEngine final : public CopyEngine {
   struct Piece {
     Ticket ticket;
     cudaEvent_t event;
+    std::vector<memreg::Region*> pins;  // held until the piece retired
   };
+  // Asks the pin cache about the host side of a host<->device copy of [p, p + len).
+  void MaybePin(MemLoc dst_loc, MemLoc src_loc, const void* dst, const void* src, size_t len);
+  void ReleasePins(std::vector<memreg::Region*>* pins);
   Status CheckReady() const;
   // The in-flight piece for t, or nullptr when t already completed; kInvalidArg for a ticket
   // never handed out.
@@ -103,6 +111,7 @@ class CudaCopyEngine final : public CopyEngine {
   Ticket last_ = 0;
   std::deque<Piece> in_flight_;      // consecutive tickets, oldest first
   std::vector<cudaEvent_t> free_;    // recorded events whose pieces retired
+  std::vector<memreg::Region*> pending_pins_;  // issued since the last Mark
 };
 
 }  // namespace mpigpu

@@ -13,6 +13,7 @@
 #include "tests/e2e_util.h"
 #include "tools/sweep_json.h"
 #include "tools/sweep_plot.h"
+#include "tools/sweep_progress.h"
 #include "tools/sweep_report.h"
 
 namespace mpigpu::sweep {
@@ -184,6 +185,92 @@ TEST(SweepE2E, ReplotBadInputsExit2WithAMessage) {
     EXPECT_NE(r.err.find("mpigpu-sweep: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+// Rows come out as they are measured. With stdout and stderr on one file (their order there is
+// the order of the writes), each row is written after the progress line of its own row and
+// before the next row's; the text without the progress lines is the report of --replot on the
+// run's JSON; without --progress (stderr not a terminal) no progress line is drawn.
+TEST(SweepE2E, RowsAppearAsTheyAreMeasured) {
+  const std::string dir = TempDir();
+  Result r = RunInDir({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", Sweep(), "latency", "bw", "H",
+                       "H", "-m", "1:64", "-i", "5", "-x", "1", "--progress", "--json",
+                       dir + "/live.json"},
+                      dir);
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string& out = r.out;
+  const std::vector<size_t> sizes = {1, 2, 4, 8, 16, 32, 64};
+  const size_t rows = 2 * sizes.size();
+  size_t pos = 0;
+  for (size_t j = 0; j < rows; ++j) {
+    const std::string step = " (" + std::to_string(j + 1) + "/" + std::to_string(rows) + "), ";
+    const size_t progress = out.find(step, pos);
+    ASSERT_NE(progress, std::string::npos) << step << "\n" << out;
+    // The progress line: "\rmpigpu-sweep: <test> HH <size> B (j/N), ..." padded to its width.
+    const size_t start = out.rfind("\rmpigpu-sweep: ", progress);
+    ASSERT_NE(start, std::string::npos);
+    const std::string test = j < sizes.size() ? "latency" : "bw";
+    const std::string label = test + " HH " + std::to_string(sizes[j % sizes.size()]) + " B";
+    EXPECT_EQ(out.substr(start + 15, label.size()), label) << out.substr(start, 80);
+    EXPECT_EQ(out.find_first_of("\r\n", start + 1), start + 1 + Progress::kWidth);
+    const size_t row = out.find("\r" + std::to_string(sizes[j % sizes.size()]) + " ", progress);
+    ASSERT_NE(row, std::string::npos) << "row " << j << "\n" << out;
+    if (j + 1 < rows) {
+      const std::string next = " (" + std::to_string(j + 2) + "/" + std::to_string(rows) + "), ";
+      EXPECT_LT(row, out.find(next, progress)) << "row " << j << " came after the next row's "
+                                                  "progress line\n"
+                                               << out;
+    }
+    pos = row;
+  }
+  // The progress lines out (each drawn, then blanked): the report, as --replot prints it.
+  std::string text = out;
+  for (size_t at; (at = text.find("\rmpigpu-sweep: ")) != std::string::npos;)
+    text.erase(at, 1 + Progress::kWidth);
+  const std::string blank = "\r" + std::string(Progress::kWidth, ' ') + "\r";
+  for (size_t at; (at = text.find(blank)) != std::string::npos;) text.erase(at, blank.size());
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  Result replot = RunSweep({"--replot", dir + "/live.json"}, dir);
+  ASSERT_EQ(replot.code, 0) << replot.err;
+  EXPECT_EQ(text, replot.out);
+  EXPECT_EQ(ReadJson(dir + "/live.json").tables.size(), 2u);
+
+  Result quiet = RunSweep({"latency", "H", "H", "-m", "1:4", "-i", "5", "-x", "1"}, dir);
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find('\r'), std::string::npos) << quiet.err;
+  EXPECT_EQ(quiet.out.find('\r'), std::string::npos) << quiet.out;
+}
+
+// Without -i the iteration rule says how many runs each row had.
+TEST(SweepE2E, TheIterationRuleIsInTheTable) {
+  const std::string dir = TempDir();
+  Result r = RunSweep({"latency", "bw", "H", "H", "-m", "1:4K", "--time-per-size", "0.01", "--json",
+                       dir + "/rule.json"},
+                      dir);
+  ASSERT_FALSE(r.hung);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("# iterations: 10000 runs up to 8K, 1000 above, warmup 100/10; fewer "
+                       "(column iters) where they take over 0.01 s (--time-per-size), at least 10"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.Count(" iters\n"), 2) << r.out;
+  Report rep = ReadJson(dir + "/rule.json");
+  ASSERT_EQ(rep.tables.size(), 2u);
+  for (const Table& t : rep.tables) {
+    EXPECT_TRUE(t.iters_column);
+    const int most = t.test == STest::kLatency ? 10000 : 100;
+    const int least = t.test == STest::kLatency ? 10 : 2;
+    for (const Series& s : t.series) {
+      ASSERT_EQ(s.iterations.size(), t.sizes.size()) << s.name;
+      for (size_t i = 0; i < t.sizes.size(); ++i) {
+        EXPECT_GE(s.iterations[i], least) << s.name << " " << t.sizes[i];
+        EXPECT_LE(s.iterations[i], most) << s.name << " " << t.sizes[i];
+        // Every series of a row ran the row's counts.
+        EXPECT_EQ(s.iterations[i], t.series[0].iterations[i]) << s.name << " " << t.sizes[i];
+      }
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -18,7 +19,9 @@
 #include "tools/sweep_launch.h"
 #include "tools/sweep_options.h"
 #include "tools/sweep_plot.h"
+#include "tools/sweep_progress.h"
 #include "tools/sweep_report.h"
+#include "tools/sweep_rule.h"
 #include "tools/sweep_tune.h"
 
 namespace mpigpu::sweep {
@@ -233,6 +236,123 @@ TEST(SweepOptions, UsageDocumentsEveryFlag) {
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
 }
 
+TEST(SweepOptions, TimePerSizeAndProgress) {
+  Options o = Parse({});
+  EXPECT_EQ(o.time_per_size, kDefaultTimePerSize);
+  EXPECT_FALSE(o.progress);
+  o = Parse({"--time-per-size", "1.5", "--progress"});
+  EXPECT_EQ(o.time_per_size, 1.5);
+  EXPECT_TRUE(o.progress);
+  EXPECT_EQ(Parse({"--time-per-size=0"}).time_per_size, 0.0);
+  Options back = Parse(RankArgs(o));
+  EXPECT_EQ(back.time_per_size, 1.5);
+  EXPECT_TRUE(back.progress);
+  EXPECT_EQ(Parse(RankArgs(Parse({}))).time_per_size, kDefaultTimePerSize);
+  for (const char* bad : {"-1", "x", "", "4000", "nan"})
+    EXPECT_NE(ParseError({"--time-per-size", bad}).find("bad --time-per-size"), std::string::npos)
+        << bad;
+  EXPECT_NE(ParseError({"--progress=yes"}).find("takes no value"), std::string::npos);
+  // --progress is about output: --replot takes it.
+  EXPECT_TRUE(Parse({"--replot", "a.json", "--progress"}).progress);
+  const std::string u = UsageText();
+  EXPECT_NE(u.find("--time-per-size"), std::string::npos);
+  EXPECT_NE(u.find("--progress"), std::string::npos);
+}
+
+// ---- the iteration rule ----
+
+TEST(SweepRule, FewerRunsForSlowSizes) {
+  // Fast: OSU's count.
+  EXPECT_EQ(BudgetIterations(10000, 10, 1e-6, 0.2), 10000);
+  // 150 us a ping-pong: what fits in 0.2 s.
+  EXPECT_EQ(BudgetIterations(10000, 10, 150e-6, 0.2), 1333);
+  // Very slow: never fewer than the minimum...
+  EXPECT_EQ(BudgetIterations(20, 2, 5.0, 0.2), 2);
+  // ...nor more than the default, whatever the minimum.
+  EXPECT_EQ(BudgetIterations(3, 10, 5.0, 0.2), 3);
+  // No budget, or no time measured: the default.
+  EXPECT_EQ(BudgetIterations(1000, 10, 1.0, 0), 1000);
+  EXPECT_EQ(BudgetIterations(1000, 10, 0, 0.2), 1000);
+  EXPECT_EQ(BudgetIterations(1000, 10, std::nan(""), 0.2), 1000);
+  EXPECT_EQ(MinIterations(STest::kLatency), 10);
+  EXPECT_EQ(MinIterations(STest::kBw), 2);
+  EXPECT_EQ(MinIterations(STest::kBibw), 2);
+}
+
+TEST(SweepRule, WarmupInProportion) {
+  EXPECT_EQ(ScaledWarmup(100, 10000, 10000), 100);  // not cut: OSU's warmup
+  EXPECT_EQ(ScaledWarmup(100, 10000, 1333), 14);    // 1% of the runs, rounded up
+  EXPECT_EQ(ScaledWarmup(100, 10000, 10), 1);       // at least one
+  EXPECT_EQ(ScaledWarmup(2, 20, 2), 1);
+  EXPECT_EQ(ScaledWarmup(0, 20, 2), 0);             // -x 0 stays 0
+}
+
+TEST(SweepRule, AppliesWithoutIAndSaysSo) {
+  Options o = Parse({});
+  EXPECT_TRUE(RuleApplies(o));
+  const std::string lat = IterationRuleText(o, STest::kLatency);
+  EXPECT_NE(lat.find("10000 runs up to 8K, 1000 above"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("warmup 100/10"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("0.2 s"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("at least 10"), std::string::npos) << lat;
+  EXPECT_NE(IterationRuleText(o, STest::kBw).find("at least 2"), std::string::npos);
+  o = Parse({"-i", "5", "-x", "1"});
+  EXPECT_FALSE(RuleApplies(o));
+  EXPECT_EQ(IterationRuleText(o, STest::kBw), "5 runs a size, warmup 1 (-i)");
+  EXPECT_NE(IterationRuleText(Parse({"-x", "0"}), STest::kBw).find("warmup 0 (1: the run timed"),
+            std::string::npos);
+  EXPECT_FALSE(RuleApplies(Parse({"--time-per-size", "0"})));
+  EXPECT_NE(IterationRuleText(Parse({"--time-per-size", "0"}), STest::kLatency)
+                .find("(--time-per-size 0)"),
+            std::string::npos);
+}
+
+// ---- the progress line ----
+
+TEST(SweepProgress, LineWithTimeLeftThenCleared) {
+  EXPECT_EQ(DurationText(45), "45s");
+  EXPECT_EQ(DurationText(185), "3m05s");
+  EXPECT_EQ(DurationText(3720), "1h02m");
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  ASSERT_NE(f, nullptr);
+  double now = 100;
+  {
+    Progress p(true, 4, f, [&now] { return now; });
+    p.Row("latency DD 1 B");
+    now += 10;  // one row in 10 s: 3 rows left
+    p.Row("latency DD 2 B");
+    p.Detail("limit");
+    p.Clear();
+  }
+  std::fclose(f);
+  const std::string out(text, len);
+  std::free(text);
+  auto line = [](const std::string& s) {
+    return "\r" + s + std::string(Progress::kWidth - s.size(), ' ');
+  };
+  const std::string want = line("mpigpu-sweep: latency DD 1 B (1/4), estimating the time left") +
+                           line("mpigpu-sweep: latency DD 2 B (2/4), 30s left") +
+                           line("mpigpu-sweep: latency DD 2 B limit (2/4), 30s left") + "\r" +
+                           std::string(Progress::kWidth, ' ') + "\r";
+  EXPECT_EQ(out, want);
+}
+
+TEST(SweepProgress, OffDrawsNothing) {
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  {
+    Progress p(false, 2, f);
+    p.Row("x");
+    p.Clear();
+  }
+  std::fclose(f);
+  EXPECT_EQ(len, 0u);
+  std::free(text);
+}
+
 // ---- arithmetic ----
 
 TEST(SweepStats, Units) {
@@ -306,6 +426,58 @@ TEST(SweepOutput, TableHasHeaderColumnsAndRatios) {
   EXPECT_EQ(all.find("# note: a note"), all.rfind("# note: a note"));  // once
 }
 
+// The live output (head, each row as measured, tail) is FormatTable's text; columns have
+// widths from their titles, so a row's text does not depend on rows after it.
+TEST(SweepOutput, TableIsHeadRowsTailWithFixedColumns) {
+  Table t = Sample().tables[0];
+  std::string pieces = FormatTableHead(t);
+  for (size_t i = 0; i < t.sizes.size(); ++i) pieces += FormatTableRow(t, i);
+  EXPECT_EQ(pieces + FormatTableTail(t), FormatTable(t));
+  const std::string row1 = FormatTableRow(t, 1);
+  t.series[0].values[2] = 123456789.0;  // a wide value in a later row
+  EXPECT_EQ(FormatTableRow(t, 1), row1);
+  // A value wider than its column still has a space before it.
+  std::istringstream wide(FormatTableRow(t, 2));
+  std::vector<std::string> cells;
+  for (std::string cell; wide >> cell;) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 2u);
+  EXPECT_EQ(cells[1], "123456789.0");
+  // A row can be formatted before the later rows are measured.
+  Table partial = Sample().tables[0];
+  for (Series& s : partial.series) s.values.resize(1);
+  EXPECT_EQ(FormatTableRow(partial, 0), FormatTableRow(Sample().tables[0], 0));
+}
+
+TEST(SweepOutput, ItersColumnAndRuleLine) {
+  Table t = Sample().tables[0];
+  EXPECT_EQ(FormatTable(t).find("iters"), std::string::npos);  // no rule: no column
+  t.rule = "a rule";
+  EXPECT_NE(FormatTable(t).find("# iterations: a rule\n"), std::string::npos);
+  EXPECT_EQ(FormatTable(t).find(" iters"), std::string::npos);  // -i: fixed, no column
+  t.iters_column = true;
+  t.series[0].iterations = {100, 100, 20};
+  t.series[1].iterations = {100, 100, 20};
+  t.series[2].iterations = {0, 100, 7};  // n/a at size 1; merged runs may differ
+  EXPECT_EQ(IterationsText(t, 0), "100");
+  EXPECT_EQ(IterationsText(t, 2), "7-20");
+  Table none = t;
+  for (Series& s : none.series) s.iterations.clear();
+  EXPECT_EQ(IterationsText(none, 0), "n/a");
+  const std::string s = FormatTable(t);
+  EXPECT_NE(s.find(" iters\n"), std::string::npos) << s;  // the last column
+  std::string last = s.substr(s.find("\n1048576 ") + 1);
+  last = last.substr(0, last.find('\n'));
+  EXPECT_EQ(last.substr(last.rfind(' ') + 1), "7-20") << last;
+  // Through JSON and back: the same table.
+  Report r;
+  r.tables.push_back(t);
+  Json j;
+  ASSERT_TRUE(ParseJson(DumpJson(ToJson(r)), &j).ok());
+  Report back;
+  ASSERT_TRUE(FromJson(j, &back).ok());
+  EXPECT_EQ(FormatReport(back), FormatReport(r));
+}
+
 TEST(SweepOutput, CsvHasOneRowPerPoint) {
   const std::string csv = ToCsv(Sample());
   std::vector<std::string> lines;
@@ -325,7 +497,7 @@ TEST(SweepOutput, CsvHasOneRowPerPoint) {
 TEST(SweepOutput, JsonRoundTrip) {
   const Report in = Sample();
   Json parsed;
-  Status st = ParseJson(ToJson(in).Dump(), &parsed);
+  Status st = ParseJson(DumpJson(ToJson(in)), &parsed);
   ASSERT_TRUE(st.ok()) << st.ToString();
   Report out;
   st = FromJson(parsed, &out);
@@ -348,25 +520,61 @@ TEST(SweepOutput, JsonRoundTrip) {
 TEST(SweepOutput, JsonNumbersReadBackExactly) {
   for (double d : {0.1, 1.0 / 3, 2.5e-7, 123456.789012345678, 1e300, -0.0, 42.0}) {
     Json j;
-    ASSERT_TRUE(ParseJson(Json::Number(d).Dump(), &j).ok()) << d;
-    EXPECT_EQ(j.as_number(), d) << Json::Number(d).Dump();
+    ASSERT_TRUE(ParseJson(DumpJson(Json(d)), &j).ok()) << d;
+    EXPECT_EQ(j.get<double>(), d) << DumpJson(Json(d));
   }
-  EXPECT_EQ(Json::Number(0.1).Dump(), "0.1");  // shortest form, not 0.10000000000000001
-  EXPECT_EQ(Json::Number(4096).Dump(), "4096");
+  EXPECT_EQ(DumpJson(Json(0.1)), "0.1");  // shortest form, not 0.10000000000000001
+  EXPECT_EQ(DumpJson(Json(size_t{4096})), "4096");  // sizes and counts are integers
+  EXPECT_EQ(DumpJson(Json(std::nan(""))), "null");  // n/a
 }
 
 TEST(SweepOutput, JsonParserRejectsGarbage) {
   Json j;
-  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "nul", "[1] x", "\"\\q\"", "01x"})
-    EXPECT_FALSE(ParseJson(bad, &j).ok()) << bad;
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "nul", "[1] x", "\"\\q\"", "01x", "1e400",
+                          "[NaN]", "{\"a\": 1} // comment"}) {
+    Status st = ParseJson(bad, &j);
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.code(), Err::kInvalidArg) << bad;
+    EXPECT_NE(st.message().find("JSON: "), std::string::npos) << st.message();
+  }
+  // The message says where: "[1] x" is fine up to byte 5.
+  EXPECT_NE(ParseJson("[1] x", &j).message().find("column 5"), std::string::npos)
+      << ParseJson("[1] x", &j).message();
+  // Deep nesting is an error or a value, never a crash.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  static_cast<void>(ParseJson(deep, &j));
   ASSERT_TRUE(ParseJson(" {\"a\": [1, -2.5e3, true, null, \"\\u00e9\\n\"]} ", &j).ok());
-  const Json* a = j.Find("a");
-  ASSERT_NE(a, nullptr);
-  ASSERT_EQ(a->items().size(), 5u);
-  EXPECT_DOUBLE_EQ(a->items()[1].as_number(), -2500);
-  EXPECT_EQ(a->items()[4].as_string(), "\xc3\xa9\n");
+  ASSERT_TRUE(j.contains("a"));
+  const Json& a = j["a"];
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_DOUBLE_EQ(a[1].get<double>(), -2500);
+  EXPECT_EQ(a[4].get<std::string>(), "\xc3\xa9\n");
   Report r;
   EXPECT_FALSE(FromJson(j, &r).ok());  // no tables
+}
+
+// Wrong types and missing fields in a report are refused with the field's name.
+TEST(SweepOutput, FromJsonRefusesWrongTypes) {
+  const Json good = ToJson(Sample());
+  Report r;
+  ASSERT_TRUE(FromJson(good, &r).ok());
+  auto refused = [&](const std::string& what, const std::function<void(Json&)>& edit) {
+    Json j = good;
+    edit(j);
+    Status st = FromJson(j, &r);
+    EXPECT_FALSE(st.ok()) << what;
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  refused("'tables'", [](Json& j) { j["tables"] = "none"; });
+  refused("table 'test'", [](Json& j) { j["tables"][0]["test"] = 3; });
+  refused("table 'pair'", [](Json& j) { j["tables"][0]["pair"] = "XY"; });
+  refused("a size", [](Json& j) { j["tables"][0]["sizes"][1] = -1; });
+  refused("a size", [](Json& j) { j["tables"][0]["sizes"][1] = 1.5; });
+  refused("a value of series 'mpigpu'", [](Json& j) { j["tables"][0]["series"][0]["values"][0] = "x"; });
+  refused("3 sizes", [](Json& j) { j["tables"][0]["series"][0]["values"].erase(0); });
+  refused("'iterations' of series 'mpigpu'",
+          [](Json& j) { j["tables"][0]["series"][0]["iterations"] = {1, 2}; });
+  refused("table 'rule'", [](Json& j) { j["tables"][0]["rule"] = 7; });
 }
 
 TEST(SweepOutput, MergeAppendsSeriesOfTheSameTable) {

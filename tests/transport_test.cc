@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -15,10 +17,13 @@
 
 #include "transport/transport_config.h"
 #include "memcopy/memcopy.h"
+#include "memcopy/mps.h"
 #include "memcopy/pattern.h"
 #include "tests/gpu_util.h"
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
+#include "memreg/pin_cache.h"
+#include "memreg/pin_cache_config.h"
 #include "pipeline/pipeline.h"
 
 namespace mpigpu::transport {
@@ -77,11 +82,16 @@ std::string RunEngineJob(int n, const std::function<void(int, Engine*)>& body,
 // The same on GPUs, two ranks: body(rank, device, engine). Rank r uses device r mod count, or
 // device 0 for both ranks when same_gpu. Every rank skips with fewer than min_gpus GPUs (the
 // ranks decide: the parent must not touch CUDA before it forks).
+// With `fast_path_or_two`, ranks also skip on one GPU unless it takes the shared-GPU fast path
+// (MPS detected, or MPIGPU_GPU_COPIER_SHARED=1).
 std::string RunGpuEngineJob(bool same_gpu, const std::function<void(int, int, Engine*)>& body,
-                            int timeout_s, int min_gpus = 1) {
+                            int timeout_s, int min_gpus = 1, bool fast_path_or_two = false) {
   return RunJob(2, [&](int rank) {
     int gpus = CudaDeviceCount();
     if (gpus < min_gpus) return mpigpu::testing::kRankSkip;
+    if (fast_path_or_two && gpus < 2 &&
+        !KeepSharedGpuPath(GetTransportConfig().gpu_copier_shared, MpsOfDevice(0).active))
+      return mpigpu::testing::kRankSkip;
     const int dev = same_gpu ? 0 : rank % gpus;
     RANK_CHECK(cudaSetDevice(dev) == cudaSuccess);
     auto e = Join();
@@ -634,6 +644,78 @@ TEST(TransportGpuTest, BothRanksOnOneGpu) {
   EXPECT_EQ(r, "");
 }
 
+// Pageable host buffers reused (the pin cache, memreg/pin_cache.h): one host buffer per rank,
+// mapped once, carries every size around the thresholds three times (first use unpinned, then
+// pinned, then a hit), new bytes each time, against device buffers on the other side; halfway the
+// host buffer's memory is replaced at the same address (munmap, mmap MAP_FIXED): the bytes that
+// arrive must be the new ones.
+std::string RunGpuReusedPageable(bool same_gpu) {
+  return RunGpuEngineJob(same_gpu, [](int rank, int dev, Engine* e) {
+    uint32_t seed = 900;
+    const size_t pin_min = memreg::GetPinCacheConfig().min_bytes;
+    const size_t ipc_min = GetTransportConfig().shared_gpu_ipc_min;
+    std::vector<size_t> sizes = {4096, pin_min - 1, pin_min, pin_min + 4097, 1 << 20,
+                                 ipc_min - 1, ipc_min, ipc_min + 12345, 24 << 20};
+    const size_t cap = (24 << 20) + 4096;
+    void* m = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    RANK_CHECK(m != MAP_FAILED);
+    unsigned char* host = static_cast<unsigned char*>(m);
+    for (int host_sends : {1, 0}) {
+      if (host_sends == 0) {  // the memory goes and comes back at the same address
+        RANK_CHECK(munmap(host, cap) == 0);
+        RANK_CHECK(mmap(host, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                        -1, 0) == host);
+      }
+      for (size_t n : sizes) {
+        for (int use = 0; use < 3; ++use) {
+          ++seed;
+          // Rank 0 sends: from its host buffer (host_sends) or a device buffer; rank 1 receives
+          // into the other kind.
+          const bool me_send = rank == 0;
+          const bool on_host = me_send == static_cast<bool>(host_sends);
+          std::vector<unsigned char> img(n + 1, 0xEE);
+          if (me_send) FillPattern(img.data(), n, seed);
+          void* dbuf = on_host ? nullptr : DeviceCopyOf(img);
+          if (on_host) std::memcpy(host, img.data(), n + 1);
+          UserBuffer buf{on_host ? static_cast<void*>(host) : dbuf,
+                         on_host ? MemLoc::Host() : MemLoc::Device(dev), Layout::Contiguous(n)};
+          if (me_send) {
+            SendOk(e, buf, 1, 1);
+          } else {
+            RecvOk(e, buf, 0, 1);
+            if (on_host) std::memcpy(img.data(), host, n + 1);
+            else CopyToHost(&img, dbuf);
+            const long long bad = FirstMismatch(img.data(), n, seed);
+            if (bad != -1)
+              std::fprintf(stderr, "%s %zu bytes, use %d: first mismatch at %lld\n",
+                           host_sends ? "H->D" : "D->H", n, use + 1, bad);
+            RANK_CHECK(bad == -1 && img[n] == 0xEE);
+          }
+          if (dbuf) cudaFree(dbuf);
+        }
+      }
+    }
+    const auto st = memreg::PinCacheStats();
+    std::fprintf(stderr, "rank %d pin cache: %s; hits %llu, registrations %llu, first uses %llu\n",
+                 rank, memreg::PinCacheActive() ? "on" : memreg::PinCacheWhyNot(),
+                 (unsigned long long)st.hits, (unsigned long long)st.registrations,
+                 (unsigned long long)st.first_uses);
+    munmap(host, cap);
+  }, 300);
+}
+
+TEST(TransportGpuTest, ReusedPageableHostBuffers) {
+  std::string r = RunGpuReusedPageable(false);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+TEST(TransportGpuTest, ReusedPageableHostBuffersOnOneGpu) {
+  std::string r = RunGpuReusedPageable(true);
+  if (r == mpigpu::testing::kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
 // Vector layouts on device memory on either side (halo columns): one strided copy through the
 // resident kernel (small) or the copy engine (large), or the ring when the shapes differ.
 TEST(TransportGpuTest, DeviceVectorLayouts) {
@@ -789,10 +871,10 @@ TEST(TransportGpuTest, DeviceSendsCompleteThroughTheReceiversKernel) {
       RANK_CHECK(notified == (ipc ? expected : 0));
     }
     RANK_CHECK(cudaFree(base) == cudaSuccess);
-  }, 180, /*min_gpus=*/GetTransportConfig().gpu_copier_shared ? 1 : 2);
+  }, 180, /*min_gpus=*/1, /*fast_path_or_two=*/true);
   if (r == mpigpu::testing::kSkipped)
     GTEST_SKIP() << "needs two GPUs (the resident copy kernel is off when ranks share one, "
-                    "unless MPIGPU_GPU_COPIER_SHARED=1)";
+                    "unless MPS serves it or MPIGPU_GPU_COPIER_SHARED=1)";
   EXPECT_EQ(r, "");
 }
 
@@ -804,7 +886,8 @@ TEST(TransportGpuTest, SmallDeviceSendsToARankOnTheSameGpuSkipTheIpcCopy) {
     if (c.lmt != LmtMode::kAuto) return;  // forced back-ends decide alone
     const std::vector<std::string> path = e->LmtPath(1 - rank);
     if (std::find(path.begin(), path.end(), "cuda-ipc") == path.end()) return;  // not offered
-    const bool shared = CudaDeviceCount() == 1 && !c.gpu_copier_shared;
+    const bool shared = CudaDeviceCount() == 1 &&
+                        !KeepSharedGpuPath(c.gpu_copier_shared, MpsOfDevice(0).active);
     const int peer = 1 - rank;
     RANK_CHECK(OffersIpc(*e, peer, c.shared_gpu_ipc_min));
     if (c.shared_gpu_ipc_min > 0) RANK_CHECK(OffersIpc(*e, peer, c.shared_gpu_ipc_min - 1) == !shared);

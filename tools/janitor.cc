@@ -18,6 +18,9 @@
 #include "memcopy/clock.h"
 #include "memcopy/process.h"
 #include "tools/launcher.h"
+#include "tools/mps_host.h"
+
+extern char** environ;
 
 namespace mpigpu {
 namespace launcher {
@@ -42,7 +45,7 @@ static_assert(sizeof(JanitorRecord) == 8, "one record, one atomic write");
 // Cleans up after a launcher that died: started before the ranks, it holds the read end of a
 // pipe whose write end only the launcher holds. Never returns.
 [[noreturn]] void JanitorMain(int fd, pid_t launcher, const std::string& jobid,
-                              const std::string& prefix) {
+                              const std::string& prefix, const std::string& mps_dir) {
   std::set<pid_t> ranks;  // started and not reaped by the launcher
   char buf[4096];
   size_t have = 0;
@@ -79,10 +82,19 @@ static_assert(sizeof(JanitorRecord) == 8, "one record, one atomic write");
   failed.clear();
   foreign.clear();
   removed += SweepShm(kShmDir, prefix, &failed, &foreign);
+  // The ranks are gone: the job's MPS daemon has no client left to wait for.
+  std::string mps_said;
+  if (!mps_dir.empty()) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    mps_said = StopMpsDaemon(mps_dir, env, kMpsQuitGraceSeconds);
+  }
   std::fprintf(stderr,
                "mpigpurun: the launcher (pid %d) of job %s died; its janitor killed %d more "
-               "rank(s) and removed %d shared-memory name(s)\n",
-               static_cast<int>(launcher), jobid.c_str(), killed, removed);
+               "rank(s) and removed %d shared-memory name(s)%s\n",
+               static_cast<int>(launcher), jobid.c_str(), killed, removed,
+               mps_dir.empty() ? "" : " and stopped the job's MPS daemon");
+  if (!mps_said.empty()) std::fprintf(stderr, "mpigpurun: %s\n", mps_said.c_str());
   for (const std::string& f : failed)
     std::fprintf(stderr, "mpigpurun: cannot remove %s/%s\n", kShmDir, f.c_str());
   if (!foreign.empty())
@@ -103,7 +115,8 @@ void SweepJobShm(const std::string& prefix) {
     std::fprintf(stderr, "mpigpurun: %s\n", DescribeForeignEntries(kShmDir, foreign).c_str());
 }
 
-void Janitor::Start(const std::string& jobid, const std::string& prefix) {
+void Janitor::Start(const std::string& jobid, const std::string& prefix,
+                    const std::string& mps_dir) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     std::fprintf(stderr, "mpigpurun: warning: no janitor (pipe: %s)\n", std::strerror(errno));
@@ -115,13 +128,17 @@ void Janitor::Start(const std::string& jobid, const std::string& prefix) {
   if (pid == 0) {
     close(fds[1]);
     setsid();  // its own session: a terminal's Ctrl-C or hang-up does not reach it
+    sigset_t supervised;  // blocked by the launcher for its signalfd: the janitor takes them as usual
+    sigemptyset(&supervised);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&supervised, s);
+    sigprocmask(SIG_UNBLOCK, &supervised, nullptr);
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd >= 0) {
       dup2(null_fd, STDIN_FILENO);
       dup2(null_fd, STDOUT_FILENO);  // keeps no reader of the job's stdout waiting
     }
     prctl(PR_SET_NAME, "mpigpu-janitor", 0, 0, 0);
-    JanitorMain(fds[0], launcher, jobid, prefix);
+    JanitorMain(fds[0], launcher, jobid, prefix, mps_dir);
   }
   close(fds[0]);
   if (pid < 0) {

@@ -2,7 +2,8 @@
 // forked before the ranks that cleans up when the launcher dies without ending the job (even by
 // SIGKILL): it holds the read end of a pipe whose write end only the launcher holds, hears the
 // pids of the ranks as they start and end, then "done". When the pipe closes without "done", it
-// SIGKILLs the ranks still running and removes the job's /dev/shm names.
+// SIGKILLs the ranks still running and removes the job's /dev/shm names; with a job-private MPS
+// daemon (tools/mps_host.h) it also stops that daemon and removes its folder.
 #pragma once
 
 #include <sys/types.h>
@@ -21,7 +22,8 @@ class Janitor {
  public:
   // Forks the janitor (before any thread starts: it runs on in the fork); without one (fork
   // failed) the job runs as before, with a warning.
-  void Start(const std::string& jobid, const std::string& prefix);
+  // `mps_dir`: the job's MPS folder, made before this call ("": none).
+  void Start(const std::string& jobid, const std::string& prefix, const std::string& mps_dir = "");
 
   pid_t pid() const { return pid_; }
   void RankStarted(pid_t pid) { Send('S', pid); }

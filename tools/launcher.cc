@@ -176,6 +176,10 @@ Status ParseArgs(const std::vector<std::string>& args,
       } else {
         return Bad("bad --bind-to '" + value + "': expected none, core or numa");
       }
+    } else if (name == "--mps") {
+      MPIGPU_RETURN_IF_ERROR(take_value());
+      if (!ParseMpsMode(value, &out->mps))
+        return Bad("bad --mps '" + value + "': expected auto, on or off");
     } else if (name == "--timeout") {
       MPIGPU_RETURN_IF_ERROR(take_value());
       if (!ParseSeconds(value, &out->timeout_s))
@@ -235,6 +239,18 @@ std::string UsageText() {
   t += "                          number), on the launcher's stdout or stderr; lines of different\n";
   t += "                          ranks never mix mid-line (lines over 64 KiB go out in pieces,\n";
   t += "                          each tagged; a last line without a newline gets one)\n";
+  t += "  --mps auto|on|off       MPS (CUDA Multi-Process Service) for ranks sharing a GPU.\n";
+  t += "                          auto: when two or more of this host's ranks use one GPU (rank\n";
+  t += "                          -> local rank mod visible GPUs) and no MPS serves it already,\n";
+  t += "                          start a job-private control daemon (nvidia-cuda-mps-control -d,\n";
+  t += "                          pipe and log in /tmp/mpigpu-mps-*), give this host's ranks its\n";
+  t += "                          CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY, and stop it\n";
+  t += "                          when the job ends (also if a rank or mpigpurun is killed);\n";
+  t += "                          where it cannot start (no nvidia-cuda-mps-control, a MIG slice,\n";
+  t += "                          prohibited compute mode, the daemon fails) one line, and the job\n";
+  t += "                          runs without. on: the same for every GPU in use, shared or not,\n";
+  t += "                          and the job fails if it cannot start. off: never. default: auto.\n";
+  t += "                          Ranks on other hosts get none.\n";
   t += "  -x VAR[=VALUE]          set VAR in every rank (-x VAR: the launcher's value)\n";
   t += "  --timeout S             end the job after S seconds (exit status 124)\n";
   t += "  -H, --host H[:SLOTS],...\n";
@@ -354,6 +370,15 @@ std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
   return env;
 }
 
+void SetEnvVar(std::vector<std::string>* env, const std::string& name, const std::string& value) {
+  const std::string prefix = name + "=";
+  for (std::string& e : *env)
+    if (e.compare(0, prefix.size(), prefix) == 0) {
+      e = prefix + value;
+      return;
+    }
+  env->push_back(prefix + value);
+}
 
 int SweepShm(const std::string& dir, const std::string& prefix, std::vector<std::string>* failed,
              std::vector<ForeignEntry>* foreign) {

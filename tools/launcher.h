@@ -12,6 +12,7 @@
 
 #include "memcopy/status.h"
 #include "tools/hosts.h"
+#include "tools/mps_plan.h"
 
 namespace mpigpu {
 namespace launcher {
@@ -36,6 +37,7 @@ struct Options {
   BindTo bind_to = BindTo::kAuto;
   bool report_bindings = false;
   bool tag_output = false;  // --tag-output: "[R]<stdout>:" before each line (tools/tag_output.h)
+  MpsMode mps = MpsMode::kAuto;  // --mps: a job-private MPS daemon (tools/mps_plan.h)
   double timeout_s = 0;  // 0: no limit
   // -x: variables to set in every rank, already resolved (-x VAR takes the launcher's value).
   std::vector<std::pair<std::string, std::string>> exports;
@@ -115,6 +117,9 @@ void WriteSelfPid(char* value, pid_t pid);
 std::vector<std::string> BuildRankEnv(const std::vector<std::string>& base,
                                       const std::vector<std::pair<std::string, std::string>>& exports,
                                       const RankInfo& info, const std::string& jobid);
+
+// Sets NAME=value in `env` ("NAME=value" strings): replaces the entry of that name, else appends.
+void SetEnvVar(std::vector<std::string>* env, const std::string& name, const std::string& value);
 
 // An entry of the shared-memory directory that another user owns.
 struct ForeignEntry {

@@ -17,6 +17,7 @@
 #include "internode/netmods_found.h"
 #include "memcopy/params.h"
 #include "memcopy/memcopy.h"
+#include "memcopy/mps.h"
 #include "ringbuf/numa.h"
 #include "transport/backends.h"
 #include "transport/transport_config.h"
@@ -46,6 +47,26 @@ bool PrintConfig() {
   return verdict.ok();
 }
 
+// MPS as each GPU's contexts would see it, and what ranks sharing that GPU would do.
+void PrintMps(int ngpus) {
+  if (ngpus == 0) return;
+  const mpigpu::TransportConfig& c = mpigpu::GetTransportConfig();
+  const char* setting = c.gpu_copier_shared == mpigpu::SharedGpuMode::kAuto ? "auto"
+                        : c.gpu_copier_shared == mpigpu::SharedGpuMode::kOn ? "1"
+                                                                             : "0";
+  std::printf("\nMPS (ranks sharing a GPU; MPIGPU_GPU_COPIER_SHARED=%s)\n", setting);
+  for (int d = 0; d < ngpus; ++d) {
+    const mpigpu::MpsState mps = mpigpu::MpsOfDevice(d);
+    const bool keep = mpigpu::KeepSharedGpuPath(c.gpu_copier_shared, mps.active);
+    std::printf("  cuda:%d  MPS %s: %s\n          -> ranks sharing it: %s\n", d,
+                mps.active ? "yes" : "no", mps.how.c_str(),
+                keep ? "resident copy kernel and CUDA IPC single copy at every size"
+                     : ("copy kernel off, CUDA IPC from " +
+                        std::to_string(c.shared_gpu_ipc_min) + " bytes (staging below)")
+                           .c_str());
+  }
+}
+
 void PrintNode() {
   struct statvfs vfs{};
   if (statvfs("/dev/shm", &vfs) == 0)
@@ -65,6 +86,7 @@ void PrintNode() {
     std::printf("  cuda:%d  %s  sm_%d%d  %.0f GiB  pci %s  numa %d\n", d, p.name, p.major, p.minor,
                 static_cast<double>(p.totalGlobalMem) / (1u << 30), bus, mpigpu::NumaNodeOfGpu(d));
   }
+  PrintMps(n);
   if (n > 1) {
     std::printf("\nPeer access (row can read/write column's memory directly)\n      ");
     for (int j = 0; j < n; ++j) std::printf(" cuda:%-2d", j);

@@ -1,10 +1,11 @@
 // mpigpurun: starts N ranks of a program on this node (or on the --host hosts), supervises them,
 // cleans up after them.
 //
-//   parse -> placement (hosts.h) -> job id -> binding plan -> janitor (janitor.h) -> link server
+//   parse -> placement (hosts.h) -> job id -> binding plan -> MPS plan (mps_plan.h) -> janitor
+//   (janitor.h) -> job-private MPS daemon when ranks share a GPU (mps_host.h) -> link server
 //   when a rank is remote, boot server when the job spans hosts -> start ranks (spawn.h; other
 //   hosts: through the launch agent, remote_start.h), supervising them already -> supervise ->
-//   sweep /dev/shm -> janitor "done"
+//   sweep /dev/shm -> stop the MPS daemon -> janitor "done"
 //
 // A launch agent is supervised as its rank: its exit status is the rank's, and it gets the
 // end signal with the others. Whenever a rank runs on another host (even when all of them share
@@ -19,7 +20,12 @@
 // Supervision runs with SIGCHLD, SIGINT, SIGTERM and SIGHUP blocked and read from a signalfd,
 // polled together with the ranks' link (below), so there are no signal handlers and no races
 // between a rank's end, a signal to the launcher, a record from a rank and the timeout: the loop
-// sees each in turn. Ranks get the original mask back before exec. Ending a job: the signal
+// sees each in turn. The mask is set first thing in Main, before anything starts a thread (the
+// CUDA runtime that PlanBindings or the MPS check may load, the boot server, NCCL's probes): a
+// thread made earlier would inherit an open mask and take SIGCHLD, whose default action drops
+// it, and the signalfd would never hear that a rank ended (device run 60: the launcher waited on
+// with both ranks zombies; the pre-seam build too). The loop also reaps at least every
+// kReapPollSeconds whatever it heard. Ranks get the original mask back before exec. Ending a job: the signal
 // (SIGTERM, or the one the launcher got) to every running rank, then SIGKILL after
 // kGraceSeconds; a second signal to the launcher kills at once.
 //
@@ -68,6 +74,8 @@
 #include "tools/janitor.h"
 #include "tools/launcher.h"
 #include "tools/link_server.h"
+#include "tools/mps_host.h"
+#include "tools/mps_plan.h"
 #include "tools/remote_start.h"
 #include "tools/spawn.h"
 #include "tools/tag_output.h"
@@ -79,6 +87,8 @@ namespace mpigpu {
 namespace launcher {
 namespace {
 
+// The longest the supervision loop sleeps before it reaps again, whatever it heard.
+constexpr double kReapPollSeconds = 0.25;
 constexpr double kGraceSeconds = 2.0;
 // A rank that exits with an error status often has peers failing the same way (a bad argument):
 // they get this long to finish and print their own message before the others are signalled.
@@ -182,6 +192,7 @@ class Supervisor {
     }
     double wait = deadline > 0 ? deadline - now : -1;
     if (max_wait >= 0 && (wait < 0 || wait > max_wait)) wait = max_wait;
+    if (wait < 0 || wait > kReapPollSeconds) wait = kReapPollSeconds;  // a SIGCHLD lost anyway
     WaitForEvent(wait);
   }
 
@@ -398,6 +409,12 @@ class Supervisor {
 };
 
 int Main(int argc, char** argv) {
+  // Before any thread exists (see the header): the supervised signals blocked, the original mask
+  // kept for the ranks.
+  sigset_t wait_set, child_mask;
+  sigemptyset(&wait_set);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&wait_set, s);
+  sigprocmask(SIG_BLOCK, &wait_set, &child_mask);
   Options opts;
   Status st = ParseArgs(std::vector<std::string>(argv + 1, argv + argc),
                         [](const char* n) { return static_cast<const char*>(std::getenv(n)); },
@@ -446,9 +463,64 @@ int Main(int argc, char** argv) {
   ignore_pipe.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore_pipe, &orig_pipe);
 
+  std::vector<std::string> base_env;
+  for (char** e = environ; e && *e; ++e) base_env.emplace_back(*e);
+
+  // --mps: decided before the janitor, which learns the daemon's folder; started after it, so a
+  // launcher killed from then on leaves no daemon behind (tools/mps_host.h).
+  std::string mps_dir;
+  if (opts.mps != MpsMode::kOff && (local_count >= 2 || opts.mps == MpsMode::kOn)) {
+    MpsInputs in;
+    in.mode = opts.mps;
+    in.local_ranks = local_count;
+    in.gpus = GatherGpuFacts();
+    in.have_control = InPath(kMpsControl, std::getenv("PATH"));
+    const MpsPlan mps_plan = PlanMps(in);
+    if (!mps_plan.why_not.empty()) std::fprintf(stderr, "mpigpurun: %s\n", mps_plan.why_not.c_str());
+    if (mps_plan.fail) return kExitInternal;
+    if (opts.report_bindings && !mps_plan.info.empty())
+      std::fprintf(stderr, "mpigpurun: %s\n", mps_plan.info.c_str());
+    if (mps_plan.start) {
+      st = MakeMpsFolder(&mps_dir);
+      if (!st.ok()) {
+        std::fprintf(stderr, "mpigpurun: MPS not started: %s%s\n", st.message().c_str(),
+                     opts.mps == MpsMode::kOn ? " (--mps on)" : "; ranks sharing a GPU run without it");
+        if (opts.mps == MpsMode::kOn) return kExitInternal;
+        mps_dir.clear();
+      }
+    }
+  }
+
   // Before the link, the ranks and the boot server's thread: it must hold none of them.
   Janitor janitor;
-  janitor.Start(jobid, shm_prefix);
+  janitor.Start(jobid, shm_prefix, mps_dir);
+  bool mps_running = false;
+  if (!mps_dir.empty()) {
+    st = StartMpsDaemon(mps_dir, base_env, kMpsStartSeconds);
+    if (st.ok()) {
+      mps_running = true;
+    } else {
+      (void)StopMpsDaemon(mps_dir, base_env, 1.0);  // anything it left, and the folder
+      std::fprintf(stderr, "mpigpurun: MPS not started: %s%s\n", st.message().c_str(),
+                   opts.mps == MpsMode::kOn
+                       ? " (--mps on)"
+                       : "; ranks sharing a GPU run without it (time-sliced)");
+      if (opts.mps == MpsMode::kOn) {
+        janitor.Done();
+        return kExitInternal;
+      }
+    }
+  }
+  // Every way out from here: the MPS daemon stops (its clients are gone), then the janitor
+  // leaves.
+  auto end_services = [&]() {
+    if (mps_running) {
+      const std::string said = StopMpsDaemon(mps_dir, base_env, kMpsQuitGraceSeconds);
+      if (!said.empty()) std::fprintf(stderr, "mpigpurun: %s\n", said.c_str());
+      mps_running = false;
+    }
+    janitor.Done();
+  };
 
   // A job with ranks on other hosts: its secret and the link server for their links (even when
   // they all share one host: the launcher supervises them through it); on several nodes also the
@@ -468,20 +540,16 @@ int Main(int argc, char** argv) {
           &boot_server);
     if (!st.ok()) {
       std::fprintf(stderr, "mpigpurun: %s\n", st.message().c_str());
-      janitor.Done();
+      end_services();
       return kExitInternal;
     }
     if (place.nodes() > 1) node_map = transport::JobInfo::FormatNodeMap(place.node_of);
   }
 
-  sigset_t wait_set, child_mask;
-  sigemptyset(&wait_set);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&wait_set, s);
-  sigprocmask(SIG_BLOCK, &wait_set, &child_mask);
   const int signal_fd = signalfd(-1, &wait_set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) {
     std::fprintf(stderr, "mpigpurun: signalfd: %s\n", std::strerror(errno));
-    janitor.Done();
+    end_services();
     return kExitInternal;
   }
   // The link: [0] stays here, [1] goes to every rank (close on exec until the child clears it).
@@ -492,8 +560,6 @@ int Main(int argc, char** argv) {
     link[0] = link[1] = -1;
   }
 
-  std::vector<std::string> base_env;
-  for (char** e = environ; e && *e; ++e) base_env.emplace_back(*e);
   const std::vector<std::string> agent_env = AgentEnv(base_env);
   char cwd_buf[4096];
   const std::string cwd = getcwd(cwd_buf, sizeof cwd_buf) != nullptr ? cwd_buf : "";
@@ -543,7 +609,10 @@ int Main(int argc, char** argv) {
       info.launcher_fd = link[1];
       info.job_cpus = job_cpus;
       if (boot_server) info.job_secret = secret_hex;
-      pid = StartProcess(opts.program, BuildRankEnv(base_env, opts.exports, info, jobid),
+      std::vector<std::string> env = BuildRankEnv(base_env, opts.exports, info, jobid);
+      if (mps_running)
+        for (const auto& [name, value] : MpsClientVariables(mps_dir)) SetEnvVar(&env, name, value);
+      pid = StartProcess(opts.program, std::move(env),
                          binding.bound ? &binding.cpus : nullptr, std_fds, setup, &exec_errno,
                          &fork_errno);
       if (local_rank == 0) creator = pid;
@@ -585,7 +654,7 @@ int Main(int argc, char** argv) {
   if (opts.tag_output) tagged.Drain(kOutputDrainSeconds);  // what the ranks wrote last
   boot_server.reset();      // the job has ended: remote ranks see its connections close
   SweepJobShm(shm_prefix);  // the transport unlinks its names; this is the safety net
-  janitor.Done();
+  end_services();           // the MPS daemon (its clients have all ended), then the janitor
   if (link[0] >= 0) close(link[0]);
   close(signal_fd);
   return code;

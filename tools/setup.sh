@@ -9,7 +9,7 @@ PACKAGES=(bazel-bootstrap g++ libboost-dev libhwloc-dev hwloc libnuma-dev numact
           libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox iproute2
           libpmix-dev openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
           rdma-core perftest qemu-system-x86 busybox-static cpio kmod bc
-          pkg-config dpkg-dev)
+          pkg-config dpkg-dev nlohmann-json3-dev libcli11-dev)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 missing_packages() {

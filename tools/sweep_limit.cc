@@ -154,55 +154,63 @@ class LimitCopier {
   Stream stream_[2];
 };
 
-// Rank 0 measures between two barriers while rank 1 waits. The copier is set up at the pair's
-// first limit column, after the first mpigpu series, so that its peer access and allocations
-// cannot change what mpigpu met; a failure makes the column n/a.
+// Rank 0 measures each size between two barriers while rank 1 waits, with the row's counts
+// (decided by the mpigpu series before it). The copier is set up at the pair's first limit
+// value, after mpigpu's first size, so that its peer access and allocations cannot change what
+// mpigpu met first; a failure makes the column n/a.
 class LimitSeries : public SeriesRunner {
  public:
   Status StartPair(Ctx& c) override {
     copier_ = std::make_unique<LimitCopier>();
     ready_ = false;
-    status_ = Status::Ok();
+    init_ = Status::Ok();
     return Status::Ok();
   }
 
-  Status Measure(Ctx& c, Series* s) override {
+  Status StartTest(Ctx& c, Series* s) override {
+    status_ = init_;
+    return Status::Ok();
+  }
+
+  Status MeasureSize(Ctx& c, size_t, size_t size, double* value, int* iters) override {
     PERF_API(MPIGPU_Barrier(MPIGPU_COMM_WORLD));
-    if (c.rank == 0) Rank0(c, s);
+    if (c.rank == 0) Rank0(c, size, value, iters);
     PERF_API(MPIGPU_Barrier(MPIGPU_COMM_WORLD));
     return Status::Ok();
+  }
+
+  void EndTest(Ctx& c, Series* s) override {
+    s->note = status_.ok() ? copier_->what() +
+                                 (c.test == Test::kLatency ? ", one copy issued and waited for"
+                                  : c.test == Test::kBw    ? ", a window of copies then one wait"
+                                                           : ", windows both ways at once")
+                           : "n/a: " + status_.message();
   }
 
   void EndPair() override { copier_.reset(); }
 
  private:
-  void Rank0(const Ctx& c, Series* s) {
+  // A copy that fails makes the rest of the test's column n/a, with the reason.
+  void Rank0(const Ctx& c, size_t size, double* value, int* iters) {
     const Options& o = *c.o;
     if (!ready_) {
-      status_ = copier_->Init(c.pair, o.max_size, c.setup->device, c.setup->peer_device);
+      init_ = copier_->Init(c.pair, o.max_size, c.setup->device, c.setup->peer_device);
+      status_ = init_;
       ready_ = true;
     }
-    // A copy that fails makes the rest of the column n/a, with the reason.
-    Status st = status_;
-    static_cast<void>(ForEachSize(c, s, [&](size_t, size_t size, double* v) {
-      if (!st.ok()) return Status::Ok();
-      c.progress->Show(std::string(TestName(c.test)) + " " + PairName(c.pair) + " limit " +
-                       std::to_string(size) + " B");
-      st = copier_->Measure(c.test, size, Iterations(o, c.test, size), Warmup(o, c.test, size),
-                            o.window, v);
-      if (!st.ok()) *v = kNaN;
-      return Status::Ok();
-    }));
-    s->note = st.ok() ? copier_->what() +
-                            (c.test == Test::kLatency ? ", one copy issued and waited for"
-                             : c.test == Test::kBw    ? ", a window of copies then one wait"
-                                                      : ", windows both ways at once")
-                      : "n/a: " + st.message();
+    if (!status_.ok()) return;
+    // The row's counts: mpigpu, the first series, decided them (the defaults otherwise).
+    const int n = c.row.decided ? c.row.iterations : Iterations(o, c.test, size);
+    const int warm = c.row.decided ? c.row.warmup : Warmup(o, c.test, size);
+    status_ = copier_->Measure(c.test, size, n, warm, o.window, value);
+    if (status_.ok()) *iters = n;
+    else *value = kNaN;
   }
 
   std::unique_ptr<LimitCopier> copier_;
-  bool ready_ = false;  // Init ran for this pair (status_ is its result)
-  Status status_;
+  bool ready_ = false;  // Init ran for this pair (init_ is its result)
+  Status init_;         // the copier's set-up
+  Status status_;       // this test's column: the first failure
 };
 
 }  // namespace

@@ -45,16 +45,17 @@ bool NeedsGpu(const Options& o) {
 constexpr const char* kNoGpu =
     "buffer location D needs a GPU, but no CUDA device is visible (use H H)";
 
-// Table, then the files the options ask for. 0, or 1 when a file could not be written.
-int WriteOutputs(const Options& o, const Report& r) {
-  std::fputs(FormatReport(r).c_str(), stdout);
+// The report's text (only its tail when the tables were printed as they were measured), then
+// the files the options ask for. 0, or 1 when a file could not be written.
+int WriteOutputs(const Options& o, const Report& r, bool tables_printed = false) {
+  std::fputs((tables_printed ? FormatReportTail(r) : FormatReport(r)).c_str(), stdout);
   std::fflush(stdout);
   int rc = 0;
   auto report = [&rc](const Status& st) {
     if (!st.ok()) rc = Fail(1, st.message());
   };
   if (!o.csv.empty()) report(WriteFile(o.csv, ToCsv(r)));
-  if (!o.json.empty()) report(WriteFile(o.json, ToJson(r).Dump() + "\n"));
+  if (!o.json.empty()) report(WriteFile(o.json, DumpJson(ToJson(r)) + "\n"));
   if (!o.plot.empty()) report(Plot(r, o.plot));
   return rc;
 }
@@ -110,7 +111,7 @@ int RankMain(const Options& o, int argc, char** argv) {
   int rc = MPIGPU_Init(&argc, &argv);
   if (rc != MPIGPU_SUCCESS) return Fail(1, "MPIGPU_Init failed: " + perf::ApiErrorString(rc));
   Report report;
-  Status st = RunSweep(o, setup, &report);
+  Status st = RunSweep(o, setup, &report, o.quiet ? nullptr : stdout);
   if (rank == 0 && !o.lmt.empty() && !o.launched)
     report.AddNote("under an external mpigpurun only the environment's MPIGPU_LMT=" + setup.lmt +
                    " is measured (--lmt relaunches the ranks per back-end when mpigpu-sweep is "
@@ -119,10 +120,10 @@ int RankMain(const Options& o, int argc, char** argv) {
   if (!st.ok()) return usage_error(st.message());
   if (rank != 0) return 0;
   if (!o.result_file.empty()) {
-    Status w = WriteFile(o.result_file, ToJson(report).Dump() + "\n");
+    Status w = WriteFile(o.result_file, DumpJson(ToJson(report)) + "\n");
     if (!w.ok()) return Fail(1, w.message());
   }
-  return o.quiet ? 0 : WriteOutputs(o, report);
+  return o.quiet ? 0 : WriteOutputs(o, report, /*tables_printed=*/true);
 }
 
 // ---- launcher mode ----

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "perf/api_check.h"
 #include "tools/sweep_check.h"
 #include "tools/sweep_cuda.h"
+#include "tools/sweep_rule.h"
 #include "tools/sweep_series.h"
 
 namespace mpigpu {
@@ -78,15 +80,36 @@ Status AllocBuffers(const Options& o, Ctx* c) {
   return Status::Ok();
 }
 
+// Rank 0's live output: the tables' text as it is measured, off the progress line.
+class LiveTables {
+ public:
+  LiveTables(std::FILE* out, Progress* progress) : out_(out), progress_(progress) {}
+  void Write(const std::string& text) {
+    if (out_ == nullptr) return;
+    progress_->Clear();
+    std::fputs(text.c_str(), out_);
+    std::fflush(out_);
+  }
+  void Head(const Table& t) {
+    Write((tables_++ ? "\n" : "") + FormatTableHead(t));
+  }
+
+ private:
+  std::FILE* out_;
+  Progress* progress_;
+  int tables_ = 0;
+};
+
 }  // namespace
 
-Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
+Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::FILE* live) {
   const int rank = setup.rank;
   const std::vector<size_t> sizes = MessageSizes(o.min_size, o.max_size);
   std::string names[2];
   OrDie(ExchangeNames(setup, names));
-  Progress progress(rank == 0 && isatty(STDERR_FILENO) && !o.quiet,
+  Progress progress(rank == 0 && !o.quiet && (o.progress || isatty(STDERR_FILENO)),
                     static_cast<int>(o.pairs.size() * o.tests.size() * sizes.size()));
+  LiveTables out(rank == 0 ? live : nullptr, &progress);
   std::unique_ptr<SeriesRunner> runners[kNumSeries];
   for (size_t k = 0; k < kNumSeries; ++k) runners[k] = kSeries[k].make();
 
@@ -103,10 +126,11 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
     if (pair.has_device() && setup.device_count == 0)
       return Status(Err::kNoGpu, "buffer location D needs a GPU, but no CUDA device is visible");
     OrDie(AllocBuffers(o, &c));
-    bool applies[kNumSeries];
+    std::vector<size_t> active;  // the series that apply to this pair, in table order
     for (size_t k = 0; k < kNumSeries; ++k) {
-      applies[k] = kSeries[k].applies(o, setup, pair);
-      if (applies[k]) OrDie(runners[k]->StartPair(c));
+      if (!kSeries[k].applies(o, setup, pair)) continue;
+      OrDie(runners[k]->StartPair(c));
+      active.push_back(k);
     }
 
     for (Test test : o.tests) {
@@ -118,16 +142,33 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report) {
       t.src_name = pair.src == Loc::kDevice ? names[0] : host;
       t.dst_name = pair.dst == Loc::kDevice ? names[1] : host;
       t.sizes = sizes;
-      for (size_t k = 0; k < kNumSeries; ++k) {
-        if (!applies[k]) continue;
-        Series s{kSeries[k].name, kSeries[k].kind, {}, ""};
-        OrDie(runners[k]->Measure(c, &s));
-        t.series.push_back(std::move(s));
+      t.rule = IterationRuleText(o, test);
+      t.iters_column = RuleApplies(o);
+      for (size_t k : active) {
+        t.series.push_back(Series{kSeries[k].name, kSeries[k].kind, {}, "", {}});
+        OrDie(runners[k]->StartTest(c, &t.series.back()));
       }
+      out.Head(t);
+      const std::string label = std::string(TestName(test)) + " " + PairName(pair) + " ";
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        progress.Row(label + std::to_string(sizes[i]) + " B");
+        c.row = RowPlan{};
+        for (size_t j = 0; j < active.size(); ++j) {
+          Series& s = t.series[j];
+          if (j > 0) progress.Detail(s.name);
+          double v = kNaN;
+          int iters = 0;
+          OrDie(runners[active[j]]->MeasureSize(c, i, sizes[i], &v, &iters));
+          s.values.push_back(v);
+          s.iterations.push_back(std::isnan(v) ? 0 : iters);
+        }
+        out.Write(FormatTableRow(t, i));
+      }
+      for (size_t j = 0; j < active.size(); ++j) runners[active[j]]->EndTest(c, &t.series[j]);
+      out.Write(FormatTableTail(t));
       if (rank == 0) report->tables.push_back(std::move(t));
     }
-    for (size_t k = 0; k < kNumSeries; ++k)
-      if (applies[k]) runners[k]->EndPair();
+    for (size_t k : active) runners[k]->EndPair();
   }
   progress.Clear();
   if (rank == 0 && o.peers) {

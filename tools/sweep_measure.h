@@ -5,6 +5,7 @@
 // the table that RunSweep's one loop runs (sweep_measure.cc).
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #include "memcopy/status.h"
@@ -23,10 +24,13 @@ struct RankSetup {
   std::string lmt;       // MPIGPU_LMT in effect ("auto" when unset)
 };
 
-// Runs every test of `o` on every pair. Rank 0 fills `report`; rank 1 leaves it empty. A data
-// check failure (-c) prints the first wrong byte and aborts the job with kExitCheckFailed.
-// Errors of CUDA in the limit or peer columns make that column n/a with the reason.
-Status RunSweep(const Options& o, const RankSetup& setup, Report* report);
+// Runs every test of `o` on every pair, size by size (every series of a size, then the next
+// size). Rank 0 fills `report` and, when `live` is not null, writes each table there as it goes
+// (FormatTableHead, each row as soon as it is measured, FormatTableTail; flushed): the same text
+// as FormatReport's tables. Rank 1 leaves `report` empty. A data check failure (-c) prints the
+// first wrong byte and aborts the job with kExitCheckFailed. Errors of CUDA in the limit or
+// peer columns make that column n/a with the reason.
+Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::FILE* live);
 
 }  // namespace sweep
 }  // namespace mpigpu

@@ -12,27 +12,20 @@ namespace {
 
 class MpigpuSeries : public SeriesRunner {
  public:
-  Status Measure(Ctx& c, Series* s) override {
+  Status StartTest(Ctx& c, Series* s) override {
     s->note = "MPIGPU_LMT=" + c.setup->lmt;
-    return ForEachSize(c, s, [&](size_t i, size_t size, double* v) {
-      c.progress->Step(std::string(TestName(c.test)) + " " + PairName(c.pair) + " " +
-                       std::to_string(size) + " B");
-      return MeasureSize(c, i, size, v);
-    });
+    return Status::Ok();
   }
 
- private:
   // One size; *value is rank 0's.
-  Status MeasureSize(Ctx& c, size_t size_index, size_t size, double* value) {
-    const int iters = Iterations(*c.o, c.test, size);
-    const int warm = Warmup(*c.o, c.test, size);
+  Status MeasureSize(Ctx& c, size_t size_index, size_t size, double* value, int* iters) override {
     const int window = c.o->window;
     const int n = Count(size);
     if (c.o->check) MPIGPU_RETURN_IF_ERROR(PrepareCheck(c, size_index, size));
     reqs_.assign(static_cast<size_t>(2 * window), MPIGPU_REQUEST_NULL);
     double elapsed = 0;
-    MPIGPU_RETURN_IF_ERROR(TimedLoop(
-        warm, iters,
+    MPIGPU_RETURN_IF_ERROR(TimedRuns(
+        c, size, /*collective=*/true,
         [&]() -> Status {
           switch (c.test) {
             case Test::kLatency: return PingPong(c, n);
@@ -41,12 +34,13 @@ class MpigpuSeries : public SeriesRunner {
           }
           return Status::Ok();
         },
-        &elapsed));
+        &elapsed, iters));
     if (c.o->check) MPIGPU_RETURN_IF_ERROR(CheckSize(c, size_index, size));
-    *value = TestValue(c.test, size, window, iters, elapsed);
+    *value = TestValue(c.test, size, window, *iters, elapsed);
     return Status::Ok();
   }
 
+ private:
   // latency: rank 0 sends and receives, rank 1 receives and sends.
   static Status PingPong(const Ctx& c, int n) {
     if (c.rank == 0) {

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <utility>
+
+#include <CLI/CLI.hpp>
 
 #include "memcopy/config.h"
 
@@ -21,6 +25,16 @@ bool ParseInt(const std::string& text, int min_value, int* out) {
   long v = std::strtol(text.c_str(), &end, 10);
   if (errno != 0 || *end != '\0' || v < min_value || v > INT_MAX) return false;
   *out = static_cast<int>(v);
+  return true;
+}
+
+// --time-per-size: seconds from 0 to an hour.
+bool ParseSeconds(const std::string& text, double* out) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || errno != 0 || *end != '\0' || !(v >= 0) || v > 3600) return false;
+  *out = v;
   return true;
 }
 
@@ -127,143 +141,146 @@ bool LmtApplies(const std::string& lmt, const Pair& pair) {
   return true;
 }
 
+namespace {
+
+// The word that gave `op` on the command line ("-m" or "--message-size"; for the positional
+// option, its first word): --replot's message names it as typed.
+std::string Spelling(const CLI::Option* op, const CLI::Option* words,
+                     const std::vector<std::string>& args) {
+  if (op == words) return op->results().front();
+  for (const std::string& w : args) {
+    if (w == "--") break;
+    const std::string name = w.substr(0, w.find('='));
+    if (op->check_name(name)) return name;
+  }
+  return op->get_name();
+}
+
+}  // namespace
+
+// CLI11 splits the words into options, their values and positional words, and finds unknown
+// options; the values are checked here, with messages that name the option and the bad value.
 Status ParseOptions(const std::vector<std::string>& args, Options* out) {
   *out = Options();
+  CLI::App app("mpigpu-sweep");
+  app.set_help_flag();  // -h, --help below: UsageText, not CLI11's
+  app.allow_extras();   // unknown options are named below, as the user typed them
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string sizes, iters, warmup, window, budget, accel, nranks, pairs, host_mem, lmt;
+  bool all_pairs = false;
+  std::vector<std::string> words;
+  std::vector<const CLI::Option*> output_only = {
+      app.add_flag("-h,--help", out->help),
+      app.add_option("--replot", out->replot)->type_name("FILE"),
+      app.add_option("--csv", out->csv)->type_name("FILE"),
+      app.add_option("--json", out->json)->type_name("FILE"),
+      app.add_option("--plot", out->plot)->type_name("FILE"),
+      app.add_flag("--progress", out->progress)};
+  CLI::Option* m = app.add_option("-m,--message-size", sizes);
+  CLI::Option* i = app.add_option("-i,--iterations", iters);
+  CLI::Option* x = app.add_option("-x,--warmup", warmup);
+  CLI::Option* w = app.add_option("-W,--window-size", window);
+  CLI::Option* t = app.add_option("--time-per-size", budget);
+  CLI::Option* d = app.add_option("-d,--accelerator", accel);
+  CLI::Option* n = app.add_option("-n", nranks);
+  CLI::Option* p = app.add_option("--pairs", pairs);
+  CLI::Option* hm = app.add_option("--host-mem", host_mem);
+  CLI::Option* l = app.add_option("--lmt", lmt);
+  app.add_flag("--all-pairs", all_pairs);
+  app.add_flag("-c,--validation", out->check);
+  app.add_flag("--tune", out->tune);
+  app.add_flag("--peers,!--no-peers", out->peers);
+  app.add_flag("--limits,!--no-limits", out->limits);
+  app.add_option("--result-file", out->result_file);
+  app.add_flag("--launched", out->launched);
+  app.add_flag("--quiet", out->quiet);
+  const CLI::Option* positional = app.add_option("words", words);
+
+  // "--name=": CLI11 would take the next word as the value; "--flag=value": it would accept
+  // true/false. Both are mistakes here.
+  for (const std::string& word : args) {
+    if (word == "--") break;
+    const size_t eq = word.find('=');
+    if (word.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+    const std::string name = word.substr(0, eq);
+    const CLI::Option* op = app.get_option_no_throw(name);
+    if (op == nullptr) continue;  // unknown: below
+    if (op->get_items_expected_max() == 0) return Bad("option " + name + " takes no value");
+    if (eq + 1 == word.size())
+      return Bad(op->get_type_name() == "FILE" ? name + " needs a file name"
+                                               : "option " + name + " needs a value");
+  }
+  try {
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));  // CLI11 pops from the back
+  } catch (const CLI::ArgumentMismatch&) {
+    // A value can only be missing after the last word.
+    return Bad("option " + args.back().substr(0, args.back().find('=')) + " needs a value");
+  } catch (const CLI::ParseError& e) {
+    return Bad(e.what());
+  }
+  const std::vector<std::string> unknown = app.remaining();
+  if (!unknown.empty()) return Bad("unknown option '" + unknown.front() + "'");
+  if (out->help) return Status::Ok();
+
+  // --replot draws a report measured earlier: the first word that only applies to measuring.
+  std::string measuring;
+  for (const CLI::Option* op : app.parse_order()) {
+    if (std::find(output_only.begin(), output_only.end(), op) == output_only.end()) {
+      measuring = Spelling(op, positional, args);
+      break;
+    }
+  }
+  if (!out->replot.empty() && !measuring.empty())
+    return Bad("--replot draws a report measured earlier: '" + measuring +
+               "' only applies to measuring (--replot takes --csv, --json and --plot)");
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"--replot", &out->replot},
+                                    {"--csv", &out->csv}, {"--json", &out->json},
+                                    {"--plot", &out->plot}})
+    if (app.count(name) > 0 && value->empty()) return Bad(std::string(name) + " needs a file name");
+
+  if (m->count() > 0) {
+    MPIGPU_RETURN_IF_ERROR(ParseRange(sizes, &out->min_size, &out->max_size));
+    out->sizes_given = true;
+  }
+  if (i->count() > 0 && !ParseInt(iters, 1, &out->iterations))
+    return Bad("bad -i '" + iters + "': expected a number of iterations >= 1");
+  if (x->count() > 0 && !ParseInt(warmup, 0, &out->warmup))
+    return Bad("bad -x '" + warmup + "': expected a number of warmup iterations >= 0");
+  if (w->count() > 0 && (!ParseInt(window, 1, &out->window) || out->window > 4096))
+    return Bad("bad -W '" + window + "': expected a window of 1 to 4096 messages");
+  if (t->count() > 0 && !ParseSeconds(budget, &out->time_per_size))
+    return Bad("bad --time-per-size '" + budget + "': expected seconds from 0 to 3600");
+  if (d->count() > 0 && accel != "cuda")
+    return Bad("bad -d '" + accel + "': only 'cuda' is supported");
+  out->cuda = d->count() > 0;
+  if (n->count() > 0 && (!ParseInt(nranks, 1, &out->nranks) || out->nranks != 2))
+    return Bad("bad -n '" + nranks + "': mpigpu-sweep runs exactly 2 ranks");
+  if (hm->count() > 0 && host_mem != "pageable" && host_mem != "pinned")
+    return Bad("bad --host-mem '" + host_mem + "': expected pageable or pinned");
+  out->pinned_host = host_mem == "pinned";
+  if (l->count() > 0) MPIGPU_RETURN_IF_ERROR(ParseLmtList(lmt, &out->lmt));
+  const bool pairs_given = all_pairs || p->count() > 0;
+  if (all_pairs)
+    out->pairs = {{Loc::kHost, Loc::kHost}, {Loc::kHost, Loc::kDevice},
+                  {Loc::kDevice, Loc::kHost}, {Loc::kDevice, Loc::kDevice}};
+  else if (p->count() > 0)
+    MPIGPU_RETURN_IF_ERROR(ParsePairList(pairs, &out->pairs));
+
+  // Positional words: tests, "all", and the buffer locations H|D H|D.
   std::vector<Test> tests;
   std::vector<Loc> locs;
-  bool pairs_given = false;
-  std::string measuring;  // the first word that only applies to measuring (--replot refuses it)
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string word = args[i];
-    std::string value;
-    bool has_inline = false;
-    // "--name=value" for long options.
-    if (word.rfind("--", 0) == 0) {
-      size_t eq = word.find('=');
-      if (eq != std::string::npos) {
-        value = word.substr(eq + 1);
-        word = word.substr(0, eq);
-        has_inline = true;
-      }
-    }
-    // The option's value: inline, or the next word.
-    auto take = [&](std::string* v) -> Status {
-      if (has_inline) {
-        *v = value;
-        return Status::Ok();
-      }
-      if (i + 1 >= args.size()) return Bad("option " + word + " needs a value");
-      *v = args[++i];
-      return Status::Ok();
-    };
-    auto flag_only = [&]() -> Status {
-      if (has_inline) return Bad("option " + word + " takes no value");
-      return Status::Ok();
-    };
-    static const char* const kOutputOnly[] = {"-h", "--help", "--csv", "--json", "--plot",
-                                              "--replot"};
-    if (measuring.empty() &&
-        std::find(std::begin(kOutputOnly), std::end(kOutputOnly), word) == std::end(kOutputOnly))
-      measuring = word;
-    std::string v;
-    if (word == "-h" || word == "--help") {
-      out->help = true;
-    } else if (word == "--replot") {
-      MPIGPU_RETURN_IF_ERROR(take(&out->replot));
-      if (out->replot.empty()) return Bad("--replot needs a file name");
-    } else if (word == "-m" || word == "--message-size") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      MPIGPU_RETURN_IF_ERROR(ParseRange(v, &out->min_size, &out->max_size));
-      out->sizes_given = true;
-    } else if (word == "-i" || word == "--iterations") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      if (!ParseInt(v, 1, &out->iterations))
-        return Bad("bad -i '" + v + "': expected a number of iterations >= 1");
-    } else if (word == "-x" || word == "--warmup") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      if (!ParseInt(v, 0, &out->warmup))
-        return Bad("bad -x '" + v + "': expected a number of warmup iterations >= 0");
-    } else if (word == "-W" || word == "--window-size") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      if (!ParseInt(v, 1, &out->window) || out->window > 4096)
-        return Bad("bad -W '" + v + "': expected a window of 1 to 4096 messages");
-    } else if (word == "-d" || word == "--accelerator") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      if (v != "cuda") return Bad("bad -d '" + v + "': only 'cuda' is supported");
-      out->cuda = true;
-    } else if (word == "-n") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      if (!ParseInt(v, 1, &out->nranks) || out->nranks != 2)
-        return Bad("bad -n '" + v + "': mpigpu-sweep runs exactly 2 ranks");
-    } else if (word == "--all-pairs") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->pairs = {{Loc::kHost, Loc::kHost}, {Loc::kHost, Loc::kDevice},
-                    {Loc::kDevice, Loc::kHost}, {Loc::kDevice, Loc::kDevice}};
-      pairs_given = true;
-    } else if (word == "--pairs") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      MPIGPU_RETURN_IF_ERROR(ParsePairList(v, &out->pairs));
-      pairs_given = true;
-    } else if (word == "--host-mem") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      if (v != "pageable" && v != "pinned")
-        return Bad("bad --host-mem '" + v + "': expected pageable or pinned");
-      out->pinned_host = v == "pinned";
-    } else if (word == "-c" || word == "--validation") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->check = true;
-    } else if (word == "--csv") {
-      MPIGPU_RETURN_IF_ERROR(take(&out->csv));
-      if (out->csv.empty()) return Bad("--csv needs a file name");
-    } else if (word == "--json") {
-      MPIGPU_RETURN_IF_ERROR(take(&out->json));
-      if (out->json.empty()) return Bad("--json needs a file name");
-    } else if (word == "--plot") {
-      MPIGPU_RETURN_IF_ERROR(take(&out->plot));
-      if (out->plot.empty()) return Bad("--plot needs a file name");
-    } else if (word == "--lmt") {
-      MPIGPU_RETURN_IF_ERROR(take(&v));
-      MPIGPU_RETURN_IF_ERROR(ParseLmtList(v, &out->lmt));
-    } else if (word == "--tune") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->tune = true;
-    } else if (word == "--peers") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->peers = true;
-    } else if (word == "--no-peers") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->peers = false;
-    } else if (word == "--limits") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->limits = true;
-    } else if (word == "--no-limits") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->limits = false;
-    } else if (word == "--result-file") {
-      MPIGPU_RETURN_IF_ERROR(take(&out->result_file));
-    } else if (word == "--launched") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->launched = true;
-    } else if (word == "--quiet") {
-      MPIGPU_RETURN_IF_ERROR(flag_only());
-      out->quiet = true;
-    } else if (word.size() > 1 && word[0] == '-') {
-      return Bad("unknown option '" + word + "'");
-    } else if (word == "H" || word == "h" || word == "D" || word == "d") {
+  for (const std::string& word : words) {
+    if (word == "H" || word == "h" || word == "D" || word == "d") {
       locs.push_back(word == "H" || word == "h" ? Loc::kHost : Loc::kDevice);
     } else if (word == "all") {
       tests = {Test::kLatency, Test::kBw, Test::kBibw};
     } else {
-      Test t;
-      if (!ParseTest(word, &t))
+      Test test;
+      if (!ParseTest(word, &test))
         return Bad("unknown test '" + word + "' (expected latency, bw or bibw)");
-      if (std::find(tests.begin(), tests.end(), t) == tests.end()) tests.push_back(t);
+      if (std::find(tests.begin(), tests.end(), test) == tests.end()) tests.push_back(test);
     }
   }
-  if (out->help) return Status::Ok();
-  if (!out->replot.empty() && !measuring.empty())
-    return Bad("--replot draws a report measured earlier: '" + measuring +
-               "' only applies to measuring (--replot takes --csv, --json and --plot)");
   if (!tests.empty()) out->tests = tests;
   if (!locs.empty()) {
     if (locs.size() != 2)
@@ -305,6 +322,10 @@ std::string UsageText() {
   t += "                          1000 above; bw/bibw 100 up to 8K, 20 above)\n";
   t += "  -x, --warmup N          untimed iterations first (default: latency 100/10, bw 10/2)\n";
   t += "  -W, --window-size N     messages per window in bw/bibw (default 64)\n";
+  t += "  --time-per-size SEC     fewer timed runs for a size whose runs would take longer than\n";
+  t += "                          SEC (default 0.2; at least 10 latency / 2 bw runs; warmup in\n";
+  t += "                          proportion; the iters column says how many); 0 or -i: fixed\n";
+  t += "                          counts as above\n";
   t += "  -d cuda                 accepted for OSU compatibility (D buffers need no flag)\n";
   t += "  -n 2                    the number of ranks (always 2)\n";
   t += "  --all-pairs             run HH, HD, DH and DD\n";
@@ -316,6 +337,8 @@ std::string UsageText() {
   t += "  --csv FILE              write every point as CSV\n";
   t += "  --json FILE             write the results as JSON\n";
   t += "  --plot FILE.png         log-log plot (gnuplot), one panel per test, one line per series\n";
+  t += "  --progress              a progress line with the time left on stderr also when it is\n";
+  t += "                          not a terminal (on a terminal it is always shown)\n";
   t += "  --replot FILE.json      measure nothing: read a report written by --json, print its\n";
   t += "                          tables, write --csv / --json / --plot from it (to plot a sweep\n";
   t += "                          measured where gnuplot is missing); takes no other option\n";
@@ -384,6 +407,13 @@ std::vector<std::string> RankArgs(const Options& o) {
   }
   a.push_back("-W");
   a.push_back(std::to_string(o.window));
+  if (o.time_per_size != kDefaultTimePerSize) {
+    char budget[32];
+    std::snprintf(budget, sizeof budget, "%.17g", o.time_per_size);
+    a.push_back("--time-per-size");
+    a.push_back(budget);
+  }
+  if (o.progress) a.push_back("--progress");
   std::string pairs;
   for (const Pair& p : o.pairs) pairs += (pairs.empty() ? "" : ",") + PairName(p);
   a.push_back("--pairs");

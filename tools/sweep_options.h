@@ -15,6 +15,9 @@ inline constexpr int kExitUsage = 2;       // bad command line or a request this
 inline constexpr int kExitCheckFailed = 3; // -c found a wrong byte
 inline constexpr size_t kMaxMessage = size_t{1} << 30;  // counts are ints: 1 GiB is the largest
 inline constexpr size_t kLargeMessage = 8192;  // OSU: fewer iterations above this size
+// --time-per-size's default: the timed seconds a series may spend on one size before the
+// iteration rule (sweep_rule.h) gives it fewer runs.
+inline constexpr double kDefaultTimePerSize = 0.2;
 
 enum class Test { kLatency, kBw, kBibw };
 const char* TestName(Test t);
@@ -50,6 +53,8 @@ struct Options {
   int iterations = 0;     // -i; 0: OSU-like defaults per test and size (Iterations())
   int warmup = -1;        // -x; -1: defaults (Warmup())
   int window = 64;        // -W
+  double time_per_size = kDefaultTimePerSize;  // --time-per-size; 0: OSU's fixed counts
+  bool progress = false;  // --progress: the progress line also when stderr is not a terminal
   bool cuda = false;      // -d cuda given (accepted for OSU compatibility; D works without it)
   std::vector<Pair> pairs = {Pair{}};  // positional H|D H|D, --all-pairs or --pairs
   bool check = false;     // -c

@@ -68,36 +68,30 @@ class NcclSeries : public SeriesRunner {
     return Status::Ok();
   }
 
-  Status Measure(Ctx& c, Series* s) override {
-    if (comm_ == nullptr) {
-      s->values.assign(c.sizes->size(), kNaN);
-      s->note = "n/a: " + why_;
-      return Status::Ok();
-    }
-    MPIGPU_RETURN_IF_ERROR(ForEachSize(
-        c, s, [&](size_t, size_t size, double* v) { return MeasureSize(c, size, v); }));
-    s->note = "ncclSend/ncclRecv (libnccl.so.2, NCCL_NVLS_ENABLE=0 unless set)";
+  Status StartTest(Ctx& c, Series* s) override {
+    s->note = comm_ == nullptr
+                  ? "n/a: " + why_
+                  : "ncclSend/ncclRecv (libnccl.so.2, NCCL_NVLS_ENABLE=0 unless set)";
     return Status::Ok();
   }
 
- private:
-  Status MeasureSize(const Ctx& c, size_t size, double* value) {
-    if (size == 0) return Status::Ok();  // nothing to move: n/a
-    const int iters = Iterations(*c.o, c.test, size);
+  Status MeasureSize(Ctx& c, size_t, size_t size, double* value, int* iters) override {
+    if (comm_ == nullptr || size == 0) return Status::Ok();  // n/a (size 0: nothing to move)
     const int window = c.o->window;
     double elapsed = 0;
-    MPIGPU_RETURN_IF_ERROR(TimedLoop(
-        Warmup(*c.o, c.test, size), iters,
+    MPIGPU_RETURN_IF_ERROR(TimedRuns(
+        c, size, /*collective=*/true,
         [&]() -> Status {
           MPIGPU_RETURN_IF_ERROR(Run(c, size, window));
           MPIGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
           return Status::Ok();
         },
-        &elapsed));
-    *value = TestValue(c.test, size, window, iters, elapsed);
+        &elapsed, iters));
+    *value = TestValue(c.test, size, window, *iters, elapsed);
     return Status::Ok();
   }
 
+ private:
   // One run of the test's loop, enqueued on stream_.
   Status Run(const Ctx& c, size_t size, int window) {
     const Nccl& n = *nccl_;
@@ -154,10 +148,18 @@ class StagedSeries : public SeriesRunner {
     return Status::Ok();
   }
 
-  Status Measure(Ctx& c, Series* s) override {
-    MPIGPU_RETURN_IF_ERROR(ForEachSize(
-        c, s, [&](size_t, size_t size, double* v) { return MeasureSize(c, size, v); }));
+  Status StartTest(Ctx& c, Series* s) override {
     s->note = "manual staging: cudaMemcpy D2H to pinned host, MPIGPU_Send/Recv, cudaMemcpy H2D";
+    return Status::Ok();
+  }
+
+  Status MeasureSize(Ctx& c, size_t, size_t size, double* value, int* iters) override {
+    const int window = c.o->window;
+    const int n = Count(size);
+    double elapsed = 0;
+    MPIGPU_RETURN_IF_ERROR(TimedRuns(
+        c, size, /*collective=*/true, [&]() { return Run(c, n, size, window); }, &elapsed, iters));
+    *value = TestValue(c.test, size, window, *iters, elapsed);
     return Status::Ok();
   }
 
@@ -167,17 +169,6 @@ class StagedSeries : public SeriesRunner {
   struct HostSide {
     PinnedBuffer send, recv;
   };
-
-  Status MeasureSize(const Ctx& c, size_t size, double* value) {
-    const int iters = Iterations(*c.o, c.test, size);
-    const int window = c.o->window;
-    const int n = Count(size);
-    double elapsed = 0;
-    MPIGPU_RETURN_IF_ERROR(TimedLoop(
-        Warmup(*c.o, c.test, size), iters, [&]() { return Run(c, n, size, window); }, &elapsed));
-    *value = TestValue(c.test, size, window, iters, elapsed);
-    return Status::Ok();
-  }
 
   // One run of the test's loop.
   Status Run(const Ctx& c, int n, size_t size, int window) {

@@ -28,11 +28,6 @@ Status Missing(const std::string& what) {
   return Status(Err::kInvalidArg, "result JSON: missing or malformed " + what);
 }
 
-const Json* Field(const Json& obj, const std::string& key, Json::Type type) {
-  const Json* v = obj.Find(key);
-  return v != nullptr && v->type() == type ? v : nullptr;
-}
-
 }  // namespace
 
 Series* Table::Find(const std::string& name) {
@@ -110,51 +105,94 @@ std::string FormatValue(double v) {
   return buf;
 }
 
-std::string FormatTable(const Table& t) {
+namespace {
+
+constexpr size_t kSizeWidth = 12;  // the "# Size" column
+constexpr size_t kMinWidth = 12;   // every other column: its title + 2, at least this
+
+// The columns after the size: every series, then primary / each other series, then iters.
+struct Column {
+  std::string title;
+  const Series* value = nullptr;  // a series' value
+  const Series* over = nullptr;   // with value: the ratio value / over (primary first)
+  bool iters = false;
+};
+
+std::vector<Column> Columns(const Table& t) {
+  std::vector<Column> cols;
+  for (const Series& s : t.series) cols.push_back({s.name, &s, nullptr, false});
+  if (const Series* primary = t.Primary()) {
+    for (const Series& s : t.series) {
+      if (&s == primary || s.kind == kKindMpigpu) continue;
+      cols.push_back({primary->name + "/" + s.name, primary, &s, false});
+    }
+  }
+  if (t.iters_column) cols.push_back({"iters", nullptr, nullptr, true});
+  return cols;
+}
+
+size_t Width(const Column& c) { return std::max(kMinWidth, c.title.size() + 2); }
+
+// Right-aligned in `width`, with at least one space before it.
+std::string Cell(const std::string& s, size_t width) {
+  return s.size() + 1 > width ? " " + s : std::string(width - s.size(), ' ') + s;
+}
+
+double ValueAt(const Series* s, size_t i) {
+  return s != nullptr && i < s->values.size() ? s->values[i] : kNaN;
+}
+
+}  // namespace
+
+std::string IterationsText(const Table& t, size_t i) {
+  int lo = 0, hi = 0;
+  for (const Series& s : t.series) {
+    const int n = i < s.iterations.size() ? s.iterations[i] : 0;
+    if (n <= 0) continue;
+    lo = lo == 0 ? n : std::min(lo, n);
+    hi = std::max(hi, n);
+  }
+  if (hi == 0) return "n/a";
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+std::string FormatTableHead(const Table& t) {
   std::string out;
   const std::string pair = PairName(t.pair);
   out += "# mpigpu-sweep " + std::string(TestName(t.test)) + " [" + pair + "]: rank 0 " +
          pair[0] + " (" + t.src_name + ") -> rank 1 " + pair[1] + " (" + t.dst_name + ")\n";
   out += "# " + std::string(QuantityName(t.test)) + "\n";
-
-  // Columns: every series, then primary / each other series.
-  const Series* primary = t.Primary();
-  std::vector<std::string> titles;
-  std::vector<std::vector<std::string>> cells(t.sizes.size());
-  for (const Series& s : t.series) {
-    titles.push_back(s.name);
-    for (size_t i = 0; i < t.sizes.size(); ++i)
-      cells[i].push_back(FormatValue(i < s.values.size() ? s.values[i] : kNaN));
-  }
-  if (primary != nullptr) {
-    for (const Series& s : t.series) {
-      if (&s == primary || s.kind == kKindMpigpu) continue;
-      titles.push_back(primary->name + "/" + s.name);
-      for (size_t i = 0; i < t.sizes.size(); ++i) {
-        double a = i < primary->values.size() ? primary->values[i] : kNaN;
-        double b = i < s.values.size() ? s.values[i] : kNaN;
-        cells[i].push_back(RatioText(Ratio(a, b)));
-      }
-    }
-  }
-  std::vector<size_t> width(titles.size());
-  for (size_t c = 0; c < titles.size(); ++c) {
-    width[c] = std::max<size_t>(12, titles[c].size() + 2);
-    for (const auto& row : cells) width[c] = std::max(width[c], row[c].size() + 2);
-  }
+  if (!t.rule.empty()) out += "# iterations: " + t.rule + "\n";
   std::string header = "# Size";
-  header.resize(12, ' ');
-  for (size_t c = 0; c < titles.size(); ++c) header += Pad(titles[c], width[c]);
-  out += header + "\n";
-  for (size_t i = 0; i < t.sizes.size(); ++i) {
-    std::string line = std::to_string(t.sizes[i]);
-    line.resize(std::max<size_t>(line.size(), 12), ' ');
-    for (size_t c = 0; c < titles.size(); ++c) line += Pad(cells[i][c], width[c]);
-    out += line + "\n";
+  header.resize(kSizeWidth, ' ');
+  for (const Column& c : Columns(t)) header += Cell(c.title, Width(c));
+  return out + header + "\n";
+}
+
+std::string FormatTableRow(const Table& t, size_t i) {
+  std::string line = std::to_string(t.sizes[i]);
+  line.resize(std::max(line.size() + 1, kSizeWidth), ' ');
+  for (const Column& c : Columns(t)) {
+    std::string text;
+    if (c.iters) text = IterationsText(t, i);
+    else if (c.over != nullptr) text = RatioText(Ratio(ValueAt(c.value, i), ValueAt(c.over, i)));
+    else text = FormatValue(ValueAt(c.value, i));
+    line += Cell(text, Width(c));
   }
+  return line + "\n";
+}
+
+std::string FormatTableTail(const Table& t) {
+  std::string out;
   for (const Series& s : t.series)
     if (!s.note.empty()) out += "# " + s.name + ": " + s.note + "\n";
   return out;
+}
+
+std::string FormatTable(const Table& t) {
+  std::string out = FormatTableHead(t);
+  for (size_t i = 0; i < t.sizes.size(); ++i) out += FormatTableRow(t, i);
+  return out + FormatTableTail(t);
 }
 
 std::string FormatReport(const Report& r) {
@@ -163,6 +201,11 @@ std::string FormatReport(const Report& r) {
     if (i) out += "\n";
     out += FormatTable(r.tables[i]);
   }
+  return out + FormatReportTail(r);
+}
+
+std::string FormatReportTail(const Report& r) {
+  std::string out;
   if (!r.notes.empty()) out += "\n";
   for (const std::string& n : r.notes) out += "# note: " + n + "\n";
   if (!r.tune.empty()) {
@@ -206,115 +249,177 @@ std::string ToCsv(const Report& r) {
 }
 
 Json ToJson(const Report& r) {
-  Json root = Json::Object();
-  root.Set("tool", Json::String("mpigpu-sweep"));
-  Json& tables = root.Set("tables", Json::Array());
+  Json root = Json::object();
+  root["tool"] = "mpigpu-sweep";
+  Json& tables = root["tables"] = Json::array();
   for (const Table& t : r.tables) {
-    Json jt = Json::Object();
-    jt.Set("test", Json::String(TestName(t.test)));
-    jt.Set("pair", Json::String(PairName(t.pair)));
-    jt.Set("src", Json::String(t.src_name));
-    jt.Set("dst", Json::String(t.dst_name));
-    jt.Set("unit", Json::String(Unit(t.test)));
-    Json& sizes = jt.Set("sizes", Json::Array());
-    for (size_t s : t.sizes) sizes.Push(Json::Number(static_cast<double>(s)));
-    Json& series = jt.Set("series", Json::Array());
+    Json jt = Json::object({{"test", TestName(t.test)},
+                            {"pair", PairName(t.pair)},
+                            {"src", t.src_name},
+                            {"dst", t.dst_name},
+                            {"unit", Unit(t.test)}});
+    if (!t.rule.empty()) jt["rule"] = t.rule;
+    if (t.iters_column) jt["iters_column"] = true;
+    jt["sizes"] = t.sizes;
+    Json& series = jt["series"] = Json::array();
     for (const Series& s : t.series) {
-      Json js = Json::Object();
-      js.Set("name", Json::String(s.name));
-      js.Set("kind", Json::String(s.kind));
-      js.Set("note", Json::String(s.note));
-      Json& values = js.Set("values", Json::Array());
-      for (double v : s.values) values.Push(Json::Number(v));  // NaN -> null
-      series.Push(std::move(js));
+      // NaN values are written as null.
+      Json js = Json::object(
+          {{"name", s.name}, {"kind", s.kind}, {"note", s.note}, {"values", s.values}});
+      if (!s.iterations.empty()) js["iterations"] = s.iterations;
+      series.push_back(std::move(js));
     }
-    tables.Push(std::move(jt));
+    tables.push_back(std::move(jt));
   }
-  Json& notes = root.Set("notes", Json::Array());
-  for (const std::string& n : r.notes) notes.Push(Json::String(n));
-  Json& tune = root.Set("tune", Json::Array());
-  for (const TuneTrial& t : r.tune) {
-    Json jt = Json::Object();
-    jt.Set("unit", Json::Number(static_cast<double>(t.unit)));
-    jt.Set("units", Json::Number(static_cast<double>(t.units)));
-    Json& pairs = jt.Set("pairs", Json::Array());
-    for (const std::string& p : t.pairs) pairs.Push(Json::String(p));
-    Json& scores = jt.Set("scores", Json::Array());
-    for (double s : t.scores) scores.Push(Json::Number(s));
-    tune.Push(std::move(jt));
-  }
-  Json& exports = root.Set("exports", Json::Array());
-  for (const std::string& e : r.exports) exports.Push(Json::String(e));
+  root["notes"] = r.notes;
+  Json& tune = root["tune"] = Json::array();
+  for (const TuneTrial& t : r.tune)
+    tune.push_back(Json::object(
+        {{"unit", t.unit}, {"units", t.units}, {"pairs", t.pairs}, {"scores", t.scores}}));
+  root["exports"] = r.exports;
   return root;
 }
 
+namespace {
+
+using Is = bool (Json::*)() const noexcept;
+
+// obj's member `key` when it exists and has the type `is` checks; else nullptr.
+const Json* Field(const Json& obj, const char* key, Is is) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it != obj.end() && ((*it).*is)() ? &*it : nullptr;
+}
+
+// A number, or null for a value that was not measured (NaN).
+bool NumberOrNull(const Json& v, double* out) {
+  if (v.is_null()) *out = kNaN;
+  else if (v.is_number()) *out = v.get<double>();
+  else return false;
+  return true;
+}
+
+// A count: an integer from 0 to `max`.
+template <typename T>
+bool Count(const Json& v, T max, T* out) {
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) return false;
+  const uint64_t n = v.get<uint64_t>();
+  if (n > static_cast<uint64_t>(max)) return false;
+  *out = static_cast<T>(n);
+  return true;
+}
+
+Status ReadSeries(const Json& js, size_t sizes, Series* s) {
+  const Json* name = Field(js, "name", &Json::is_string);
+  const Json* kind = Field(js, "kind", &Json::is_string);
+  const Json* values = Field(js, "values", &Json::is_array);
+  if (name == nullptr || kind == nullptr || values == nullptr) return Missing("a series");
+  s->name = name->get<std::string>();
+  s->kind = kind->get<std::string>();
+  if (const Json* note = Field(js, "note", &Json::is_string)) s->note = note->get<std::string>();
+  for (const Json& v : *values) {
+    double d;
+    if (!NumberOrNull(v, &d)) return Missing("a value of series '" + s->name + "'");
+    s->values.push_back(d);
+  }
+  if (s->values.size() != sizes)
+    return Missing("series '" + s->name + "' (" + std::to_string(s->values.size()) +
+                   " values for " + std::to_string(sizes) + " sizes)");
+  if (js.contains("iterations")) {
+    const Json* iters = Field(js, "iterations", &Json::is_array);
+    if (iters == nullptr) return Missing("'iterations' of series '" + s->name + "'");
+    for (const Json& n : *iters) {
+      int count = 0;
+      if (!Count(n, 1000000000, &count))
+        return Missing("an iteration count of series '" + s->name + "'");
+      s->iterations.push_back(count);
+    }
+    if (s->iterations.size() != sizes)
+      return Missing("'iterations' of series '" + s->name + "' (one per size)");
+  }
+  return Status::Ok();
+}
+
+Status ReadTable(const Json& jt, Table* t) {
+  const Json* test = Field(jt, "test", &Json::is_string);
+  const Json* pair = Field(jt, "pair", &Json::is_string);
+  if (test == nullptr || !ParseTest(test->get<std::string>(), &t->test))
+    return Missing("table 'test'");
+  if (pair == nullptr || !ParsePair(pair->get<std::string>(), &t->pair))
+    return Missing("table 'pair'");
+  const Json* src = Field(jt, "src", &Json::is_string);
+  const Json* dst = Field(jt, "dst", &Json::is_string);
+  if (src == nullptr || dst == nullptr) return Missing("table 'src'/'dst'");
+  t->src_name = src->get<std::string>();
+  t->dst_name = dst->get<std::string>();
+  if (jt.contains("rule")) {
+    const Json* rule = Field(jt, "rule", &Json::is_string);
+    if (rule == nullptr) return Missing("table 'rule'");
+    t->rule = rule->get<std::string>();
+  }
+  if (jt.contains("iters_column")) {
+    const Json* col = Field(jt, "iters_column", &Json::is_boolean);
+    if (col == nullptr) return Missing("table 'iters_column'");
+    t->iters_column = col->get<bool>();
+  }
+  const Json* sizes = Field(jt, "sizes", &Json::is_array);
+  if (sizes == nullptr) return Missing("table 'sizes'");
+  for (const Json& s : *sizes) {
+    size_t size = 0;
+    if (!Count(s, kMaxMessage, &size)) return Missing("a size");
+    t->sizes.push_back(size);
+  }
+  const Json* series = Field(jt, "series", &Json::is_array);
+  if (series == nullptr) return Missing("table 'series'");
+  for (const Json& js : *series) {
+    Series s;
+    MPIGPU_RETURN_IF_ERROR(ReadSeries(js, t->sizes.size(), &s));
+    t->series.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+// The strings of an optional array of strings (anything else in it is skipped).
+std::vector<std::string> Strings(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  if (const Json* a = Field(j, key, &Json::is_array))
+    for (const Json& v : *a)
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
 Status FromJson(const Json& j, Report* out) {
   *out = Report();
-  if (j.type() != Json::Type::kObject) return Missing("top-level object");
-  const Json* tables = Field(j, "tables", Json::Type::kArray);
+  if (!j.is_object()) return Missing("top-level object");
+  const Json* tables = Field(j, "tables", &Json::is_array);
   if (tables == nullptr) return Missing("'tables'");
-  for (const Json& jt : tables->items()) {
+  for (const Json& jt : *tables) {
     Table t;
-    const Json* test = Field(jt, "test", Json::Type::kString);
-    const Json* pair = Field(jt, "pair", Json::Type::kString);
-    if (test == nullptr || !ParseTest(test->as_string(), &t.test)) return Missing("table 'test'");
-    if (pair == nullptr || !ParsePair(pair->as_string(), &t.pair)) return Missing("table 'pair'");
-    const Json* src = Field(jt, "src", Json::Type::kString);
-    const Json* dst = Field(jt, "dst", Json::Type::kString);
-    if (src == nullptr || dst == nullptr) return Missing("table 'src'/'dst'");
-    t.src_name = src->as_string();
-    t.dst_name = dst->as_string();
-    const Json* sizes = Field(jt, "sizes", Json::Type::kArray);
-    if (sizes == nullptr) return Missing("table 'sizes'");
-    for (const Json& s : sizes->items()) {
-      if (s.type() != Json::Type::kNumber || s.as_number() < 0) return Missing("a size");
-      t.sizes.push_back(static_cast<size_t>(s.as_number()));
-    }
-    const Json* series = Field(jt, "series", Json::Type::kArray);
-    if (series == nullptr) return Missing("table 'series'");
-    for (const Json& js : series->items()) {
-      Series s;
-      const Json* name = Field(js, "name", Json::Type::kString);
-      const Json* kind = Field(js, "kind", Json::Type::kString);
-      const Json* note = Field(js, "note", Json::Type::kString);
-      const Json* values = Field(js, "values", Json::Type::kArray);
-      if (name == nullptr || kind == nullptr || values == nullptr) return Missing("a series");
-      s.name = name->as_string();
-      s.kind = kind->as_string();
-      if (note != nullptr) s.note = note->as_string();
-      for (const Json& v : values->items()) {
-        if (v.is_null()) s.values.push_back(kNaN);
-        else if (v.type() == Json::Type::kNumber) s.values.push_back(v.as_number());
-        else return Missing("a value of series '" + s.name + "'");
-      }
-      if (s.values.size() != t.sizes.size())
-        return Missing("series '" + s.name + "' (" + std::to_string(s.values.size()) +
-                       " values for " + std::to_string(t.sizes.size()) + " sizes)");
-      t.series.push_back(std::move(s));
-    }
+    MPIGPU_RETURN_IF_ERROR(ReadTable(jt, &t));
     out->tables.push_back(std::move(t));
   }
-  if (const Json* notes = Field(j, "notes", Json::Type::kArray))
-    for (const Json& n : notes->items())
-      if (n.type() == Json::Type::kString) out->notes.push_back(n.as_string());
-  if (const Json* tune = Field(j, "tune", Json::Type::kArray)) {
-    for (const Json& jt : tune->items()) {
+  out->notes = Strings(j, "notes");
+  if (const Json* tune = Field(j, "tune", &Json::is_array)) {
+    for (const Json& jt : *tune) {
       TuneTrial t;
-      const Json* unit = Field(jt, "unit", Json::Type::kNumber);
-      const Json* units = Field(jt, "units", Json::Type::kNumber);
-      const Json* pairs = Field(jt, "pairs", Json::Type::kArray);
-      const Json* scores = Field(jt, "scores", Json::Type::kArray);
-      if (!unit || !units || !pairs || !scores) return Missing("a tune trial");
-      t.unit = static_cast<size_t>(unit->as_number());
-      t.units = static_cast<size_t>(units->as_number());
-      for (const Json& p : pairs->items()) t.pairs.push_back(p.as_string());
-      for (const Json& s : scores->items()) t.scores.push_back(s.is_null() ? kNaN : s.as_number());
+      const Json* scores = Field(jt, "scores", &Json::is_array);
+      if (!jt.is_object() || !jt.contains("unit") || !jt.contains("units") ||
+          !Count(jt["unit"], kMaxMessage, &t.unit) ||
+          !Count(jt["units"], size_t{1} << 20, &t.units) ||
+          !Field(jt, "pairs", &Json::is_array) || !scores)
+        return Missing("a tune trial");
+      t.pairs = Strings(jt, "pairs");
+      for (const Json& s : *scores) {
+        double d;
+        if (!NumberOrNull(s, &d)) return Missing("a tune score");
+        t.scores.push_back(d);
+      }
       out->tune.push_back(std::move(t));
     }
   }
-  if (const Json* exports = Field(j, "exports", Json::Type::kArray))
-    for (const Json& e : exports->items())
-      if (e.type() == Json::Type::kString) out->exports.push_back(e.as_string());
+  out->exports = Strings(j, "exports");
   return Status::Ok();
 }
 

@@ -25,6 +25,9 @@ struct Series {
   std::string kind;  // kKindMpigpu, kKindLimit or kKindPeer
   std::vector<double> values;
   std::string note;  // what it measures, or why it is n/a
+  // Timed runs behind each value (0: not measured); empty in reports written before the
+  // iteration rule (sweep_rule.h).
+  std::vector<int> iterations = {};
 };
 
 // One test on one buffer pair.
@@ -35,6 +38,11 @@ struct Table {
   std::string dst_name = "host";  // rank 1's buffer
   std::vector<size_t> sizes;
   std::vector<Series> series;
+  // The iteration rule in words (sweep_rule.h; measured tables have one: the "# iterations:"
+  // line), and whether counts may differ from size to size by it: then an "iters" column says
+  // how many runs each row's values had (-i's fixed counts need no column).
+  std::string rule;
+  bool iters_column = false;
 
   Series* Find(const std::string& name);
   const Series* Find(const std::string& name) const;
@@ -79,10 +87,21 @@ const char* Unit(Test t);            // "us" or "GB/s"
 const char* QuantityName(Test t);    // "Latency (us)", "Bandwidth (GB/s)", ...
 std::string FormatValue(double v);   // fixed width-free text; "n/a" for NaN
 
-// The OSU-style table of one test on one pair, with the ratio columns.
+// The OSU-style table of one test on one pair, with the ratio columns: FormatTableHead, a
+// FormatTableRow per size, FormatTableTail. The head needs only the table's series (not their
+// values), so a sweep prints each row as soon as it is measured. Columns have fixed widths
+// (from their titles).
 std::string FormatTable(const Table& t);
-// Every table, the notes and the --tune lines.
+std::string FormatTableHead(const Table& t);  // title lines and column titles
+std::string FormatTableRow(const Table& t, size_t i);  // size i's row, from the values so far
+std::string FormatTableTail(const Table& t);  // the series' notes
+// Every table (a blank line between them), then FormatReportTail.
 std::string FormatReport(const Report& r);
+// The notes and the --tune lines.
+std::string FormatReportTail(const Report& r);
+// "N" when every measured series of row i ran N timed runs, "MIN-MAX" when they differ (merged
+// --lmt runs), "n/a" when none says.
+std::string IterationsText(const Table& t, size_t i);
 // One row per point: test,pair,src,dst,series,kind,size,value,unit (empty value for n/a).
 std::string ToCsv(const Report& r);
 Json ToJson(const Report& r);

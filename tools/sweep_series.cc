@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
+
+#include "tools/sweep_rule.h"
 
 namespace mpigpu {
 namespace sweep {
@@ -14,23 +18,45 @@ void Die(int code, const std::string& msg) {
   _exit(code);
 }
 
-void Progress::Show(const std::string& what) {
-  if (!on_) return;
-  std::fprintf(stderr, "\r%-78.78s", ("mpigpu-sweep: " + what).c_str());
-  std::fflush(stderr);
-  shown_ = true;
-}
+namespace {
+constexpr int kPlanRuns = 8;
+}  // namespace
 
-void Progress::Step(const std::string& what) {
-  ++step_;
-  Show(what + " (" + std::to_string(step_) + "/" + std::to_string(total_) + ")");
-}
-
-void Progress::Clear() {
-  if (!on_ || !shown_) return;
-  std::fprintf(stderr, "\r%78s\r", "");
-  std::fflush(stderr);
-  shown_ = false;
+Status PlanRow(Ctx& c, size_t size, bool collective, const std::function<Status()>& run,
+               int* warmed) {
+  *warmed = 0;
+  if (c.row.decided) return Status::Ok();
+  const Options& o = *c.o;
+  const int n = Iterations(o, c.test, size), w = Warmup(o, c.test, size);
+  c.row = RowPlan{true, w, n};
+  if (!RuleApplies(o)) return Status::Ok();
+  const int min_iters = MinIterations(c.test);
+  if (collective) PERF_API(MPIGPU_Barrier(MPIGPU_COMM_WORLD));
+  // The probe: the first warmup run (the coldest, so it errs towards fewer runs).
+  double t0 = MPIGPU_Wtime();
+  MPIGPU_RETURN_IF_ERROR(run());
+  const double probe = MPIGPU_Wtime() - t0;
+  // The rest of the warmup, at least kPlanRuns runs where the default has them: one noisy
+  // probe must not set the count alone.
+  const int scaled = ScaledWarmup(w, n, BudgetIterations(n, min_iters, probe, o.time_per_size));
+  int more = std::max(0, std::max(scaled, std::min(w, kPlanRuns)) - 1);
+  if (collective)
+    PERF_API(MPIGPU_Bcast(&more, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, MPIGPU_COMM_WORLD));
+  // Each run timed alone: the median is what a run costs, whatever one descheduled run took.
+  std::vector<double> times;
+  for (int k = 0; k < more; ++k) {
+    t0 = MPIGPU_Wtime();
+    MPIGPU_RETURN_IF_ERROR(run());
+    times.push_back(MPIGPU_Wtime() - t0);
+  }
+  std::sort(times.begin(), times.end());
+  const double per_run = times.empty() ? probe : times[times.size() / 2];
+  int iters = BudgetIterations(n, min_iters, per_run, o.time_per_size);
+  if (collective)
+    PERF_API(MPIGPU_Bcast(&iters, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, MPIGPU_COMM_WORLD));
+  c.row = RowPlan{true, 1 + more, iters};
+  *warmed = 1 + more;
+  return Status::Ok();
 }
 
 double TestValue(Test test, size_t size, int window, int iters, double seconds) {

@@ -3,7 +3,9 @@
 // interface a series implements, OSU's timed loop, and the fatal end of a run.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 #include "tools/sweep_cuda.h"
 #include "tools/sweep_measure.h"
 #include "tools/sweep_options.h"
+#include "tools/sweep_progress.h"
 #include "tools/sweep_report.h"
 
 namespace mpigpu {
@@ -30,22 +33,12 @@ inline constexpr int kTagSetup = 4;
 // no recovery): "\nmpigpu-sweep: msg" on stderr (off the progress line), MPIGPU_Abort(code).
 [[noreturn]] void Die(int code, const std::string& msg);
 
-// Rank 0's progress line on stderr, only on a terminal.
-class Progress {
- public:
-  Progress(bool on, int total_steps) : on_(on), total_(total_steps) {}
-  ~Progress() { Clear(); }
-  // "mpigpu-sweep: what".
-  void Show(const std::string& what);
-  // The next of the sweep's steps (one mpigpu size): "mpigpu-sweep: what (step/total)".
-  void Step(const std::string& what);
-  void Clear();
-
- private:
-  bool on_;
-  bool shown_ = false;
-  int step_ = 0;
-  int total_;
+// The counts of the row (one size of one test) being measured: the row's first series decides
+// them under the iteration rule (sweep_rule.h); every later series of the row runs them too.
+struct RowPlan {
+  bool decided = false;
+  int warmup = 0;
+  int iterations = 0;
 };
 
 // One test on one pair: what every series reads, and the measured messages' buffers.
@@ -54,6 +47,7 @@ struct Ctx {
   const RankSetup* setup = nullptr;
   const std::vector<size_t>* sizes = nullptr;  // the message sizes, in order
   Progress* progress = nullptr;
+  RowPlan row;  // the size being measured (the driver resets it for each)
   int rank = 0;
   int peer = 1;
   Test test = Test::kLatency;
@@ -83,16 +77,21 @@ Status TimedLoop(int warm, int iters, Body body, double* seconds) {
   return Status::Ok();
 }
 
-// Runs `measure` (a callable (size_t size_index, size_t size, double* value) -> Status) for
-// every message size in order, appending each value (NaN unless it sets one) to s->values.
-template <typename Measure>
-Status ForEachSize(const Ctx& c, Series* s, Measure measure) {
-  for (size_t i = 0; i < c.sizes->size(); ++i) {
-    double v = kNaN;
-    MPIGPU_RETURN_IF_ERROR(measure(i, (*c.sizes)[i], &v));
-    s->values.push_back(v);
-  }
-  return Status::Ok();
+// Decides c.row if the row's counts are not decided yet: with the iteration rule, a first
+// warmup run of `run` timed on rank 0 sets the rest of the warmup, whose median run then sets
+// the timed count (rank 0 decides; MPIGPU_Bcast when `collective`, i.e. both ranks run `run`).
+// *warmed: the warmup runs this call already made (0 when c.row was decided before).
+Status PlanRow(Ctx& c, size_t size, bool collective, const std::function<Status()>& run,
+               int* warmed);
+
+// One size of a series, timed under the row's counts: PlanRow, the rest of the warmup, the
+// timed runs of `body`; *iters: how many were timed.
+template <typename Body>
+Status TimedRuns(Ctx& c, size_t size, bool collective, Body body, double* seconds, int* iters) {
+  int warmed = 0;
+  MPIGPU_RETURN_IF_ERROR(PlanRow(c, size, collective, body, &warmed));
+  *iters = c.row.iterations;
+  return TimedLoop(std::max(0, c.row.warmup - warmed), c.row.iterations, body, seconds);
 }
 
 // A test's value from its timed loop of `iters` runs: one-way latency (us) of a ping-pong, or
@@ -100,16 +99,22 @@ Status ForEachSize(const Ctx& c, Series* s, Measure measure) {
 double TestValue(Test test, size_t size, int window, int iters, double seconds);
 
 // One series: a column of every table whose pair it applies to (sweep_measure.cc's table says
-// which). One object serves the whole sweep; for each pair the driver calls StartPair, Measure
-// once per test, then EndPair, on both ranks alike. A failed Status ends the job (Die).
+// which). One object serves the whole sweep; for each pair the driver calls StartPair, then per
+// test StartTest, MeasureSize for each size in order (the row's series one after the other, so
+// that a row is printed as soon as it is measured), EndTest; then EndPair; on both ranks alike.
+// A failed Status ends the job (Die).
 class SeriesRunner {
  public:
   virtual ~SeriesRunner() = default;
   // Set-up for the pair in `c` (collective where it needs to be).
   virtual Status StartPair(Ctx& c) { return Status::Ok(); }
-  // One test (c.test) over every size: s->values (one per size; rank 0's count) and s->note.
-  virtual Status Measure(Ctx& c, Series* s) = 0;
-  // Frees what StartPair or Measure took for the pair.
+  // A test (c.test) starts: s->note may be set here or in EndTest.
+  virtual Status StartTest(Ctx& c, Series* s) { return Status::Ok(); }
+  // Size `size` (index i): *value (rank 0's; NaN: n/a) and *iters, the timed runs behind it
+  // (0 when not measured). Counts come from c.row (TimedRuns).
+  virtual Status MeasureSize(Ctx& c, size_t i, size_t size, double* value, int* iters) = 0;
+  virtual void EndTest(Ctx& c, Series* s) {}
+  // Frees what StartPair or MeasureSize took for the pair.
   virtual void EndPair() {}
 };
 

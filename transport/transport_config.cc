@@ -77,13 +77,24 @@ constexpr ParamVar<TransportConfig> kVars[] = {
           "microseconds the resident copy kernel waits for work before it leaves (the "
           "application's cudaDeviceSynchronize waits at most this long for it)",
           &TransportConfig::gpu_copier_idle_us, 1, 1000000, "us"),
-    ChoiceParam<TransportConfig>("MPIGPU_GPU_COPIER_SHARED", "0",
-           "keep the resident copy kernel when several ranks share a GPU: only with MPS, whose "
-           "clients' kernels run side by side; without it each rank's kernel stalls the others' "
-           "for a time slice",
-           kBoolChoices, MPIGPU_PARAM_BOOL(TransportConfig, gpu_copier_shared)),
+    ChoiceParam<TransportConfig>("MPIGPU_GPU_COPIER_SHARED", "auto",
+           "when several ranks share a GPU, keep the resident copy kernel and the CUDA IPC single "
+           "copy at every size: only under MPS, whose clients' kernels run side by side (without "
+           "it each rank's kernel stalls the others' for a time slice); auto = when MPS is "
+           "detected (memcopy/mps.h: the CUDA driver, else the control pipe)",
+           "auto | 0 | 1 (also no | yes, off | on)",
+           [](const char* t, TransportConfig* c) {
+             if (std::string(t) == "auto") {
+               c->gpu_copier_shared = SharedGpuMode::kAuto;
+               return true;
+             }
+             bool on = false;
+             if (!ParseBool(t, &on)) return false;
+             c->gpu_copier_shared = on ? SharedGpuMode::kOn : SharedGpuMode::kOff;
+             return true;
+           }),
     BytesParam<TransportConfig>("MPIGPU_SHARED_GPU_IPC_MIN", "4M",
-          "device sends to a rank on the same GPU (without MPIGPU_GPU_COPIER_SHARED) take the CUDA "
+          "device sends to a rank on the same GPU (without MPS, or MPIGPU_GPU_COPIER_SHARED=0) take the CUDA "
           "IPC single copy only from this size; smaller ones go through host memory on the copy "
           "engines, since a device copy between two processes' contexts costs a context switch "
           "(~140 us)",

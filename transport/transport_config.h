@@ -24,6 +24,19 @@ enum class ChannelMode : int {
   kSocket = 1,  // Unix stream sockets: the loopback test back-end (transport/sock)
 };
 
+// MPIGPU_GPU_COPIER_SHARED: the shared-GPU fast path (the resident copy kernel and the CUDA IPC
+// single copy at every size, to a rank on the same GPU).
+enum class SharedGpuMode : int {
+  kAuto = 0,  // when MPS serves the GPU (memcopy/mps.h)
+  kOff = 1,   // never: copier off, IPC only from MPIGPU_SHARED_GPU_IPC_MIN
+  kOn = 2,    // always (the user says MPS runs)
+};
+
+// Whether ranks sharing a GPU take the fast path, given the setting and whether MPS serves it.
+inline bool KeepSharedGpuPath(SharedGpuMode mode, bool mps_active) {
+  return mode == SharedGpuMode::kOn || (mode == SharedGpuMode::kAuto && mps_active);
+}
+
 struct TransportConfig {
   size_t eager_limit = 0;          // largest message sent through cells
   size_t cell_size = 0;            // payload bytes of one cell
@@ -43,7 +56,7 @@ struct TransportConfig {
   size_t gpu_copier_max = 0;       // contiguous device copies up to this size use the resident kernel
   size_t gpu_copier_strided_max = 0;  // strided ones (narrow rows) up to this size; 0 = never
   size_t gpu_copier_idle_us = 0;   // the resident kernel leaves after this long without work
-  bool gpu_copier_shared = false;  // keep the resident kernel when ranks share a GPU (MPS)
+  SharedGpuMode gpu_copier_shared = SharedGpuMode::kAuto;  // the shared-GPU fast path (MPS)
   bool default_stream_order = true;  // device sends wait for the legacy default stream first
   size_t shared_gpu_ipc_min = 0;   // smallest IPC single copy to a rank on the same GPU
   size_t bootstrap_timeout_s = 0;  // how long ranks wait for each other at start and finalize

@@ -6,6 +6,7 @@
 
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
+#include "memcopy/mps.h"
 #include "pipeline/layout.h"
 #include "ringbuf/numa.h"
 
@@ -52,18 +53,49 @@ Status IpcLmt::Attach(LmtHost* host, char* dense, char*) {
 }
 
 // A resident kernel time-slices with the kernels of every other process on its GPU (no MPS):
-// with a GPU shared by several ranks the copier would stall them all, so it stays off.
-// MPIGPU_GPU_COPIER_SHARED keeps it (MPS).
+// with a GPU shared by several ranks the copier would stall them all, so it stays off, and small
+// device sends to a rank on this GPU avoid the IPC copy. Under MPS (detected, or declared by
+// MPIGPU_GPU_COPIER_SHARED=1) both stay on: MPS clients' kernels run side by side.
 void IpcLmt::Joined() {
   const LocalJob& job = host_->job();
   const uint64_t my_gpu = job.gpu_id(rank_);
   shares_gpu_.assign(size_, false);
-  for (int r = 0; r < size_ && my_gpu != 0 && !host_->config().gpu_copier_shared; ++r)
+  if (my_gpu == 0) return;
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = -1;
+  }
+  const MpsState mps = MpsOfDevice(device);
+  const SharedGpuMode mode = host_->config().gpu_copier_shared;
+  const bool keep = KeepSharedGpuPath(mode, mps.active);
+  int sharing = 0;
+  for (int r = 0; r < size_; ++r)
     if (r != rank_ && job.gpu_id(r) == my_gpu) {
-      shares_gpu_[r] = true;
-      if (gpu_copier_ok_) MPIGPU_INFO("rank %d shares this GPU: the resident copy kernel stays off", r);
-      gpu_copier_ok_ = false;
+      ++sharing;
+      shares_gpu_[r] = !keep;
     }
+  const char* setting = mode == SharedGpuMode::kAuto ? "auto"
+                        : mode == SharedGpuMode::kOn ? "1"
+                                                     : "0";
+  if (sharing == 0) {
+    MPIGPU_INFO("MPS %s (%s); no other rank shares this GPU", mps.active ? "yes" : "no",
+                mps.how.c_str());
+    return;
+  }
+  if (keep) {
+    MPIGPU_INFO("MPS %s (%s); %d other rank(s) share this GPU: the resident copy kernel and the "
+                "CUDA IPC single copy stay on at every size (MPIGPU_GPU_COPIER_SHARED=%s)",
+                mps.active ? "yes" : "no", mps.how.c_str(), sharing, setting);
+    return;
+  }
+  if (gpu_copier_ok_)
+    MPIGPU_INFO("MPS %s (%s); %d other rank(s) share this GPU: the resident copy kernel stays "
+                "off and device sends to them take the CUDA IPC copy only from %zu bytes "
+                "(MPIGPU_GPU_COPIER_SHARED=%s)",
+                mps.active ? "yes" : "no", mps.how.c_str(), sharing,
+                host_->config().shared_gpu_ipc_min, setting);
+  gpu_copier_ok_ = false;
 }
 
 bool IpcLmt::Offers(int peer, MemLoc loc, size_t bytes) const {

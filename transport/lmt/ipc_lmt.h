@@ -9,8 +9,8 @@
 //   - Put (host send, contiguous device receive): the receiver sends kPut with its exported
 //     buffer; the sender copies H2D straight into it and answers kPutDone (kPutFailed: use the
 //     next back-end; the send then waits for that one's answer).
-// Not offered below MPIGPU_SHARED_GPU_IPC_MIN to a rank on this same GPU (unless
-// MPIGPU_GPU_COPIER_SHARED says MPS): a device copy between two processes' contexts runs on the
+// Not offered below MPIGPU_SHARED_GPU_IPC_MIN to a rank on this same GPU unless MPS serves it
+// (memcopy/mps.h; MPIGPU_GPU_COPIER_SHARED=auto, or 1 declares it): a device copy between two processes' contexts runs on the
 // SMs and costs a context switch (about 140 us, run 34), while the copy engines move the bytes
 // through host memory without one. MPIGPU_LMT=ipc offers it to every peer.
 //
@@ -117,7 +117,7 @@ class IpcLmt final : public LmtBackend {
   std::unique_ptr<IpcCache> cache_;  // made on first use
   DeviceCopier gpu_copier_;           // set up on first use, on the current device
   bool gpu_copier_ok_ = true;         // cleared for good if it cannot be set up
-  std::vector<bool> shares_gpu_;      // per rank: on this GPU, in another context (no MPS)
+  std::vector<bool> shares_gpu_;      // per rank: on this GPU, off the fast path (no MPS)
   std::list<Request*> active_;        // copies running (pulls, puts)
   std::unordered_map<uint64_t, Request*> puts_;  // receives waiting for the sender's put
   uint64_t next_put_id_ = 0;

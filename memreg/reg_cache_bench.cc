@@ -2,7 +2,7 @@
 // ibv_reg_mr cost comes on top of a miss): a hit (Acquire + Release of a cached region, among
 // `n` cached regions), a miss (a fresh page range each time), and mmap + munmap of one page with
 // and without a cache alive (the hooks log only while one exists).
-//   bazel run -c opt //internode/ib/regcache:reg_cache_bench
+//   bazel run -c opt //memreg:reg_cache_bench
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <vector>
 
-#include "internode/ib/regcache/reg_cache.h"
+#include "memreg/reg_cache.h"
 
 using mpigpu::Status;
-using mpigpu::internode::RegCache;
-using mpigpu::internode::Region;
+using mpigpu::memreg::RegCache;
+using mpigpu::memreg::Region;
 
 namespace {
 

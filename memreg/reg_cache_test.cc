@@ -7,7 +7,7 @@
 // root only) and the first word of the page at registration. A region the cache hands out again
 // must still sit on the same frames (where readable) and, in the stress test, on the same
 // generation of the page's contents.
-#include "internode/ib/regcache/reg_cache.h"
+#include "memreg/reg_cache.h"
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "internode/ib/regcache/memhooks.h"
-#include "internode/ib/regcache/reg_cache_config.h"
+#include "memreg/memhooks.h"
+#include "memreg/reg_cache_config.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 namespace {
 
 const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -115,12 +115,12 @@ class FakeDevice {
   std::atomic<bool> fail_next_{false};
 };
 
-int IdOf(const Region* r) { return static_cast<FakeMr*>(r->handle)->id; }
+int IdOf(const Region* r) { return static_cast<FakeMr*>(r->handle[0])->id; }
 
 // The oracle: a region handed out still covers the frames it was registered on.
 void ExpectSameFrames(const Region* r) {
   if (!FramesReadable()) return;  // not root: frames read as 0 (the tests say so once below)
-  const auto* mr = static_cast<FakeMr*>(r->handle);
+  const auto* mr = static_cast<FakeMr*>(r->handle[0]);
   for (size_t i = 0; i < mr->frames.size(); ++i)
     ASSERT_EQ(mr->frames[i], FrameOf(reinterpret_cast<char*>(mr->addr) + i * kPage))
         << "stale region: page " << i << " of [" << r->addr << ", +" << r->len << ")";
@@ -738,6 +738,299 @@ TEST_F(RegCacheTest, StressMappersAgainstAcquirer) {
 }
 
 // The settings: defaults, ranges, refusals with the variable named.
+// ---- clients, the reuse policy, address protection ----
+
+// A cache with two fake clients: 0 plain (verbs-like), 1 address-keyed (cudaHostRegister-like).
+class SharedCacheTest : public RegCacheTest {
+ protected:
+  std::unique_ptr<RegCache> MakeShared(size_t pin_entries = 1 << 20) {
+    auto c = std::make_unique<RegCache>(true, 1 << 20);
+    EXPECT_TRUE(c->caching()) << c->why_not_caching();
+    RegCache::Client plain;
+    plain.name = "plain";
+    plain.reg = dev_.Reg();
+    plain.dereg = dev_.Dereg();
+    EXPECT_EQ(c->AddClient(plain), 0);
+    RegCache::Client pin;
+    pin.name = "pin";
+    pin.reg = pins_.Reg();
+    pin.dereg = pins_.Dereg();
+    pin.max_entries = pin_entries;
+    pin.pins_addresses = true;
+    EXPECT_EQ(c->AddClient(pin), 1);
+    return c;
+  }
+  // Whether [p, p + n) is free address space (a probe mapping lands exactly there).
+  static bool AddressFree(void* p, size_t n) {
+    void* q = mmap(p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (q == MAP_FAILED) return false;
+    munmap(q, n);
+    return q == p;
+  }
+  // Whether the first page of p is mapped (mincore fails with ENOMEM where nothing is).
+  static bool Mapped(void* p) {
+    unsigned char v;
+    return mincore(p, kPage, &v) == 0;
+  }
+  FakeDevice pins_;
+};
+
+TEST_F(SharedCacheTest, TwoClientsShareOneEntry) {
+  auto c = MakeShared();
+  char* buf = MapPages(4);
+  Region* a = nullptr;
+  ASSERT_TRUE(c->Acquire(0, buf, 4 * kPage, &a).ok());
+  Region* b = nullptr;
+  ASSERT_TRUE(c->Acquire(1, buf + 10, kPage, &b).ok());
+  EXPECT_EQ(a, b) << "one entry, one handle per client";
+  EXPECT_NE(a->handle[0], nullptr);
+  EXPECT_NE(a->handle[1], nullptr);
+  EXPECT_EQ(c->stats(0).entries, 1u);
+  EXPECT_EQ(c->stats(1).entries, 1u);
+  EXPECT_EQ(c->stats().entries, 2u);
+  c->Release(a);
+  c->Release(b);
+  ASSERT_EQ(munmap(buf, 4 * kPage), 0);
+  c->Sync();
+  EXPECT_EQ(dev_.live(), 0u);
+  EXPECT_EQ(pins_.live(), 0u);
+  c.reset();
+  EXPECT_EQ(memhooks::Quarantined(), 0);
+}
+
+TEST_F(SharedCacheTest, FirstUseRecordsSecondRegistersThirdHits) {
+  auto c = MakeShared();
+  char* buf = MapPages(8);
+  Region* r = nullptr;
+  ASSERT_TRUE(c->AcquireOnReuse(1, buf, 8 * kPage, &r).ok());
+  EXPECT_EQ(r, nullptr) << "the first use registered";
+  EXPECT_EQ(pins_.registrations(), 0);
+  EXPECT_EQ(c->stats(1).first_uses, 1u);
+  ASSERT_TRUE(c->AcquireOnReuse(1, buf, 8 * kPage, &r).ok());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(pins_.registrations(), 1);
+  c->Release(r);
+  ASSERT_TRUE(c->AcquireOnReuse(1, buf + 100, kPage, &r).ok());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(pins_.registrations(), 1) << "a covered request must hit";
+  c->Release(r);
+  // Growth (a buffer used with larger messages): the larger range replaces the smaller.
+  char* big = MapPages(16);
+  ASSERT_TRUE(c->AcquireOnReuse(1, big, 4 * kPage, &r).ok());
+  ASSERT_TRUE(c->AcquireOnReuse(1, big, 4 * kPage, &r).ok());
+  ASSERT_NE(r, nullptr);
+  c->Release(r);
+  ASSERT_TRUE(c->AcquireOnReuse(1, big, 8 * kPage, &r).ok());
+  ASSERT_NE(r, nullptr) << "a grown request over a registered range is a reuse";
+  EXPECT_EQ(r->len, 8 * kPage);
+  c->Release(r);
+  ASSERT_TRUE(c->AcquireOnReuse(1, big, 4 * kPage, &r).ok());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->len, 8 * kPage);
+  c->Release(r);
+  c.reset();
+  munmap(buf, 8 * kPage);
+  munmap(big, 16 * kPage);
+}
+
+// Chunks of one buffer that share boundary pages: each is first used on its own, and later
+// rounds neither register nor deregister (no chunk evicts its neighbour).
+TEST_F(SharedCacheTest, ChunksSharingPagesDoNotThrash) {
+  auto c = MakeShared();
+  const size_t unit = 4 * kPage;
+  char* buf = MapPages(4 * 4 + 2);
+  auto round = [&](int* pinned) {
+    *pinned = 0;
+    for (int k = 0; k < 4; ++k) {
+      Region* r = nullptr;
+      ASSERT_TRUE(c->AcquireOnReuse(1, buf + 100 + k * unit, unit, &r).ok());
+      if (r != nullptr) ++*pinned;
+      c->Release(r);
+    }
+  };
+  int pinned = 0;
+  round(&pinned);
+  EXPECT_EQ(pinned, 0) << "first round";
+  EXPECT_EQ(pins_.registrations(), 0);
+  round(&pinned);
+  EXPECT_GE(pinned, 2);
+  const int regs = pins_.registrations();
+  const auto deregs = c->stats(1).deregistrations;
+  for (int i = 0; i < 3; ++i) round(&pinned);
+  EXPECT_EQ(pins_.registrations(), regs) << "later rounds registered again";
+  EXPECT_EQ(c->stats(1).deregistrations, deregs) << "later rounds deregistered";
+  c.reset();
+  munmap(buf, (4 * 4 + 2) * kPage);
+}
+
+// munmap of an address-keyed registration keeps the addresses (inaccessible) until the cache
+// deregistered it; a plain client's range is freed at once.
+TEST_F(SharedCacheTest, MunmapOfAProtectedRangeKeepsItsAddressesUntilDeregistered) {
+  auto c = MakeShared();
+  char* plain = MapPages(4);
+  Region* r = Get(c.get(), plain, 4 * kPage);
+  c->Release(r);
+  ASSERT_EQ(munmap(plain, 4 * kPage), 0);
+  EXPECT_TRUE(AddressFree(plain, 4 * kPage)) << "a plain registration kept its addresses";
+
+  char* buf = MapPages(4);
+  ASSERT_TRUE(c->Acquire(1, buf, 4 * kPage, &r).ok());
+  c->Release(r);
+  const auto q0 = memhooks::GetStats().quarantined;
+  ASSERT_EQ(munmap(buf, 4 * kPage), 0);
+  EXPECT_EQ(memhooks::GetStats().quarantined, q0 + 1);
+  EXPECT_FALSE(AddressFree(buf, 4 * kPage)) << "freed while still registered";
+  EXPECT_EQ(pins_.live(), 1u);  // nothing ran in the hook
+  c->Sync();
+  EXPECT_EQ(pins_.live(), 0u);
+  EXPECT_TRUE(AddressFree(buf, 4 * kPage)) << "the reservation outlived the registration";
+  EXPECT_EQ(memhooks::Quarantined(), 0);
+
+  // Held (a copy in flight): the addresses stay until its Release.
+  buf = MapPages(4);
+  ASSERT_TRUE(c->Acquire(1, buf, 4 * kPage, &r).ok());
+  ASSERT_EQ(munmap(buf, 4 * kPage), 0);
+  c->Sync();
+  EXPECT_FALSE(AddressFree(buf, 4 * kPage));
+  EXPECT_EQ(pins_.live(), 1u);
+  c->Release(r);
+  EXPECT_EQ(pins_.live(), 0u);
+  EXPECT_TRUE(AddressFree(buf, 4 * kPage));
+  c.reset();
+}
+
+TEST_F(SharedCacheTest, MremapOfAProtectedRangeReservesWhatItVacated) {
+  auto c = MakeShared();
+  char* buf = MapPages(4);
+  char* dst = MapPages(4);
+  Region* r = nullptr;
+  ASSERT_TRUE(c->Acquire(1, buf, 4 * kPage, &r).ok());
+  c->Release(r);
+  ASSERT_EQ(mremap(buf, 4 * kPage, 4 * kPage, MREMAP_MAYMOVE | MREMAP_FIXED, dst), dst);
+  EXPECT_FALSE(AddressFree(buf, 4 * kPage)) << "moved away while registered";
+  c->Sync();
+  EXPECT_TRUE(AddressFree(buf, 4 * kPage));
+  // Shrink in place: the tail is kept until deregistered, the head stays mapped.
+  ASSERT_TRUE(c->Acquire(1, dst, 4 * kPage, &r).ok());
+  c->Release(r);
+  ASSERT_EQ(mremap(dst, 4 * kPage, 2 * kPage, 0), dst);
+  EXPECT_FALSE(AddressFree(dst + 2 * kPage, 2 * kPage));
+  c->Sync();
+  EXPECT_TRUE(AddressFree(dst + 2 * kPage, 2 * kPage));
+  EXPECT_TRUE(Mapped(dst));
+  EXPECT_EQ(pins_.live(), 0u);
+  c.reset();
+  munmap(dst, 2 * kPage);
+}
+
+// The break shrunk over a protected range: its addresses are kept until deregistered (the break
+// cannot grow back over them before), then it grows back onto fresh pages.
+TEST_F(SharedCacheTest, BrkShrinkOverAProtectedRangeKeepsItsAddresses) {
+  auto c = MakeShared();
+  char* top = static_cast<char*>(sbrk(0));
+  const size_t pad = (kPage - reinterpret_cast<uintptr_t>(top) % kPage) % kPage;
+  char* old = static_cast<char*>(sbrk(static_cast<intptr_t>(pad + 4 * kPage)));
+  ASSERT_NE(old, reinterpret_cast<char*>(-1));
+  char* area = old + pad;
+  std::memset(area, 1, 4 * kPage);
+  Region* r = nullptr;
+  ASSERT_TRUE(c->Acquire(1, area, 4 * kPage, &r).ok());
+  c->Release(r);
+  ASSERT_NE(sbrk(-static_cast<intptr_t>(4 * kPage)), reinterpret_cast<void*>(-1));
+  EXPECT_FALSE(AddressFree(area, 4 * kPage)) << "the break gave up registered addresses";
+  EXPECT_EQ(sbrk(static_cast<intptr_t>(4 * kPage)), reinterpret_cast<void*>(-1));
+  c->Sync();
+  EXPECT_EQ(pins_.live(), 0u);
+  ASSERT_EQ(sbrk(static_cast<intptr_t>(4 * kPage)), area);
+  EXPECT_EQ(area[0], 0);  // fresh pages
+  c.reset();
+  ASSERT_EQ(brk(old), 0);
+}
+
+// The program maps over the kept addresses on purpose (MAP_FIXED): its mapping must survive the
+// release of the reservation.
+TEST_F(SharedCacheTest, MapFixedOverAReservationIsNeverUnmapped) {
+  auto c = MakeShared();
+  char* buf = MapPages(4);
+  Region* r = nullptr;
+  ASSERT_TRUE(c->Acquire(1, buf, 4 * kPage, &r).ok());
+  c->Release(r);
+  ASSERT_EQ(munmap(buf, 4 * kPage), 0);
+  ASSERT_EQ(MapPages(4, buf), buf);
+  buf[0] = 7;
+  c->Sync();
+  EXPECT_TRUE(Mapped(buf)) << "the program's new mapping was unmapped";
+  EXPECT_EQ(buf[0], 7);
+  EXPECT_EQ(pins_.live(), 0u);
+  EXPECT_EQ(memhooks::Quarantined(), 0);
+  c.reset();
+  munmap(buf, 4 * kPage);
+}
+
+// Per-client limits: the pin client's LRU evicts its own registrations only.
+TEST_F(SharedCacheTest, PerClientLimits) {
+  auto c = MakeShared(/*pin_entries=*/2);
+  std::vector<char*> bufs;
+  for (int i = 0; i < 4; ++i) {
+    bufs.push_back(MapPages(2));
+    Region* r = nullptr;
+    ASSERT_TRUE(c->Acquire(0, bufs.back(), 2 * kPage, &r).ok());
+    Region* p = nullptr;
+    ASSERT_TRUE(c->Acquire(1, bufs.back(), 2 * kPage, &p).ok());
+    c->Release(r);
+    c->Release(p);
+  }
+  EXPECT_EQ(c->stats(1).entries, 2u);
+  EXPECT_EQ(c->stats(0).entries, 4u) << "the plain client lost registrations to the pin limit";
+  EXPECT_EQ(c->stats(1).evictions, 2u);
+  c.reset();
+  for (char* b : bufs) munmap(b, 2 * kPage);
+}
+
+// Threads: acquirers of the pin client against threads unmapping and mapping (TSan covers the
+// cache's own code in reg_cache_tsan_test).
+TEST_F(SharedCacheTest, ProtectedRangesUnderConcurrentUnmapping) {
+  auto c = MakeShared();
+  constexpr int kThreads = 3, kIters = 300;
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < kIters; ++i) {
+        char* b = MapPages(2);
+        Region* r = nullptr;
+        if (!c->AcquireOnReuse(1, b, 2 * kPage, &r).ok()) bad++;
+        if (!c->AcquireOnReuse(1, b, 2 * kPage, &r).ok() || r == nullptr) bad++;
+        c->Release(r);
+        if (munmap(b, 2 * kPage) != 0) bad++;
+        if (i % 2 == 0) {
+          // Mapped again on purpose at once, while other threads release reservations: the new
+          // mapping must never be unmapped under us.
+          if (MapPages(2, b) != b) bad++;
+          for (int k = 0; k < 50; ++k) {
+            b[k * 64] = static_cast<char>(k);
+            if (!Mapped(b) || b[k * 64] != static_cast<char>(k)) bad++;
+          }
+          if (munmap(b, 2 * kPage) != 0) bad++;
+        }
+        if (i % 16 == t) c->Sync();
+      }
+    });
+  }
+  std::atomic<bool> stop{false};
+  std::thread syncer([&] {
+    while (!stop.load(std::memory_order_relaxed)) c->Sync();
+  });
+  for (auto& t : ts) t.join();
+  stop = true;
+  syncer.join();
+  c->Sync();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(pins_.live(), 0u);
+  EXPECT_EQ(memhooks::Quarantined(), 0);
+  c.reset();
+}
+
 TEST(RegCacheConfigTest, DefaultsRangesAndRefusals) {
   auto parse = [](std::map<std::string, std::string> env, RegCacheConfig* c) {
     return RegCacheParams().Parse(
@@ -775,4 +1068,4 @@ TEST(RegCacheConfigTest, DefaultsRangesAndRefusals) {
 }
 
 }  // namespace
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

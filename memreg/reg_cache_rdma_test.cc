@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "internode/ib/regcache/memhooks.h"
-#include "internode/ib/regcache/reg_cache.h"
+#include "memreg/memhooks.h"
+#include "memreg/reg_cache.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 namespace {
 
 const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -215,7 +215,7 @@ class RegCacheRdmaTest : public ::testing::Test {
     Status st = cache_->Acquire(const_cast<char*>(src), kLen, &r);
     ASSERT_TRUE(st.ok()) << st.ToString();
     const std::string e =
-        lb_.Write(src, kLen, static_cast<ibv_mr*>(r->handle)->lkey, dst_, dst_mr_->rkey);
+        lb_.Write(src, kLen, static_cast<ibv_mr*>(r->handle[0])->lkey, dst_, dst_mr_->rkey);
     cache_->Release(r);
     ASSERT_EQ(e, "") << what;
     ASSERT_EQ(std::memcmp(dst_, src, kLen), 0)
@@ -300,4 +300,4 @@ TEST_F(RegCacheRdmaTest, FreeAndMallocAgain) {
 }
 
 }  // namespace
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

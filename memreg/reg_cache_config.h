@@ -1,14 +1,15 @@
 // The registration cache's settings (MPIGPU_IB_REG_CACHE*), declared here where they are used and
 // registered in the one registry (memcopy/params.h) that mpigpu-info prints and MPIGPU_Init
 // checks. MPIGPU_IB_REG_CACHE is also read, with the same words, by the memory hooks at load
-// (memhooks.cc), before the registry exists: off there means no mallopt and no logging.
+// (memhooks.cc), before the registry exists: off there (and MPIGPU_PIN_CACHE off or no GPU) means
+// no mallopt and no logging.
 #pragma once
 
 #include <cstddef>
 
 #include "memcopy/params.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 
 struct RegCacheConfig {
   bool enabled = true;          // keep registrations between uses (0: register per use)
@@ -19,4 +20,4 @@ struct RegCacheConfig {
 const RegCacheConfig& GetRegCacheConfig();
 const Params<RegCacheConfig>& RegCacheParams();
 
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

@@ -3,7 +3,7 @@
 // Everything reachable from a hook is async-signal-safe and allocation-free: atomics, raw
 // syscalls, the next definition's function pointer. dlsym is called only at load (a constructor)
 // and, for brk/sbrk, which glibc's malloc does not call through the PLT, on first use.
-#include "internode/ib/regcache/memhooks.h"
+#include "memreg/memhooks.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -11,6 +11,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,9 +20,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <mutex>
 
-namespace mpigpu::internode::memhooks {
+namespace mpigpu::memreg::memhooks {
 namespace detail {
 Log g_log{};
 }  // namespace detail
@@ -46,8 +48,30 @@ std::atomic<int> g_readers{0};
 // Set at load: MPIGPU_IB_REG_CACHE was off, the hooks only forward.
 std::atomic<bool> g_disabled{false};
 std::atomic<bool> g_mallopt{false};
-// Set at load with g_disabled: MPIGPU_IB_REG_CACHE unset and no RDMA device.
+// Set at load with g_disabled: neither cache asked for by name, and no RDMA device or GPU.
 std::atomic<bool> g_no_device{false};
+
+// The protection table (memhooks.h): hooks read slots [0, g_protect_hw).
+struct ProtectSlot {
+  std::atomic<uintptr_t> start;  // 0: free
+  std::atomic<uintptr_t> end;
+};
+ProtectSlot g_protect[kProtectSlots];
+std::atomic<int> g_protect_hw{0};
+std::atomic<int> g_protect_count{0};
+std::mutex g_protect_mu;  // Protect/Unprotect only (never taken in a hook)
+
+enum QState : int { kQFree = 0, kQClaiming, kQuarantinedState, kQReleasing };
+struct QuarantineSlot {
+  std::atomic<int> state;
+  std::atomic<uintptr_t> start;
+  std::atomic<uintptr_t> end;
+};
+QuarantineSlot g_quarantine[kQuarantineSlots];
+std::atomic<int> g_quarantined{0};
+std::atomic<uint64_t> g_quarantines{0};
+std::atomic<uint64_t> g_releases{0};
+std::mutex g_release_mu;  // ReleaseQuarantines only
 
 // shmat'd segments, for shmdt (which gets only the address): a fixed table, claimed by CAS.
 constexpr int kShmSlots = 256;
@@ -79,6 +103,21 @@ bool EnvOff(const char* name) {
 
 // Whether the kernel lists an RDMA device (/sys/class/infiniband has an entry): no library, no
 // allocation beyond opendir's, safe before main.
+bool DirHasEntries(const char* path) {
+  DIR* d = opendir(path);
+  if (d == nullptr) return false;
+  bool any = false;
+  while (const dirent* e = readdir(d))
+    if (e->d_name[0] != '.') any = true;
+  closedir(d);
+  return any;
+}
+
+// Whether an NVIDIA GPU is there (the driver lists one): the pin cache's condition.
+bool GpuPresent() {
+  return DirHasEntries("/proc/driver/nvidia/gpus") || access("/dev/nvidiactl", F_OK) == 0;
+}
+
 bool RdmaDevicePresent() {
   DIR* d = opendir("/sys/class/infiniband");
   if (d == nullptr) return false;
@@ -110,15 +149,22 @@ void InstallSanitizerFreeHook() {
 __attribute__((constructor)) void LoadHooks() {
   for (int f = 0; f < kNumFns; ++f)
     g_next[f].store(dlsym(RTLD_NEXT, kFnNames[f]), std::memory_order_release);
-  if (EnvOff("MPIGPU_IB_REG_CACHE")) {
+  // Two caches use the hooks: the ibverbs registrations (MPIGPU_IB_REG_CACHE) and the CUDA
+  // pins of pageable host buffers (MPIGPU_PIN_CACHE). The malloc settings below change every
+  // allocation of the process: only where a cache can be used (an RDMA device, a GPU), or where
+  // one is asked for by name (=1; tests), and never when both are off.
+  // (The ibverbs netmod still registers per message, internode/ib/ib_reg.h: an RDMA device
+  // alone does not ask for the hooks until it caches through them; RdmaDevicePresent() is
+  // kept for that day.)
+  const bool ib_off = EnvOff("MPIGPU_IB_REG_CACHE"), pin_off = EnvOff("MPIGPU_PIN_CACHE");
+  constexpr bool kIbCachesThroughHooks = false;
+  const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
+                                     (kIbCachesThroughHooks && RdmaDevicePresent()));
+  const bool pin_wanted =
+      !pin_off && (std::getenv("MPIGPU_PIN_CACHE") != nullptr || GpuPresent());
+  if (!ib_wanted && !pin_wanted) {
     g_disabled.store(true, std::memory_order_relaxed);
-    return;
-  }
-  // The malloc settings below change every allocation of the process: only where the cache can
-  // be used (an RDMA device), or where it is asked for by name (MPIGPU_IB_REG_CACHE=1; tests).
-  if (std::getenv("MPIGPU_IB_REG_CACHE") == nullptr && !RdmaDevicePresent()) {
-    g_disabled.store(true, std::memory_order_relaxed);
-    g_no_device.store(true, std::memory_order_relaxed);
+    g_no_device.store(!(ib_off && pin_off), std::memory_order_relaxed);
     return;
   }
   // free() must never hand pages back behind the hooks (glibc calls its own munmap, sbrk and
@@ -193,7 +239,7 @@ Cursor OpenReader() {
   g_readers.fetch_add(1, std::memory_order_acq_rel);
   Cursor c;
   c.flush_epoch = g_log.flush_epoch.load(std::memory_order_acquire);
-  c.next = g_log.head.load(std::memory_order_acquire);
+  c.next = c.done = g_log.head.load(std::memory_order_acquire);
   return c;
 }
 
@@ -205,7 +251,133 @@ Stats GetStats() {
   uint64_t calls = 0;
   for (auto& c : g_calls) calls += c.load(std::memory_order_relaxed);
   return {calls, g_records.load(std::memory_order_relaxed),
-          g_flushes.load(std::memory_order_relaxed)};
+          g_flushes.load(std::memory_order_relaxed), g_quarantines.load(std::memory_order_relaxed),
+          g_releases.load(std::memory_order_relaxed)};
+}
+
+// ---- protection and quarantine ----
+
+int Protect(uintptr_t start, uintptr_t end) {
+  if (start == 0 || end <= start) return -1;
+  std::lock_guard<std::mutex> lock(g_protect_mu);
+  const int hw = g_protect_hw.load(std::memory_order_relaxed);
+  int slot = -1;
+  for (int i = 0; i < hw && slot < 0; ++i)
+    if (g_protect[i].start.load(std::memory_order_relaxed) == 0) slot = i;
+  if (slot < 0) {
+    if (hw == kProtectSlots) return -1;
+    slot = hw;
+  }
+  g_protect[slot].end.store(end, std::memory_order_relaxed);
+  g_protect[slot].start.store(start, std::memory_order_release);
+  if (slot == hw) g_protect_hw.store(hw + 1, std::memory_order_release);
+  g_protect_count.fetch_add(1, std::memory_order_acq_rel);
+  return slot;
+}
+
+void Unprotect(int slot) {
+  if (slot < 0 || slot >= kProtectSlots) return;
+  std::lock_guard<std::mutex> lock(g_protect_mu);
+  if (g_protect[slot].start.load(std::memory_order_relaxed) == 0) return;
+  g_protect[slot].start.store(0, std::memory_order_release);
+  g_protect_count.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+bool Protected(uintptr_t start, uintptr_t end) {
+  if (g_protect_count.load(std::memory_order_acquire) == 0) return false;
+  const int hw = g_protect_hw.load(std::memory_order_acquire);
+  for (int i = 0; i < hw; ++i) {
+    const uintptr_t s = g_protect[i].start.load(std::memory_order_acquire);
+    if (s == 0) continue;
+    const uintptr_t e = g_protect[i].end.load(std::memory_order_relaxed);
+    if (s < end && start < e) return true;
+  }
+  return false;
+}
+
+int Quarantined() { return g_quarantined.load(std::memory_order_relaxed); }
+
+namespace {
+
+// Remembers the reservation [start, end); false when the table is full.
+bool AddQuarantine(uintptr_t start, uintptr_t end) {
+  for (auto& q : g_quarantine) {
+    int expected = kQFree;
+    if (q.state.load(std::memory_order_relaxed) == kQFree &&
+        q.state.compare_exchange_strong(expected, kQClaiming, std::memory_order_acquire)) {
+      q.start.store(start, std::memory_order_relaxed);
+      q.end.store(end, std::memory_order_relaxed);
+      q.state.store(kQuarantinedState, std::memory_order_release);
+      g_quarantined.fetch_add(1, std::memory_order_relaxed);
+      g_quarantines.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
+}
+
+// A MAP_FIXED mapping is about to own [start, end): forget the reservations it overlaps first
+// (they must never be unmapped by ReleaseQuarantines after the mapping exists; the parts it does
+// not cover stay reserved, leaked). One that a release is unmapping right now is waited for, so
+// the mapping comes after that munmap, never before it.
+void ClaimQuarantinesBefore(uintptr_t start, uintptr_t end) {
+  if (g_quarantined.load(std::memory_order_acquire) == 0) return;
+  for (auto& q : g_quarantine) {
+    for (;;) {
+      int st = q.state.load(std::memory_order_acquire);
+      if (st == kQFree || st == kQClaiming) break;
+      const uintptr_t s = q.start.load(std::memory_order_relaxed);
+      const uintptr_t e = q.end.load(std::memory_order_relaxed);
+      if (!(s < end && start < e)) break;
+      if (st == kQReleasing) {  // the munmap is a syscall away: wait for it
+        sched_yield();
+        continue;
+      }
+      if (q.state.compare_exchange_strong(st, kQFree, std::memory_order_acq_rel)) {
+        g_quarantined.fetch_sub(1, std::memory_order_relaxed);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+size_t ReleaseQuarantines() {
+  if (g_quarantined.load(std::memory_order_relaxed) == 0) return 0;
+  std::lock_guard<std::mutex> lock(g_release_mu);
+  struct Range {
+    uintptr_t s, e;
+  };
+  Range taken[kQuarantineSlots];
+  int slots[kQuarantineSlots];
+  int n = 0;
+  for (int i = 0; i < kQuarantineSlots; ++i) {
+    auto& q = g_quarantine[i];
+    if (q.state.load(std::memory_order_acquire) != kQuarantinedState) continue;
+    const uintptr_t s = q.start.load(std::memory_order_relaxed);
+    const uintptr_t e = q.end.load(std::memory_order_relaxed);
+    if (Protected(s, e)) continue;
+    int expected = kQuarantinedState;
+    if (!q.state.compare_exchange_strong(expected, kQReleasing, std::memory_order_acq_rel))
+      continue;
+    taken[n] = {s, e};
+    slots[n++] = i;
+  }
+  // Overlapping reservations (a range unmapped twice) are unmapped once: after the first
+  // munmap the addresses may belong to someone else.
+  std::sort(taken, taken + n, [](const Range& a, const Range& b) { return a.s < b.s; });
+  auto next_munmap = Next<int (*)(void*, size_t)>(kMunmap);
+  for (int i = 0; i < n;) {
+    uintptr_t s = taken[i].s, e = taken[i].e;
+    for (++i; i < n && taken[i].s <= e; ++i) e = std::max(e, taken[i].e);
+    if (next_munmap) (void)next_munmap(reinterpret_cast<void*>(s), e - s);
+    else (void)syscall(SYS_munmap, s, e - s);
+  }
+  for (int i = 0; i < n; ++i) g_quarantine[slots[i]].state.store(kQFree, std::memory_order_release);
+  g_quarantined.fetch_sub(n, std::memory_order_relaxed);
+  g_releases.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  return static_cast<size_t>(n);
 }
 
 namespace {
@@ -216,8 +388,9 @@ const char* g_reason = nullptr;  // written once, under the call_once below
 void Probe() {
   if (g_disabled.load(std::memory_order_relaxed)) {
     g_reason = g_no_device.load(std::memory_order_relaxed)
-                   ? "no RDMA device at load (MPIGPU_IB_REG_CACHE=1 forces the cache)"
-                   : "MPIGPU_IB_REG_CACHE=0 at load";
+                   ? "no GPU at load (MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 forces "
+                     "the hooks)"
+                   : "MPIGPU_IB_REG_CACHE=0 and MPIGPU_PIN_CACHE=0 at load";
     return;
   }
   uint64_t before[kNumFns];
@@ -284,16 +457,20 @@ const char* HooksInactiveReason() {
   return g_reason == nullptr ? "" : g_reason;
 }
 
-}  // namespace mpigpu::internode::memhooks
+}  // namespace mpigpu::memreg::memhooks
 
 // ---- the hooks: forward, then record (after: a range recorded before the call could be
 // registered again, still mapped, by a cache draining the record in between) ----
-namespace mh = mpigpu::internode::memhooks;
+namespace mh = mpigpu::memreg::memhooks;
 
 namespace {
 
 void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   mh::Count(mh::kMmap);
+  if (flags & MAP_FIXED) {
+    const auto s = reinterpret_cast<uintptr_t>(addr);
+    mh::ClaimQuarantinesBefore(s, s + len);
+  }
   auto next = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
   void* r = next ? next(addr, len, prot, flags, fd, off)
                  : reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
@@ -305,6 +482,25 @@ void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
     errno = saved;
   }
   return r;
+}
+
+const uintptr_t kPageMask = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)) - 1;
+
+// Reserves the vacated [start, end) of a protected range (memhooks.h), unless someone mapped
+// there already.
+void ReserveVacated(uintptr_t start, uintptr_t end) {
+  if (end <= start) return;
+  auto next = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
+  void* want = reinterpret_cast<void*>(start);
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE;
+  void* q = next ? next(want, end - start, PROT_NONE, flags, -1, 0)
+                 : reinterpret_cast<void*>(
+                       syscall(SYS_mmap, want, end - start, PROT_NONE, flags, -1, 0));
+  if (q == MAP_FAILED) return;
+  auto un = mh::Next<int (*)(void*, size_t)>(mh::kMunmap);
+  if (q != want || !mh::AddQuarantine(start, end)) {  // a kernel without NOREPLACE, or full
+    if (un) (void)un(q, end - start);
+  }
 }
 
 }  // namespace
@@ -321,6 +517,21 @@ void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) n
 
 int munmap(void* addr, size_t len) noexcept {
   mh::Count(mh::kMunmap);
+  const auto s = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t e = (s + len + kPageMask) & ~kPageMask;
+  if (len != 0 && (s & kPageMask) == 0 && e > s && mh::Logging() && mh::Protected(s, e)) {
+    // A registered address range: keep the addresses, drop the pages (memhooks.h).
+    const int saved = errno;
+    auto next_mmap = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
+    const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED;
+    void* q = next_mmap ? next_mmap(addr, e - s, PROT_NONE, flags, -1, 0) : MAP_FAILED;
+    if (q == addr && mh::AddQuarantine(s, e)) {
+      mh::RecordInvalidation(addr, e - s);
+      errno = saved;
+      return 0;
+    }
+    errno = saved;  // no reservation (table full): unmap after all
+  }
   auto next = mh::Next<int (*)(void*, size_t)>(mh::kMunmap);
   const int r = next ? next(addr, len) : static_cast<int>(syscall(SYS_munmap, addr, len));
   if (r == 0 && mh::Logging()) {
@@ -340,12 +551,26 @@ void* mremap(void* old_addr, size_t old_size, size_t new_size, int flags, ...) n
     new_addr = va_arg(ap, void*);
     va_end(ap);
   }
+  const auto os = reinterpret_cast<uintptr_t>(old_addr);
+  const uintptr_t oe = (os + old_size + kPageMask) & ~kPageMask;
+  const bool prot = mh::Logging() && oe > os && mh::Protected(os, oe);
+  if (flags & MREMAP_FIXED) {  // the target is about to be mapped over, as with MAP_FIXED
+    const auto ns = reinterpret_cast<uintptr_t>(new_addr);
+    mh::ClaimQuarantinesBefore(ns, ns + new_size);
+  }
   auto next = mh::Next<void* (*)(void*, size_t, size_t, int, ...)>(mh::kMremap);
   void* r = next ? next(old_addr, old_size, new_size, flags, new_addr)
                  : reinterpret_cast<void*>(
                        syscall(SYS_mremap, old_addr, old_size, new_size, flags, new_addr));
   if (r != MAP_FAILED && mh::Logging()) {
     const int saved = errno;
+    // A protected range keeps its vacated addresses reserved (MREMAP_DONTUNMAP vacates none).
+    if (prot && !(flags & 4 /* MREMAP_DONTUNMAP */)) {
+      if (r != old_addr)
+        ReserveVacated(os, oe);
+      else
+        ReserveVacated((os + new_size + kPageMask) & ~kPageMask, oe);
+    }
     // The old range lost its pages (moved, shrunk, or kept but emptied with MREMAP_DONTUNMAP);
     // the new one replaced whatever was mapped there.
     mh::RecordInvalidation(old_addr, old_size);
@@ -421,10 +646,12 @@ int brk(void* addr) noexcept {
     return -1;
   }
   const uintptr_t old = reinterpret_cast<uintptr_t>(next_sbrk(0));
-  const int r = next_brk(addr);
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const bool prot = a < old && mh::Logging() && mh::Protected(a, old);
+  const int r = next_brk(addr);
   if (r == 0 && a < old && mh::Logging()) {
     const int saved = errno;
+    if (prot) ReserveVacated((a + kPageMask) & ~kPageMask, (old + kPageMask) & ~kPageMask);
     mh::RecordInvalidation(addr, old - a);
     errno = saved;
   }
@@ -438,9 +665,18 @@ void* sbrk(intptr_t increment) noexcept {
     errno = ENOMEM;
     return reinterpret_cast<void*>(-1);
   }
+  bool prot = false;
+  if (increment < 0 && mh::Logging()) {
+    const auto top = reinterpret_cast<uintptr_t>(next(0));
+    prot = mh::Protected(top + increment, top);
+  }
   void* old = next(increment);
   if (old != reinterpret_cast<void*>(-1) && increment < 0 && mh::Logging()) {
     const int saved = errno;
+    const auto o = reinterpret_cast<uintptr_t>(old);
+    // A registered range keeps its addresses (the break cannot grow back over them until the
+    // cache unregistered it; malloc then extends its heap with mmap).
+    if (prot) ReserveVacated((o + increment + kPageMask) & ~kPageMask, (o + kPageMask) & ~kPageMask);
     mh::RecordInvalidation(static_cast<char*>(old) + increment, static_cast<size_t>(-increment));
     errno = saved;
   }

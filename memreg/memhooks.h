@@ -48,7 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpigpu::internode::memhooks {
+namespace mpigpu::memreg::memhooks {
 
 constexpr size_t kLogSlots = 4096;  // a power of two
 
@@ -58,10 +58,18 @@ struct Invalidation {
   uintptr_t end;  // exclusive
 };
 
-// A reader's position: the next sequence number to apply, and the flush epoch seen.
+// A reader's position: the next sequence number to apply, and the flush epoch seen. Records
+// from `next` up to `done` were applied already, except the few in `pending` (incomplete when
+// last read): the next Drain skips the applied ones (re-applying them would drop entries
+// registered since, for nothing). More than kPendingMax incomplete: everything from `next` is
+// applied again (correct, only slower).
 struct Cursor {
+  static constexpr int kPendingMax = 8;
   uint64_t next = 0;
+  uint64_t done = 0;
   uint64_t flush_epoch = 0;
+  int npending = 0;
+  uint64_t pending[kPendingMax] = {};
 };
 
 // Starts a reader at "now": nothing before this matters to a cache with nothing registered.
@@ -89,13 +97,59 @@ void RecordInvalidation(const void* start, size_t len);
 // Makes every reader drop everything.
 void RecordFlushAll();
 
-// Counters, for tests and mpigpu-info: hook calls seen, records written, flushes.
+// Counters, for tests and mpigpu-info: hook calls seen, records written, flushes, ranges
+// quarantined (munmap/mremap of a protected range) and released.
 struct Stats {
   uint64_t hook_calls;
   uint64_t records;
   uint64_t flushes;
+  uint64_t quarantined;
+  uint64_t released;
 };
 Stats GetStats();
+
+// ---- address protection (registrations keyed by address: cudaHostRegister) ----
+//
+// A CUDA host registration names an address range in the driver's table, not pages: while it
+// exists, the driver must not see that range mapped again by anyone (the withdrawn pin cache's
+// failure: the next cudaMallocHost / cudaHostAlloc / cudaMalloc that the kernel placed at a
+// freed, still registered address failed). Unregistering inside a hook is impossible (the hook
+// may run inside CUDA, under its locks; and it must not call CUDA at all), so the address is
+// kept instead: a range that overlaps a protected one is not unmapped by munmap but replaced by
+// an inaccessible reservation (mmap MAP_FIXED PROT_NONE: the pages go, the addresses stay
+// taken, atomically); mremap that moves or shrinks a protected range, and brk/sbrk shrinking
+// the break over one, reserve what they vacated (MAP_FIXED_NOREPLACE, just after; the break
+// cannot grow back over a reservation until it is released). The range is logged as invalidated as usual. The cache,
+// outside any hook, then unregisters and unprotects the entries, and ReleaseQuarantines()
+// unmaps each reservation that no protected range overlaps any more. A reservation that a
+// MAP_FIXED mmap (or mremap MREMAP_FIXED) is about to map over (the program mapping there on
+// purpose) is forgotten first, never unmapped after; one being released at that moment is
+// waited for (a munmap away), so the program's mapping always comes after the release.
+//
+// The protection table: written only by Protect/Unprotect (a mutex among them; the caches
+// call them under their own), read by the hooks without a lock: a slot's end is stored before
+// its start (release), a reader loads start (acquire) then end. A hook racing with Protect of
+// the very range it unmaps may miss it: that is the program freeing a buffer it is
+// communicating from, outside every guarantee.
+// The quarantine table: hooks claim a slot by CAS (free -> claiming), store the range, publish
+// kQuarantined (release); ReleaseQuarantines (one caller at a time: a mutex) claims releasable
+// slots (kQuarantined -> kReleasing), unmaps their merged ranges once each, frees the slots; a
+// MAP_FIXED hook claims overlapping slots (kQuarantined -> free) before mapping, or spins while
+// one is kReleasing. Each slot's state moves only by CAS, so a slot is released or forgotten,
+// never both.
+// Full tables: Protect fails (the caller does not register); a munmap that cannot quarantine
+// unmaps (then only the deferred unregistration remains: the old hazard, logged in the stats).
+constexpr int kProtectSlots = 16384;
+constexpr int kQuarantineSlots = 1024;
+// Protects [start, end) (page aligned); the slot, or -1 when the table is full.
+int Protect(uintptr_t start, uintptr_t end);
+void Unprotect(int slot);
+// Whether [start, end) overlaps a protected range (what the hooks ask).
+bool Protected(uintptr_t start, uintptr_t end);
+// Unmaps the reservations no protected range overlaps any more; how many were released.
+size_t ReleaseQuarantines();
+// Reservations waiting (cheap: one relaxed load).
+int Quarantined();
 
 // ---- the log itself (Drain is inline: the hot path of every Acquire) ----
 namespace detail {
@@ -120,11 +174,20 @@ bool Drain(Cursor* cursor, Fn&& fn) {
   const uint64_t head = g_log.head.load(std::memory_order_acquire);
   if (epoch != cursor->flush_epoch || head - cursor->next > kLogSlots) {
     cursor->flush_epoch = epoch;
-    cursor->next = head;
+    cursor->next = cursor->done = head;
+    cursor->npending = 0;
     return false;
   }
   uint64_t first_incomplete = head;
+  uint64_t pending[Cursor::kPendingMax];
+  int npending = 0;
+  bool overflow = false;
   for (uint64_t n = cursor->next; n != head; ++n) {
+    if (n < cursor->done) {  // applied already, unless it was incomplete then
+      bool was_pending = false;
+      for (int i = 0; i < cursor->npending; ++i) was_pending |= cursor->pending[i] == n;
+      if (!was_pending) continue;
+    }
     detail::Slot& s = g_log.slots[n & (kLogSlots - 1)];
     const uint64_t seq = s.seq.load(std::memory_order_acquire);
     if (seq == n + 1) {
@@ -139,15 +202,22 @@ bool Drain(Cursor* cursor, Fn&& fn) {
     } else if (seq == detail::kBusy || seq < n + 1) {
       // Being written (or not yet claimed) by the writer of n: come back to it.
       if (first_incomplete == head) first_incomplete = n;
+      if (npending < Cursor::kPendingMax) pending[npending++] = n;
+      else overflow = true;
       continue;
     }
     // Overwritten by a later lap while we read: we lost a record.
     cursor->flush_epoch = g_log.flush_epoch.load(std::memory_order_acquire);
-    cursor->next = head;
+    cursor->next = cursor->done = head;
+    cursor->npending = 0;
     return false;
   }
   cursor->next = first_incomplete;
+  // Overflow: remember nothing as applied, so every record from `next` is applied again.
+  cursor->done = overflow ? first_incomplete : head;
+  cursor->npending = overflow ? 0 : npending;
+  for (int i = 0; i < cursor->npending; ++i) cursor->pending[i] = pending[i];
   return true;
 }
 
-}  // namespace mpigpu::internode::memhooks
+}  // namespace mpigpu::memreg::memhooks

@@ -1,6 +1,6 @@
-#include "internode/ib/regcache/reg_cache_config.h"
+#include "memreg/reg_cache_config.h"
 
-namespace mpigpu::internode {
+namespace mpigpu::memreg {
 namespace {
 
 constexpr ParamVar<RegCacheConfig> kVars[] = {
@@ -8,8 +8,9 @@ constexpr ParamVar<RegCacheConfig> kVars[] = {
         "MPIGPU_IB_REG_CACHE", "1",
         "keep memory registrations (ibv_reg_mr) between uses, dropped when their memory is "
         "unmapped (libc hooks; glibc's free() then keeps its pages: mallopt); 0 = register for "
-        "each use. Unset: on only where an RDMA device exists at start (the malloc settings "
-        "touch the whole process); 1 forces it",
+        "each use. Unset: the hooks and malloc settings (which touch the whole process) come with "
+        "the pin cache where a GPU exists (the ibverbs netmod does not cache through them yet); "
+        "1 forces them",
         kBoolChoices, MPIGPU_PARAM_BOOL(RegCacheConfig, enabled)),
     CountParam<RegCacheConfig>(
         "MPIGPU_IB_REG_CACHE_MB", "2048",
@@ -35,4 +36,4 @@ namespace {
 [[maybe_unused]] const bool kRegistered = (RegCacheParams(), true);
 }  // namespace
 
-}  // namespace mpigpu::internode
+}  // namespace mpigpu::memreg

@@ -1,0 +1,40 @@
+#include "memreg/pin_cache_config.h"
+
+namespace mpigpu::memreg {
+namespace {
+
+constexpr ParamVar<PinCacheConfig> kVars[] = {
+    ChoiceParam<PinCacheConfig>(
+        "MPIGPU_PIN_CACHE", "1",
+        "pin (cudaHostRegister) a pageable host buffer the second time the same range is "
+        "copied to or from a GPU, and keep it pinned until its memory goes (libc hooks; glibc's "
+        "free() then keeps its pages: mallopt) or the limits evict it; the first use copies "
+        "unpinned. 0 = never pin. Unset: on where a GPU exists at start; 1 forces the hooks",
+        kBoolChoices, MPIGPU_PARAM_BOOL(PinCacheConfig, enabled)),
+    CountParam<PinCacheConfig>(
+        "MPIGPU_PIN_CACHE_MB", "2048",
+        "MiB of host memory the pin cache keeps pinned; least recently used ranges go first",
+        &PinCacheConfig::max_mb, 1, 1u << 20, "MiB"),
+    CountParam<PinCacheConfig>("MPIGPU_PIN_CACHE_ENTRIES", "1024",
+                               "pinned ranges the pin cache keeps",
+                               &PinCacheConfig::max_entries, 1, 8192),
+    BytesParam<PinCacheConfig>(
+        "MPIGPU_PIN_CACHE_MIN", "256K",
+        "host<->device copies smaller than this never pin (pinning costs several copies' time)",
+        &PinCacheConfig::min_bytes, 4096, size_t{1} << 40),
+};
+
+}  // namespace
+
+const Params<PinCacheConfig>& PinCacheParams() {
+  static const auto* params = new Params<PinCacheConfig>(
+      "pin-cache", 27, kVars, sizeof kVars / sizeof kVars[0], nullptr);
+  return *params;
+}
+const PinCacheConfig& GetPinCacheConfig() { return PinCacheParams().Get(); }
+
+namespace {
+[[maybe_unused]] const bool kRegistered = (PinCacheParams(), true);
+}  // namespace
+
+}  // namespace mpigpu::memreg
