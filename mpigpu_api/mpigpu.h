@@ -763,9 +763,6 @@ int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inout
 #define MPIGPU_TYPECLASS_REAL 1
 #define MPIGPU_TYPECLASS_INTEGER 2
 #define MPIGPU_TYPECLASS_COMPLEX 3
-#ifndef MPIGPU_MAX_OBJECT_NAME
-#define MPIGPU_MAX_OBJECT_NAME 128
-#endif
 
 /* Constructors (as MPI's): *newtype is a new uncommitted type. */
 int MPIGPU_Type_contiguous(int count, MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype);
