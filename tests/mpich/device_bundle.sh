@@ -3,7 +3,7 @@
 # .device/mpich (ignored by git, carried to the device): an opt installation of this checkout
 # (the wrappers find their prefix from their own location, so it moves) and the suite's source
 # from the cache. Then, on the device machine (under MPS for one GPU, see device-steps.sh):
-#   MPIGPU_MPICH_CACHE=$PWD/.device/mpich/cache tests/mpich/run.sh --gpu \
+#   MPICH_SUITE_CACHE=$PWD/.device/mpich/cache tests/mpich/run.sh --gpu \
 #     --prefix $PWD/.device/mpich/prefix --out $PWD/.device/mpich/results-gpu
 # (needs perl, python3, make, a C compiler and the CUDA toolkit at $CUDA_HOME there).
 set -euo pipefail

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Fetches MPICH 4.0.2's test suite (test/mpi of Debian bookworm's mpich source package) into a
 # cache outside the repository and prints the suite's directory:
-#   tests/mpich/fetch.sh [CACHE]      (CACHE: $MPIGPU_MPICH_CACHE, default /var/cache/mpigpu-mpich)
+#   tests/mpich/fetch.sh [CACHE]      (CACHE: $MPICH_SUITE_CACHE, default /var/cache/mpigpu-mpich)
 # apt reads a temporary deb-src list with its own lists directory, so the system's apt state is
 # left alone. Needs dpkg-dev (dpkg-source) for the unpacking.
 set -euo pipefail
-cache=${1:-${MPIGPU_MPICH_CACHE:-/var/cache/mpigpu-mpich}}
+cache=${1:-${MPICH_SUITE_CACHE:-/var/cache/mpigpu-mpich}}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 suite=$(ls -d "$cache"/mpich-4.0.2/test/mpi 2>/dev/null || true)

@@ -15,12 +15,12 @@
 #   --timeout S    per-test limit in seconds (MPITEST_TIMEOUT; a testlist's timeLimit wins)
 #   --out DIR      results (default $CACHE/results): summary.md, failures.txt, <dir>.tap, <dir>.log
 #   --check        exit 1 if an entry fails that tests/mpich/expected_failures.txt does not list
-# CACHE is $MPIGPU_MPICH_CACHE or /var/cache/mpigpu-mpich (outside the repository).
+# CACHE is $MPICH_SUITE_CACHE or /var/cache/mpigpu-mpich (outside the repository).
 set -euo pipefail
 cmdline="tests/mpich/run.sh $*"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-cache=${MPIGPU_MPICH_CACHE:-/var/cache/mpigpu-mpich}
+cache=${MPICH_SUITE_CACHE:-/var/cache/mpigpu-mpich}
 prefix="" dirs="" subset="" timeout=60 out="" check=0 gpu=0
 while [ $# -gt 0 ]; do
   case "$1" in
