@@ -36,6 +36,9 @@ inline int Done(const char* fn, MPI_Comm comm, int rc) {
 int FailWith(const char* fn, MPI_Comm comm, int rc, const char* detail);
 // Records `detail` for rc without applying a handler (for helpers whose caller applies it).
 int Detail(int rc, const char* detail);
+// The largest error code in use (MPI_LASTUSEDCODE's value): MPI_ERR_LASTCODE plus the classes
+// and codes MPI_Add_error_class/code made.
+int LastUsedCode();
 // The call `fn` is not supported (yet): MPI_ERR_UNSUPPORTED_OPERATION naming it.
 int Unsupported(const char* fn, MPI_Comm comm);
 
