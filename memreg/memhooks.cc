@@ -113,8 +113,9 @@ bool DirHasEntries(const char* path) {
   return any;
 }
 
-// Whether an NVIDIA GPU is there (the driver lists one): the pin cache's condition.
-bool GpuPresent() {
+// Whether an NVIDIA GPU is there (the driver lists one): the pin cache's condition while it was
+// on by default (kept for when it is again).
+[[maybe_unused]] bool GpuPresent() {
   return DirHasEntries("/proc/driver/nvidia/gpus") || access("/dev/nvidiactl", F_OK) == 0;
 }
 
@@ -160,8 +161,9 @@ __attribute__((constructor)) void LoadHooks() {
   constexpr bool kIbCachesThroughHooks = false;
   const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
                                      (kIbCachesThroughHooks && RdmaDevicePresent()));
-  const bool pin_wanted =
-      !pin_off && (std::getenv("MPIGPU_PIN_CACHE") != nullptr || GpuPresent());
+  // The pin cache is opt-in (MPIGPU_PIN_CACHE=1) until the failure of device run 61 is
+  // understood: with it on, transport_test's own cudaMemcpy from a reused host vector failed.
+  const bool pin_wanted = !pin_off && std::getenv("MPIGPU_PIN_CACHE") != nullptr;
   if (!ib_wanted && !pin_wanted) {
     g_disabled.store(true, std::memory_order_relaxed);
     g_no_device.store(!(ib_off && pin_off), std::memory_order_relaxed);

@@ -5,11 +5,12 @@ namespace {
 
 constexpr ParamVar<PinCacheConfig> kVars[] = {
     ChoiceParam<PinCacheConfig>(
-        "MPIGPU_PIN_CACHE", "1",
-        "pin (cudaHostRegister) a pageable host buffer the second time the same range is "
+        "MPIGPU_PIN_CACHE", "0",
+        "1: pin (cudaHostRegister) a pageable host buffer the second time the same range is "
         "copied to or from a GPU, and keep it pinned until its memory goes (libc hooks; glibc's "
         "free() then keeps its pages: mallopt) or the limits evict it; the first use copies "
-        "unpinned. 0 = never pin. Unset: on where a GPU exists at start; 1 forces the hooks",
+        "unpinned. 0 (default, session 11: with it on, a program's own cudaMemcpy from a reused "
+        "host buffer failed on an H100, transport_test) = never pin, no hooks",
         kBoolChoices, MPIGPU_PARAM_BOOL(PinCacheConfig, enabled)),
     CountParam<PinCacheConfig>(
         "MPIGPU_PIN_CACHE_MB", "2048",

@@ -50,7 +50,8 @@ grep -q "listens on the address this host reaches the job's bootstrap from (MPIG
 devices=$(ls /sys/class/infiniband 2>/dev/null || true)
 if [ -n "$devices" ]; then
   for d in $devices; do grep -qE "^  ibverbs  RDMA devices:.* $d" <<<"$out" || fail "RDMA device $d not shown"; done
-elif ldconfig -p 2>/dev/null | grep -q 'libibverbs\.so\.1 '; then
+# (ldconfig lives in /sbin, which a test's PATH may lack: CI's clean clone did.)
+elif "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libibverbs\.so\.1 '; then
   grep -q '^  ibverbs  none: no RDMA device' <<<"$out" || fail "expected 'none: no RDMA device'"
 else
   grep -q '^  ibverbs  none: libibverbs.so.1 cannot be loaded' <<<"$out" || fail "expected libibverbs missing"
