@@ -314,9 +314,14 @@ extern "C" int MPIGPU_Type_dup(MPIGPU_Datatype oldtype, MPIGPU_Datatype* newtype
     return rc;
   const mpigpu::TypeInfo& old = *t->types[0];
   mpigpu::SetSingle(t.get(), t->types[0], 0);
+  // MPI: the copy is committed when the original is (predefined types always are).
+  mpigpu::TypeInfo probe;
+  const bool committed = mpigpu::LookupType(oldtype, &probe) == MPIGPU_SUCCESS && probe.committed;
   // The same bounds, and as (not) resized as the original.
   const mpigpu::ResizedBounds b{old.lb, old.extent, old.explicit_bounds};
-  return mpigpu::Finish(fn, std::move(t), false, &b, newtype);
+  int rc = mpigpu::Finish(fn, std::move(t), false, &b, newtype);
+  if (rc == MPIGPU_SUCCESS && committed) rc = MPIGPU_Type_commit(newtype);
+  return rc;
 }
 
 extern "C" int MPIGPU_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],

@@ -724,5 +724,36 @@ TEST(DatatypeCtorTest, SendsBetweenRanksWithDerivedTypes) {
   EXPECT_EQ(r, "");
 }
 
+// MPI: a dup is committed exactly when its original is (predefined types always are), so a dup
+// of MPIGPU_INT packs at once and a dup of an uncommitted type is refused until committed
+// (MPICH's coll/nonblocking2 sends with MPI_Type_dup(MPI_INT) uncommitted).
+TEST(DatatypeCtorTest, DupKeepsTheCommittedState) {
+  const int a[2] = {7, 8};
+  unsigned char buf[16];
+  int pos = 0;
+  MPIGPU_Datatype d = MPIGPU_DATATYPE_NULL, c = MPIGPU_DATATYPE_NULL, dc = MPIGPU_DATATYPE_NULL;
+  ASSERT_EQ(MPIGPU_Type_dup(MPIGPU_INT, &d), MPIGPU_SUCCESS);
+  EXPECT_EQ(MPIGPU_Pack(a, MPIGPU_BUF_HOST, 2, d, buf, MPIGPU_BUF_HOST, 16, &pos,
+                        MPIGPU_COMM_WORLD),
+            MPIGPU_SUCCESS);
+  EXPECT_EQ(pos, 8);
+  ASSERT_EQ(MPIGPU_Type_contiguous(2, MPIGPU_INT, &c), MPIGPU_SUCCESS);
+  ASSERT_EQ(MPIGPU_Type_dup(c, &dc), MPIGPU_SUCCESS);
+  pos = 0;
+  EXPECT_EQ(MPIGPU_Pack(a, MPIGPU_BUF_HOST, 1, dc, buf, MPIGPU_BUF_HOST, 16, &pos,
+                        MPIGPU_COMM_WORLD),
+            MPIGPU_ERR_TYPE);
+  Free(dc);
+  ASSERT_EQ(MPIGPU_Type_commit(&c), MPIGPU_SUCCESS);
+  ASSERT_EQ(MPIGPU_Type_dup(c, &dc), MPIGPU_SUCCESS);
+  EXPECT_EQ(MPIGPU_Pack(a, MPIGPU_BUF_HOST, 1, dc, buf, MPIGPU_BUF_HOST, 16, &pos,
+                        MPIGPU_COMM_WORLD),
+            MPIGPU_SUCCESS);
+  EXPECT_EQ(pos, 8);
+  Free(dc);
+  Free(c);
+  Free(d);
+}
+
 }  // namespace
 }  // namespace mpigpu
