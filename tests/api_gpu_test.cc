@@ -229,23 +229,32 @@ TEST(ApiGpuTest, DeviceDerivedTypesAndPack) {
       raw = FromDev(dc, static_cast<size_t>(big));
       for (int i = 0; i < big; ++i)
         RANK_CHECK(raw[i] == static_cast<unsigned char>((cbytes - 1 - 2 * static_cast<size_t>(i)) * 3));
-      // 4. device struct -> host packed bytes (10 per element), then Pack/Unpack on the device.
-      std::vector<unsigned char> flat(640);
-      API_OK(MPIGPU_Recv(flat.data(), MPIGPU_BUF_HOST, 640, MPIGPU_BYTE, 0, 4, kWorld,
-                         MPIGPU_STATUS_IGNORE));
+      // 4. device struct -> host packed bytes (8 per element: the int, then the two shorts;
+      // the hole is no data), then Pack/Unpack on the device.
+      const size_t packed = 8 * 64;
+      std::vector<unsigned char> flat(packed + 128, 0x5A);  // room to spare: stays untouched
+      MPIGPU_Status st;
+      API_OK(MPIGPU_Recv(flat.data(), MPIGPU_BUF_HOST, static_cast<int>(flat.size()), MPIGPU_BYTE,
+                         0, 4, kWorld, &st));
+      int got_bytes = -1;
+      API_OK(MPIGPU_Get_count(&st, MPIGPU_BYTE, &got_bytes));
+      RANK_CHECK(got_bytes == static_cast<int>(packed));
       for (int e = 0; e < 64; ++e)
-        for (int b = 0; b < 10; ++b)
-          RANK_CHECK(flat[e * 10 + b] == static_cast<unsigned char>(e * 12 + (b < 4 ? b : b + 4)));
-      auto* dp = static_cast<unsigned char*>(DevAlloc(640));
+        for (int b = 0; b < 8; ++b)
+          RANK_CHECK(flat[e * 8 + b] == static_cast<unsigned char>(e * 12 + (b < 4 ? b : b + 4)));
+      for (size_t i = packed; i < flat.size(); ++i) RANK_CHECK(flat[i] == 0x5A);
+      flat.resize(packed);
+      auto* dp = static_cast<unsigned char*>(DevAlloc(packed));
       int pos = 0;
-      API_OK(MPIGPU_Pack(dh, MPIGPU_BUF_GPU, 64, holes, dp, MPIGPU_BUF_GPU, 640, &pos, kWorld));
-      RANK_CHECK(pos == 640);
-      RANK_CHECK(FromDev(dp, 640) == flat);
+      API_OK(MPIGPU_Pack(dh, MPIGPU_BUF_GPU, 64, holes, dp, MPIGPU_BUF_GPU,
+                         static_cast<int>(packed), &pos, kWorld));
+      RANK_CHECK(pos == static_cast<int>(packed));
+      RANK_CHECK(FromDev(dp, packed) == flat);
       std::vector<unsigned char> fill(hbytes, 0x11);
       ToDev(dh, fill.data(), hbytes);
       pos = 0;
-      API_OK(MPIGPU_Unpack(flat.data(), MPIGPU_BUF_HOST, 640, &pos, dh, MPIGPU_BUF_GPU, 64, holes,
-                           kWorld));
+      API_OK(MPIGPU_Unpack(flat.data(), MPIGPU_BUF_HOST, static_cast<int>(packed), &pos, dh,
+                           MPIGPU_BUF_GPU, 64, holes, kWorld));
       raw = FromDev(dh, hbytes);
       for (size_t i = 0; i < hbytes; ++i) {
         const size_t o = i % 12;
