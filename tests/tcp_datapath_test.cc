@@ -413,6 +413,20 @@ std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
       RANK_CHECK(!q->done());
       _exit(3);
     }
+    // The survivor stops progressing once the first MiB has reached it, for 0.5 s: the message
+    // cannot finish behind the victim's back, however fast the machine (on the H100 host one
+    // progress loop of both ends moved all 512 MiB before the victim looked: run 61).
+    {
+      auto moved = [&] {
+        const TransportStats s = e->stats();
+        return rank == 0 ? s.stream_bytes_sent : s.stream_bytes_read;
+      };
+      const uint64_t start = moved();
+      const double until = MonotonicSeconds() + 10;
+      while (moved() - start < (uint64_t{1} << 20) && !q->done() && MonotonicSeconds() < until)
+        RANK_CHECK(e->Progress().ok());
+      usleep(500 * 1000);
+    }
     Status st = WaitDone(e.get(), q, 20);
     if (st.code() != Err::kPeerFailed)
       std::fprintf(stderr, "%s, rank %d killed: survivor got %s\n", p.name().c_str(), victim,
