@@ -489,6 +489,9 @@ typedef struct MPI_Status {
 #else
 #define MPI_COMPLEX32 MPIGPU_MPI_PENDING_TYPE(43)
 #endif
+#ifdef MPIGPU_INTEGER16
+#define MPI_INTEGER16 MPIGPU_INTEGER16
+#endif
 #ifdef MPIGPU_2FLOAT
 #define MPI_2FLOAT MPIGPU_2FLOAT
 #else
