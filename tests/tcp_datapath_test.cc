@@ -397,14 +397,15 @@ std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
     Request* q = nullptr;
     if (rank == 0) RANK_CHECK(e->Isend(b.user(layout), 1, 6, 0, &q).ok());
     else RANK_CHECK(e->Irecv(b.user(layout), 0, 6, 0, &q).ok());
+    // The bytes of this message's frames this rank has sent (rank 0) or read (rank 1).
+    auto moved = [&] {
+      const TransportStats s = e->stats();
+      return rank == 0 ? s.stream_bytes_sent : s.stream_bytes_read;
+    };
     if (rank == victim) {
       // Until the first MiB of the message has moved through the victim's socket (so the CTS
       // and some frames are behind it), then no further: the rest cannot move without it. By
       // bytes, not by time: a fast machine moves a whole 32 MiB message in a few ms.
-      auto moved = [&] {
-        const TransportStats s = e->stats();
-        return rank == 0 ? s.stream_bytes_sent : s.stream_bytes_read;
-      };
       const uint64_t start = moved();
       const double until = MonotonicSeconds() + 10;
       while (moved() - start < (uint64_t{1} << 20) && MonotonicSeconds() < until)
@@ -417,10 +418,6 @@ std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
     // cannot finish behind the victim's back, however fast the machine (on the H100 host one
     // progress loop of both ends moved all 512 MiB before the victim looked: run 61).
     {
-      auto moved = [&] {
-        const TransportStats s = e->stats();
-        return rank == 0 ? s.stream_bytes_sent : s.stream_bytes_read;
-      };
       const uint64_t start = moved();
       const double until = MonotonicSeconds() + 10;
       while (moved() - start < (uint64_t{1} << 20) && !q->done() && MonotonicSeconds() < until)

@@ -386,11 +386,13 @@ Status StreamChannel::ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* st
   }
   const size_t rest = in.plen - in.pdone;
   if (in.buf.size() < in.have + kPlacedTail) in.buf.resize(in.have + kPlacedTail);
+  // What this read asks for: the rest of the payload (dropped into the buffer's free room), or
+  // the rest placed plus the buffer's tail.
+  const size_t want = in.dropping ? std::min(rest, in.buf.size() - in.have) : rest + kPlacedTail;
   ssize_t n;
   if (in.dropping) {
     do {
-      n = ::recv(in.fd, in.buf.data() + in.have, std::min(rest, in.buf.size() - in.have),
-                 MSG_DONTWAIT);
+      n = ::recv(in.fd, in.buf.data() + in.have, want, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
   } else {
     iovec iov[2] = {{place.at + in.pdone, rest}, {in.buf.data() + in.have, kPlacedTail}};
@@ -408,7 +410,7 @@ Status StreamChannel::ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* st
   if (n < 0) return Status::Ok();
   const size_t got = static_cast<size_t>(n);
   // A short read drained the socket: asking again would find nothing (a wasted syscall).
-  *more = got == (in.dropping ? std::min(rest, in.buf.size() - in.have) : rest + kPlacedTail);
+  *more = got == want;
   const size_t mine = std::min(got, rest);
   in.pdone += mine;
   if (!in.dropping) in.have += got - mine;
