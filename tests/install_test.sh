@@ -65,11 +65,7 @@ fi
 if "$root/tools/install.sh" --bogus 2>/dev/null; then echo "bad option accepted" >&2; exit 1; fi
 # The halo stencil against plain mpi.h (benchmarks/halo_mpi): the source Open MPI's wrapper builds
 # in halo_mpi_test, built by the installed mpicxx, checked exactly under the installed mpirun.
-hsrc="$TEST_TMPDIR/halo/benchmarks"
-mkdir -p "$hsrc/halo_mpi"
-cp "$root/benchmarks/halo_mpi/Makefile" "$root/benchmarks/halo_mpi/halo_mpi.cc" "$hsrc/halo_mpi/"
-cp "$root/benchmarks/halo_kernel.cu" "$root/benchmarks/halo_kernel.h" "$root/benchmarks/halo_stencil.h" "$hsrc/"
-make -s -C "$hsrc/halo_mpi" MPICXX="$prefix/bin/mpicxx" BUILD="$TEST_TMPDIR/halo-build"
+make -s -C "$root/benchmarks/halo_mpi" MPICXX="$prefix/bin/mpicxx" BUILD="$TEST_TMPDIR/halo-build"
 out=$("$prefix/bin/mpirun" -n 4 --timeout 120 "$TEST_TMPDIR/halo-build/halo_mpi" --cpu --check --n 48 --iters 6)
 echo "$out"
 grep -q '^direct .* ok$' <<<"$out" || { echo "halo_mpi under mpigpu: no checked row" >&2; exit 1; }
