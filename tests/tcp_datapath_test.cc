@@ -247,7 +247,7 @@ TEST(TcpDatapathTest, FramesOfASenderThatAlreadyLeftAreAllDelivered) {
 
 // One connection carries both directions of a pair (a reply carries the ACK of what it
 // answers): after a ping-pong, each rank sends on the connection its peer's messages came on.
-// The first sender is either rank (the adopted dial is the other's, or the lower's after a move).
+// The first sender is either rank (the receiver, waiting, may dial it too).
 TEST(TcpDatapathTest, APairTalksOnOneConnection) {
   for (int first : {0, 1}) {
     EXPECT_EQ(RunPairJob(false, [first](int rank, Engine* e) {
@@ -275,9 +275,27 @@ TEST(TcpDatapathTest, APairTalksOnOneConnection) {
   }
 }
 
-// Both ranks send first, at once, many times over: both dial, and either one connection
-// carries both directions (a bare dial gave way) or each its own; every message arrives, in
-// order.
+// The higher rank sends and finalizes at once, while the lower rank is not yet looking: its
+// dial holds the messages until the lower rank's answer, which nobody reads after Finalize
+// began; Close sends them anyway, and they arrive in order.
+TEST(TcpDatapathTest, AHigherRankThatSendsAndLeavesAtOnceIsHeard) {
+  EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
+    constexpr int kMsgs = 20;
+    if (rank == 1) {
+      for (int i = 0; i < kMsgs; ++i) SendOk(e, mpigpu::testing::HostBuffer(&i, sizeof i), 0, 8);
+      return;  // RunPairJob finalizes at once
+    }
+    ::usleep(300 * 1000);  // not polling: the answer to rank 1's dial comes late
+    for (int i = 0; i < kMsgs; ++i) {
+      int v = -1;
+      RecvOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1, 8);
+      RANK_CHECK(v == i);
+    }
+  }), "");
+}
+
+// Both ranks send first, at once: both dial; the higher rank's frames wait for the lower's
+// answer and move to the lower rank's dial, in order; one connection carries both directions.
 TEST(TcpDatapathTest, SimultaneousFirstSendsKeepOrder) {
   for (int round = 0; round < 5; ++round) {
     EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
@@ -298,6 +316,7 @@ TEST(TcpDatapathTest, SimultaneousFirstSendsKeepOrder) {
       }
       for (Request* q : reqs) RANK_CHECK(WaitDone(e, q, 30).ok());
       for (int i = 0; i < kMsgs; ++i) RANK_CHECK(in[static_cast<size_t>(i)] == (1 - rank) * 100000 + i);
+      RANK_CHECK(e->stats().stream_shared_pairs == 1);  // the lower rank's dial carries both
     }), "") << "round " << round;
   }
 }

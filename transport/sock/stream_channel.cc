@@ -63,6 +63,9 @@ Status StreamChannel::Connect(int dst, bool* later) {
   const std::string secret = HelloSecret();
   std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));
   Append(o, &hello, sizeof hello);
+  // A dial to a lower rank carries its hello, then holds our frames until that rank says
+  // whether it takes this connection (it may have dialled us: then we move to its dial).
+  o.held_from = rank_ > dst ? o.buf.size() : 0;
   return Status::Ok();
 }
 
@@ -97,8 +100,13 @@ Status StreamChannel::Flush(Out& o) {
   while (!o.broken && !o.idle()) {
     iovec iov[2];
     int n_iov = 0;
-    if (o.owned() > 0) iov[n_iov++] = {o.buf.data() + o.head, o.owned()};
-    if (o.lent_len > 0) iov[n_iov++] = {const_cast<unsigned char*>(o.lent), o.lent_len};
+    if (o.held_from > 0) {  // only the hello goes before the answer
+      if (o.head >= o.held_from) break;
+      iov[n_iov++] = {o.buf.data() + o.head, o.held_from - o.head};
+    } else {
+      if (o.owned() > 0) iov[n_iov++] = {o.buf.data() + o.head, o.owned()};
+      if (o.lent_len > 0) iov[n_iov++] = {const_cast<unsigned char*>(o.lent), o.lent_len};
+    }
     msghdr m{};
     m.msg_iov = iov;
     m.msg_iovlen = static_cast<size_t>(n_iov);
@@ -124,7 +132,8 @@ Status StreamChannel::Flush(Out& o) {
   if (o.broken || o.owned() == 0) {
     o.buf.clear();
     o.head = 0;
-  } else if (o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
+    if (o.held_from > 0) o.held_from = 0;  // broken: nothing will be answered
+  } else if (o.held_from == 0 && o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
     o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(o.head));
     o.head = 0;
   }
@@ -177,7 +186,6 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
     *copy_error = Lost(dst);
     return true;
   }
-  if (o.switch_to >= 0) MaybeMove(dst);  // before the first frame fixes the connection
   if (p.len > kMaxPayload) {
     *copy_error = Status(Err::kInternal, std::string(caps().name) +
                                              " channel: payload larger than a frame");
@@ -185,13 +193,13 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   }
   // Nothing goes behind a lent payload; a lent one goes only to an idle connection (it is read
   // from the owner's memory, so it cannot wait behind bytes of our own).
-  if (o.lent_len > 0 || (p.lend && !o.idle())) {
+  if (o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0))) {
     (void)Flush(o);
     if (o.broken) {
       *copy_error = Lost(dst);
       return true;
     }
-    if (o.lent_len > 0 || (p.lend && !o.idle())) return false;
+    if (o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0))) return false;
   }
   if (o.owned() > kMaxBuffered) {
     (void)Flush(o);
@@ -199,7 +207,6 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   }
   const FrameHead head{static_cast<uint32_t>(p.len), kFrameMagic};
   stats_.stream_bytes_sent += p.len;
-  ++o.frames;
   // Contiguous host bytes are written from where they are when nothing waits before them.
   const unsigned char* direct = nullptr;
   if (p.user == nullptr) {
@@ -207,7 +214,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   } else if (p.user->loc.is_host() && p.user->layout.contiguous()) {
     direct = static_cast<const unsigned char*>(p.user->ptr) + p.offset;
   }
-  if ((direct != nullptr || p.len == 0) && o.idle() && !o.connecting) {
+  if ((direct != nullptr || p.len == 0) && o.idle() && !o.connecting && o.held_from == 0) {
     unsigned char frame[sizeof head + sizeof *h];
     std::memcpy(frame, &head, sizeof head);
     std::memcpy(frame + sizeof head, h, sizeof *h);
@@ -318,13 +325,24 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   *at = sizeof hello;
   ++stats_.stream_connections;
   Out& o = out_[static_cast<size_t>(in.rank)];
-  if (o.fd < 0 && !o.broken) {  // not dialled it: our messages to it go this way too
+  if (in.rank > rank_) {  // a higher rank's dial waits for our answer
+    const bool take = o.fd < 0 && !o.broken;  // we have not dialled it: one connection
+    const Answer answer;
+    Answer a = answer;
+    a.head.magic = take ? kTakenMagic : kRefusedMagic;
+    if (take) {  // the answer goes first on what becomes our way to it too
+      o.fd = in.fd;
+      in.shared = true;
+      Append(o, &a, sizeof a);
+      (void)Flush(o);
+    } else if (::send(in.fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof a) {
+      MPIGPU_INFO("%s channel: could not answer rank %d's connection", caps().name, in.rank);
+    }
+  } else if (o.fd < 0 && !o.broken) {  // a lower rank's dial, and we have none: ours too
     o.fd = in.fd;
     in.shared = true;
-  } else {  // both dialled: ours may give way (MaybeMove)
-    for (size_t i = 0; i < in_.size(); ++i)
-      if (&in_[i] == &in) o.switch_to = static_cast<long>(i);
-    MaybeMove(in.rank);
+  } else if (o.held_from > 0) {  // we both dialled: ours gives way (it carried only its hello)
+    MoveTo(o, in);
   }
   return true;
 }
@@ -341,6 +359,19 @@ Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
     std::memcpy(&head, in.buf.data() + at, sizeof head);
     if (head.magic == kByeMagic) {
       in.bye = true;
+      at += kHead;
+      continue;
+    }
+    if (head.magic == kTakenMagic || head.magic == kRefusedMagic) {  // on our dial, to a lower rank
+      Out& o = out_[static_cast<size_t>(in.rank)];
+      if (in.dialled && in.shared && o.fd == in.fd && o.held_from > 0) {
+        if (head.magic == kTakenMagic) {
+          o.held_from = 0;  // ours carries the pair: the held frames go
+          (void)Flush(o);
+        } else {
+          o.refused = true;  // its dial comes (Greet moves us there)
+        }
+      }
       at += kHead;
       continue;
     }
@@ -498,6 +529,7 @@ Status StreamChannel::Ready() {
   for (size_t d = 0; d < out_.size(); ++d) {
     const Out& o = out_[d];
     if (o.fd < 0 || o.broken || o.connecting || o.idle()) continue;
+    if (o.held_from > 0 && o.head >= o.held_from) continue;  // waiting for the answer
     poll_fds_.push_back({o.fd, POLLOUT, 0});
     poll_who_.push_back(-2 - static_cast<long>(d));
   }
@@ -550,24 +582,25 @@ StreamChannel::In& StreamChannel::NewIn() {
   return *slot;
 }
 
-// Both dialled: a bare dial of ours (nothing but its hello went on it) gives way to theirs if
-// theirs carries messages, or if neither does yet and we are the higher rank (then the peer
-// keeps its own: only one side moves). Ours stays open and read (the peer's goodbye comes there).
-void StreamChannel::MaybeMove(int d) {
-  Out& o = out_[static_cast<size_t>(d)];
-  if (o.switch_to < 0) return;
-  In& theirs = in_[static_cast<size_t>(o.switch_to)];
-  if (o.broken || o.frames > 0 || theirs.fd < 0 || theirs.closed || theirs.shared ||
-      theirs.rank != d) {
-    o.switch_to = -1;  // ours carries messages (or a side went): each keeps its own
-    return;
+// Both dialled: the lower rank's dial carries the pair. Ours (to that lower rank) has carried
+// only its hello (held_from), so what waits behind it moves, in order, to theirs; ours stays
+// open and read (the peer's goodbye comes there), owned by its reader now.
+void StreamChannel::MoveTo(Out& o, In& theirs) {
+  const bool said_hello = !o.connecting && o.head >= o.held_from;
+  for (In& ours : in_) {
+    if (!ours.shared || !ours.dialled || ours.fd != o.fd) continue;
+    ours.shared = false;
+    if (!said_hello) Drop(ours);  // a dial that never said hello would only be a stranger there
   }
-  if (o.connecting || !o.idle() || !(theirs.carried || rank_ > d)) return;  // not yet
-  o.switch_to = -1;
-  for (In& ours : in_)
-    if (ours.shared && ours.dialled && ours.fd == o.fd) ours.shared = false;  // owns it now
+  const size_t keep_from = std::max(o.head, o.held_from);  // a hello not yet sent stays behind
+  o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(keep_from));
+  o.head = 0;
+  o.held_from = 0;
+  o.refused = false;
+  o.connecting = false;
   o.fd = theirs.fd;
   theirs.shared = true;
+  (void)Flush(o);
 }
 
 bool StreamChannel::Pending() const {
@@ -613,6 +646,9 @@ Status StreamChannel::Close() {
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
     Settle(static_cast<int>(&o - out_.data()));  // its owner may be gone after finalize
+    // A dial still waiting for its answer sends what it holds now: all our frames to that rank
+    // are on it (none moved), and the peer reads it whatever it answered, so the order holds.
+    o.held_from = 0;
     Append(o, &goodbye, sizeof goodbye);
     while (!o.broken && (o.connecting || !o.idle()) && MonotonicSeconds() < deadline) {
       (void)Flush(o);

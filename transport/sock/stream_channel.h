@@ -5,23 +5,26 @@
 // One connection per pair carries both directions, so a reply carries the ACK of the message it
 // answers (two connections cost four packets a round trip). A rank dials a peer on its first
 // message to it (or to watch it while waiting on it), unless the peer's connection came first:
-// an admitted connection from a rank we have not dialled becomes our way to it too (adopted).
-// A rank sends all its messages to a peer on one connection, so the pair's order holds. If both
-// dialled, the higher rank moves to the lower rank's dial when its own has carried nothing but
-// its hello (its own stays open and read: the peer's goodbye comes there); otherwise each keeps
-// its own (two connections, one direction each: as correct, slower). The connection's first
-// bytes are a Hello (who opens it, and the job's secret where the family needs one); the
-// listener hands the hello to Admit and refuses what does not pass, a second accepted
-// connection for a rank included; the dialler checks the other end with Trust. Then frames:
-// FrameHead (the payload's length), the MsgHeader (src set by the receiver from the
-// connection), the payload. At Close a rank sends a goodbye frame on every connection, once
-// each, after what is still buffered, so that its peers tell a finalized rank (a goodbye on any
-// of its connections, then EOF) from a lost one (EOF or a reset without one).
+// an admitted connection from a rank we have not dialled becomes our way to it too. When both
+// dial at once, the lower rank's dial carries the pair: a dial to a lower rank sends its hello
+// and holds our frames until that rank answers, Taken (it had not dialled: this connection
+// carries both directions) or Refused (it dialled us too: when its hello arrives, the held
+// frames move there, in order, and our dial stays open only to be read). So a rank sends all
+// its messages to a peer on one connection and the pair's order holds; the first message from
+// a higher rank to a lower one waits for the answer, which the higher rank's progress reads (as
+// Open MPI's TCP transport queues until its connection handshake completes); at Close a held
+// dial sends what it holds (the peer reads it, whatever it answered). The connection's first bytes are a
+// Hello (who opens it, and the job's secret where the family needs one); the listener hands the
+// hello to Admit and refuses what does not pass, a second accepted connection for a rank
+// included; the dialler checks the other end with Trust. Then frames: FrameHead (the payload's
+// length), the MsgHeader (src set by the receiver from the connection), the payload. At Close a
+// rank sends a goodbye frame on every connection, once each, after what is still buffered, so
+// that its peers tell a finalized rank (a goodbye on any of its connections, then EOF) from a
+// lost one (EOF or a reset without one).
 //
 // A connection we send on is an Out (it owns the fd); one we read is an In. A shared connection
 // is both: an In with `shared` reads the fd its rank's Out owns: our dial's reader (made with
-// the dial), an accepted connection adopted in Greet, or theirs once ours gave way (MaybeMove:
-// in Greet, or before our first frame to that peer).
+// the dial), an accepted connection we send on too, or the lower rank's dial we moved to.
 //
 // Writes are non-blocking. A frame whose payload is contiguous host memory goes out with one
 // sendmsg (head, header, payload straight from the sender's memory) when nothing waits on the
@@ -114,11 +117,16 @@ class StreamChannel : public Channel {
   };
   static constexpr uint32_t kFrameMagic = 0x6d706766;  // "mpgf"
   static constexpr uint32_t kByeMagic = 0x6d706762;    // "mpgb"
+  // A lower rank's answer to a higher rank's dial: it takes it (for both directions), or it
+  // dialled the higher rank itself (refused: the higher rank moves to that dial).
+  static constexpr uint32_t kTakenMagic = 0x6d706774;    // "mpgt"
+  static constexpr uint32_t kRefusedMagic = 0x6d706772;  // "mpgr"
   // The goodbye, the same frame on either kind of connection: a frame head and an empty header.
   struct Goodbye {
     FrameHead head{0, kByeMagic};
     MsgHeader none{};
   };
+  using Answer = Goodbye;  // the same shape; head.magic kTakenMagic or kRefusedMagic
   struct Out {  // our connection to a peer
     int fd = -1;
     bool connecting = false;  // dialled, not yet made
@@ -128,8 +136,9 @@ class StreamChannel : public Channel {
     size_t head = 0;                 // first of them
     const unsigned char* lent = nullptr;  // then these lent bytes (none queued behind them)
     size_t lent_len = 0;
-    uint64_t frames = 0;        // frames queued on it (its hello is none)
-    long switch_to = -1;  // in_ index of the lower rank's dial, which we send on if ours is bare
+    // A dial to a lower rank: bytes from here on (our frames) wait for its answer; 0: none wait.
+    size_t held_from = 0;
+    bool refused = false;  // it answered that it dialled us: we move to its dial when it comes
     size_t owned() const { return buf.size() - head; }
     bool idle() const { return owned() == 0 && lent_len == 0; }
   };
@@ -173,7 +182,7 @@ class StreamChannel : public Channel {
   Status ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* stop);
   Status Lost(int dst) const;
   In& NewIn();
-  void MaybeMove(int dst);
+  void MoveTo(Out& o, In& theirs);
   bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
   void Drop(In& in);
   void Append(Out& o, const void* p, size_t n);
