@@ -13,18 +13,14 @@ namespace mpigpu::api {
 namespace {
 
 int BuildBarrier(CollSched& s) {
-  const int n = s.size(), me = s.rank();
-  const TypedBuf empty = HostBytes(nullptr, 0);
-  for (int dist = 1, round = 0; dist < n; dist <<= 1, ++round) {
-    s.Recv(empty, (me - dist + n) % n, kTagBarrier + round);
-    s.Send(empty, (me + dist) % n, kTagBarrier + round);
-    s.NextRound();
-  }
+  if (s.comm()->inter) return BuildInterBarrier(s);
+  AddBarrierRounds(s);
   return MPIGPU_SUCCESS;
 }
 
 int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
                int root) {
+  if (s.comm()->inter) return BuildInterBcast(s, buf, bt, count, dt, root);
   TypedBuf b;
   if (int rc = UserBuf(buf, bt, count, dt, &b); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = CheckRoot(*s.comm(), root); rc != MPIGPU_SUCCESS) return rc;
@@ -33,6 +29,16 @@ int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Dat
 }
 
 }  // namespace
+
+void AddBarrierRounds(CollSched& s) {
+  const int n = s.size(), me = s.rank();
+  const TypedBuf empty = HostBytes(nullptr, 0);
+  for (int dist = 1, round = 0; dist < n; dist <<= 1, ++round) {
+    s.Recv(empty, (me - dist + n) % n, kTagBarrier + round);
+    s.Send(empty, (me + dist) % n, kTagBarrier + round);
+    s.NextRound();
+  }
+}
 
 int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
                   std::vector<int>* all) {

@@ -37,7 +37,8 @@ void CollSched::Advance() {
       started_ = true;
       for (const Xfer& x : round.xfers) {
         ApiRequest* r = nullptr;
-        const int rc = StartP2P(x.recv, x.b, c_, x.peer, tag_base_ + x.tag, c_->ctx_coll, &r);
+        const CommPtr& on = x.local ? c_->local_comm : c_;
+        const int rc = StartP2P(x.recv, x.b, on, x.peer, tag_base_ + x.tag, on->ctx_coll, &r);
         if (rc != MPIGPU_SUCCESS) {
           Fail(rc);
           break;

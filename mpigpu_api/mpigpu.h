@@ -82,6 +82,8 @@ typedef long long MPIGPU_Count;
 #define MPIGPU_ANY_SOURCE (-2)
 #define MPIGPU_ANY_TAG (-1)
 #define MPIGPU_PROC_NULL (-3)
+/* The root argument of a rooted collective on an intercommunicator at the root itself. */
+#define MPIGPU_ROOT (-4)
 /* Largest user tag: valid tags are 0..MPIGPU_TAG_UB. */
 #define MPIGPU_TAG_UB ((1 << 30) - 1)
 #define MPIGPU_UNDEFINED (-32766)
@@ -362,7 +364,10 @@ int MPIGPU_Comm_test_inter(MPIGPU_Comm comm, int* flag);
 
 /* ---- intercommunicators ----
  * Point-to-point calls on an intercommunicator name ranks of the remote group. Collectives on
- * intercommunicators are not supported (MPIGPU_ERR_UNSUPPORTED_OPERATION where checked). */
+ * intercommunicators follow MPI: data goes from one group to the other; a rooted one takes
+ * MPIGPU_ROOT at the root, MPIGPU_PROC_NULL at the rest of its group and the root's rank in
+ * the remote group at the other group; MPIGPU_IN_PLACE is an error (ARG), Scan/Exscan are
+ * errors (COMM). */
 
 /* Collective over local_comm (and the remote group's members over theirs): the leaders talk over
  * peer_comm with tag. Errors: COMM, RANK (a leader), TAG, ARG. */
