@@ -423,8 +423,10 @@ int MPIGPU_Comm_get_attr(MPIGPU_Comm comm, int comm_keyval, void* attribute_val,
 /* Errors: COMM, KEYVAL (bad key, or not set on comm), the delete callback's code. */
 int MPIGPU_Comm_delete_attr(MPIGPU_Comm comm, int comm_keyval);
 
-/* Datatype attributes (the same rules; copy callbacks run on MPIGPU_Type_dup, delete callbacks
- * on MPIGPU_Type_free, where the datatype code calls MPIGPU_Type_copy_attrs_/delete_attrs_). */
+/* Datatype attributes (the same rules). The datatype library sits below the attributes, so
+ * MPIGPU_Type_dup and MPIGPU_Type_free do not run callbacks themselves: a caller that uses
+ * attributes on types runs MPIGPU_Type_copy_attrs_ after a dup and MPIGPU_Type_delete_attrs_
+ * before a free, as the MPI layer's MPI_Type_dup and MPI_Type_free do (mpi/mpi_types.cc). */
 typedef int MPIGPU_Type_copy_attr_function(MPIGPU_Datatype oldtype, int type_keyval,
                                            void* extra_state, void* attribute_val_in,
                                            void* attribute_val_out, int* flag);
