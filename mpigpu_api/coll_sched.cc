@@ -48,7 +48,7 @@ void CollSched::Advance() {
       if (!P2PDone(r)) return;
     for (ApiRequest* r : inflight_) Fail(CompleteP2P(r, MPIGPU_STATUS_IGNORE));
     inflight_.clear();
-    // By index: a step may add rounds (Extend), which may move rounds_.
+    // By index: a step may add rounds (NextRound and more), which may move rounds_.
     if (rc_ == MPIGPU_SUCCESS)
       for (size_t i = 0; i < rounds_[cur_].steps.size(); ++i)
         if (int rc = rounds_[cur_].steps[i](); rc != MPIGPU_SUCCESS) {
