@@ -726,6 +726,58 @@ int MPIGPU_Iscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
 int MPIGPU_Iexscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
                    MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
                    MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Neighborhood collectives over comm's topology (Cartesian: per dimension the -1 then the +1
+ * neighbour; graph: Graph_neighbors; distributed graph: sources in, destinations out). Block k
+ * goes to out-neighbour k and comes from in-neighbour k; PROC_NULL neighbours leave their blocks
+ * alone. The w forms' displacements are in bytes. Errors: as the collectives above, TOPOLOGY
+ * (no topology). */
+int MPIGPU_Neighbor_allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                             MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                             int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                              const int sendcounts[], const int sdispls[],
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              const int recvcounts[], const int rdispls[],
+                              MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                              const int sendcounts[], const MPIGPU_Aint sdispls[],
+                              const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                              MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                              const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
+                              MPIGPU_Comm comm);
+int MPIGPU_Ineighbor_allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, int recvcount,
+                               MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                               MPIGPU_Request* request);
+int MPIGPU_Ineighbor_allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                MPIGPU_Datatype sendtype, void* recvbuf,
+                                MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                              MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                               const int sendcounts[], const int sdispls[],
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                               MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                               const int sendcounts[], const MPIGPU_Aint sdispls[],
+                               const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
+                               MPIGPU_Comm comm, MPIGPU_Request* request);
 /* Local: inoutbuf = inbuf op inoutbuf (no communication). Errors: COUNT, TYPE, BUFFER, OP. */
 int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inoutbuf,
                         MPIGPU_Buftype inoutbuftype, int count, MPIGPU_Datatype datatype,

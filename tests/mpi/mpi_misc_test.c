@@ -7,7 +7,9 @@
  *  - a persistent send and receive of a derived type keep working after MPI_Type_free of the
  *    user's handle, even when a new type reuses the handle.
  *  - MPI_BOTTOM sends and receives of a struct of absolute addresses (the packer gets a null
- *    base pointer), and count 0 / empty types with a NULL buffer. */
+ *    base pointer), and count 0 / empty types with a NULL buffer.
+ *  - MPI_Neighbor_alltoall and MPI_Ineighbor_allgather on a periodic ring of 2, where both
+ *    neighbours are the one other rank (MPICH's ring_neighbor_alltoall). */
 #include <stdint.h>
 #include <string.h>
 
@@ -228,6 +230,20 @@ static void test_bottom_and_empty(int rank) {
   CHECK_OK(MPI_Type_free(&vec));
 }
 
+static void test_neighbor(int rank) {
+  int dims[1] = {2}, periods[1] = {1};
+  MPI_Comm ring;
+  CHECK_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+  int sbuf[2] = {-1, 1}, rbuf[2] = {0, 0};
+  CHECK_OK(MPI_Neighbor_alltoall(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, ring));
+  CHECK(rbuf[0] == 1 && rbuf[1] == -1);
+  MPI_Request req;
+  CHECK_OK(MPI_Ineighbor_allgather(&rank, 1, MPI_INT, rbuf, 1, MPI_INT, ring, &req));
+  CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  CHECK(rbuf[0] == 1 - rank && rbuf[1] == 1 - rank);
+  CHECK_OK(MPI_Comm_free(&ring));
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = -1, size = 0;
@@ -242,5 +258,6 @@ int main(int argc, char** argv) {
   test_type_attrs();
   test_persistent_derived(rank);
   test_bottom_and_empty(rank);
+  test_neighbor(rank);
   return mt_finish();
 }
