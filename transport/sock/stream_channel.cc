@@ -18,7 +18,7 @@ StreamChannel::~StreamChannel() {
   for (Out& o : out_)
     if (o.fd >= 0) ::close(o.fd);
   for (In& in : in_)
-    if (in.fd >= 0) ::close(in.fd);
+    if (in.fd >= 0 && !in.shared) ::close(in.fd);
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
@@ -49,6 +49,13 @@ Status StreamChannel::Connect(int dst, bool* later) {
   o.fd = fd;
   o.connecting = true;
   o.dialled_at = MonotonicSeconds();
+  // Its reader: the peer may answer on it (it adopts it unless it dialled us too).
+  In& reader = NewIn();
+  reader.fd = fd;
+  reader.rank = dst;
+  reader.shared = true;
+  reader.dialled = true;
+  reader.accepted_at = o.dialled_at;
   Tune(fd);
   Hello hello{};
   hello.magic = kHelloMagic;
@@ -80,6 +87,7 @@ bool StreamChannel::Connected(Out& o, int dst) {
     return false;
   }
   o.connecting = false;
+  ++stats_.stream_connections;
   return true;
 }
 
@@ -139,6 +147,10 @@ void StreamChannel::AddStats(TransportStats* s) const {
   s->stream_bytes_sent_copied += stats_.stream_bytes_sent_copied;
   s->stream_bytes_read += stats_.stream_bytes_read;
   s->stream_bytes_read_copied += stats_.stream_bytes_read_copied;
+  s->stream_connections += stats_.stream_connections;
+  for (const In& in : in_)
+    s->stream_shared_pairs += in.carried && in.rank >= 0 && in.fd >= 0 &&
+                              out_[static_cast<size_t>(in.rank)].fd == in.fd;
 }
 
 void StreamChannel::Settle(int dst) {
@@ -165,6 +177,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
     *copy_error = Lost(dst);
     return true;
   }
+  if (o.switch_to >= 0) MaybeMove(dst);  // before the first frame fixes the connection
   if (p.len > kMaxPayload) {
     *copy_error = Status(Err::kInternal, std::string(caps().name) +
                                              " channel: payload larger than a frame");
@@ -186,6 +199,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   }
   const FrameHead head{static_cast<uint32_t>(p.len), kFrameMagic};
   stats_.stream_bytes_sent += p.len;
+  ++o.frames;
   // Contiguous host bytes are written from where they are when nothing waits before them.
   const unsigned char* direct = nullptr;
   if (p.user == nullptr) {
@@ -261,17 +275,14 @@ Status StreamChannel::Accept() {
       continue;
     }
     Tune(fd);
-    // A closed slot is reused: strangers that come and go do not grow the list.
-    auto slot = std::find_if(in_.begin(), in_.end(), [](const In& in) { return in.fd < 0; });
-    if (slot == in_.end()) slot = in_.insert(in_.end(), In());
-    *slot = In();
-    slot->fd = fd;
-    slot->accepted_at = MonotonicSeconds();
+    In& in = NewIn();
+    in.fd = fd;
+    in.accepted_at = MonotonicSeconds();
   }
 }
 
 void StreamChannel::Drop(In& in) {
-  ::close(in.fd);
+  if (!in.shared) ::close(in.fd);
   in.fd = -1;
   in.closed = true;
   in.buf = {};
@@ -294,8 +305,9 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   std::memcpy(&hello, in.buf.data(), sizeof hello);
   const bool known = hello.magic == kHelloMagic && hello.rank >= 0 &&
                      hello.rank < host_->size() && Admit(in.fd, hello);
-  bool twice = false;
-  for (const In& other : in_) twice |= known && &other != &in && other.rank == hello.rank;
+  bool twice = false;  // a second accepted connection (our own dial to it does not count)
+  for (const In& other : in_)
+    twice |= known && &other != &in && !other.dialled && other.rank == hello.rank;
   if (!known || twice) {  // not one of the job's ranks, or a second connection: refused
     MPIGPU_WARN("%s channel: refusing a connection that is not a rank of this job",
                 caps().name);
@@ -304,6 +316,16 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   }
   in.rank = hello.rank;
   *at = sizeof hello;
+  ++stats_.stream_connections;
+  Out& o = out_[static_cast<size_t>(in.rank)];
+  if (o.fd < 0 && !o.broken) {  // not dialled it: our messages to it go this way too
+    o.fd = in.fd;
+    in.shared = true;
+  } else {  // both dialled: ours may give way (MaybeMove)
+    for (size_t i = 0; i < in_.size(); ++i)
+      if (&in_[i] == &in) o.switch_to = static_cast<long>(i);
+    MaybeMove(in.rank);
+  }
   return true;
 }
 
@@ -328,6 +350,7 @@ Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
     MsgHeader h;
     std::memcpy(&h, in.buf.data() + at + sizeof head, sizeof h);
     h.src = in.rank;  // the connection says who sent it
+    in.carried = true;
     const unsigned char* payload = in.buf.data() + at + kHead;
     const size_t here = std::min<size_t>(in.have - at - kHead, head.len);
     if (head.len > 0) {
@@ -515,6 +538,38 @@ Status StreamChannel::Poll(ChannelSink* sink) {
   return Status::Ok();
 }
 
+// A closed slot is reused: strangers that come and go do not grow the list. (A deque: an In
+// being read keeps its address when one is added, e.g. by a dial from inside a sink callback.)
+StreamChannel::In& StreamChannel::NewIn() {
+  auto slot = std::find_if(in_.begin(), in_.end(), [](const In& in) { return in.fd < 0; });
+  if (slot == in_.end()) {
+    in_.emplace_back();
+    return in_.back();
+  }
+  *slot = In();
+  return *slot;
+}
+
+// Both dialled: a bare dial of ours (nothing but its hello went on it) gives way to theirs if
+// theirs carries messages, or if neither does yet and we are the higher rank (then the peer
+// keeps its own: only one side moves). Ours stays open and read (the peer's goodbye comes there).
+void StreamChannel::MaybeMove(int d) {
+  Out& o = out_[static_cast<size_t>(d)];
+  if (o.switch_to < 0) return;
+  In& theirs = in_[static_cast<size_t>(o.switch_to)];
+  if (o.broken || o.frames > 0 || theirs.fd < 0 || theirs.closed || theirs.shared ||
+      theirs.rank != d) {
+    o.switch_to = -1;  // ours carries messages (or a side went): each keeps its own
+    return;
+  }
+  if (o.connecting || !o.idle() || !(theirs.carried || rank_ > d)) return;  // not yet
+  o.switch_to = -1;
+  for (In& ours : in_)
+    if (ours.shared && ours.dialled && ours.fd == o.fd) ours.shared = false;  // owns it now
+  o.fd = theirs.fd;
+  theirs.shared = true;
+}
+
 bool StreamChannel::Pending() const {
   for (const In& in : in_) {
     if (in.fd < 0 || in.closed) continue;
@@ -526,30 +581,25 @@ bool StreamChannel::Pending() const {
 
 PeerState StreamChannel::Peer(int peer, bool probe) {
   if (peer < 0 || peer >= static_cast<int>(out_.size()) || peer == rank_) return PeerState::kAlive;
+  // A goodbye on any of its connections means it finalized (its exit may then reset another
+  // one, e.g. a dial of ours whose hello it never read); a close without one, that it is lost.
+  bool bye = false, closed = false;
   for (const In& in : in_)
-    if (in.rank == peer && in.closed) return in.bye ? PeerState::kFinalized : PeerState::kLost;
+    if (in.rank == peer) {
+      bye |= in.bye;
+      closed |= in.closed;
+    }
+  if (bye) return PeerState::kFinalized;
+  if (closed) return PeerState::kLost;
   Out& o = out_[peer];
   if (probe && o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only)
     bool later = false;
     (void)Connect(peer, &later);
   }
-  if (o.fd >= 0 && !o.broken) {
-    (void)Flush(o);
-    // The peer writes on our connection only its goodbye: readable means that, a close or a
-    // reset.
-    pollfd p{o.fd, POLLIN | POLLRDHUP, 0};
-    if (!o.connecting && ::poll(&p, 1, 0) > 0) {
-      Goodbye bye;
-      bye.head.magic = 0;
-      o.bye = ::recv(o.fd, &bye, sizeof bye, MSG_DONTWAIT) == sizeof bye &&
-              bye.head.magic == kByeMagic;
-      o.broken = true;
-    }
-  }
-  if (!o.broken) return PeerState::kAlive;
-  bool bye = o.bye;
-  for (const In& in : in_) bye |= in.rank == peer && in.bye;
-  return bye ? PeerState::kFinalized : PeerState::kLost;
+  // What the peer sends on our connection (its messages, its goodbye, a close) is read by the
+  // In that shares it, at Poll.
+  if (o.fd >= 0 && !o.broken) (void)Flush(o);
+  return o.broken ? PeerState::kLost : PeerState::kAlive;
 }
 
 // Finalize: a goodbye on every connection, after what is still buffered on ours (bounded: a peer
@@ -557,8 +607,8 @@ PeerState StreamChannel::Peer(int peer, bool probe) {
 Status StreamChannel::Close() {
   const double deadline = MonotonicSeconds() + 2;
   const Goodbye goodbye;
-  for (In& in : in_)  // nothing else goes this way: the socket has room for it
-    if (in.fd >= 0 && in.rank >= 0 && !in.closed)
+  for (In& in : in_)  // only reads this way (a shared one gets its goodbye from its Out below)
+    if (in.fd >= 0 && in.rank >= 0 && !in.closed && !in.shared)
       (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
