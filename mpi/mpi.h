@@ -1038,6 +1038,52 @@ MPIGPU_MPI_FN(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int so
                                           int sourceweights[], int maxoutdegree,
                                           int destinations[], int destweights[]))
 
+/* neighborhood collectives (Cartesian, graph and distributed-graph topologies) */
+MPIGPU_MPI_FN(int, Neighbor_allgather, (const void* sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_allgatherv, (const void* sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void* recvbuf,
+                                         const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_alltoallv, (const void* sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype,
+                                        void* recvbuf, const int recvcounts[],
+                                        const int rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_alltoallw, (const void* sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void* recvbuf, const int recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm))
+MPIGPU_MPI_FN(int, Ineighbor_allgather, (const void* sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_allgatherv, (const void* sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void* recvbuf,
+                                          const int recvcounts[], const int displs[],
+                                          MPI_Datatype recvtype, MPI_Comm comm,
+                                          MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_alltoall, (const void* sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_alltoallv, (const void* sendbuf, const int sendcounts[],
+                                         const int sdispls[], MPI_Datatype sendtype,
+                                         void* recvbuf, const int recvcounts[],
+                                         const int rdispls[], MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_alltoallw, (const void* sendbuf, const int sendcounts[],
+                                         const MPI_Aint sdispls[],
+                                         const MPI_Datatype sendtypes[], void* recvbuf,
+                                         const int recvcounts[], const MPI_Aint rdispls[],
+                                         const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                         MPI_Request* request))
+
 /* info objects (only MPI_INFO_NULL / MPI_INFO_ENV are usable: mpigpu takes no hints) */
 MPIGPU_MPI_FN(int, Info_create, (MPI_Info* info))
 MPIGPU_MPI_FN(int, Info_free, (MPI_Info* info))

@@ -84,6 +84,10 @@ struct Request {
   void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  // A persistent request's own handle of a derived `type` (a core dup, no attribute callbacks):
+  // the user may free theirs while the request lives (MPI), and a freed handle may name another
+  // type later. Freed with the request (FreeRequest).
+  bool owns_type = false;
   int peer = 0;
   int tag = 0;
   // Generalized requests (MPI_Grequest_start): complete once MPI_Grequest_complete is called

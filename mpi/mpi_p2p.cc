@@ -199,8 +199,12 @@ int Persistent(const char* fn, Request::Mode mode, const void* buf, int count, M
   if (!((tag >= 0 && tag <= MPIGPU_TAG_UB) || (recv && tag == MPI_ANY_TAG)))
     return mpigpu::mpi::FailWith(fn, comm, MPI_ERR_TAG, "tag out of range");
   if (int rc = MPIGPU_Type_size(type, &size); rc != MPI_SUCCESS) return Done(fn, comm, rc);
+  const bool derived = type >= MPIGPU_NUM_PREDEFINED_TYPES;  // valid: Type_size passed
+  if (derived)  // a handle of the request's own (Request::owns_type)
+    if (int rc = MPIGPU_Type_dup(type, &type); rc != MPI_SUCCESS) return Done(fn, comm, rc);
   Request* r = nullptr;
   *request = mpigpu::mpi::NewRequest(&r);
+  r->owns_type = derived;
   r->persistent = true;
   r->mode = mode;
   r->recv = recv;

@@ -204,10 +204,18 @@ Request* LookupRequest(MPI_Request h) {
 
 void FreeRequest(MPI_Request h) {
   Table& t = Tab();
-  std::lock_guard<std::mutex> g(t.mu);
-  if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return;
-  t.reqs[h - 1].in_use = false;
-  t.free.push_back(h - 1);
+  MPI_Datatype owned = MPI_DATATYPE_NULL;
+  {
+    std::lock_guard<std::mutex> g(t.mu);
+    if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return;
+    Request& r = t.reqs[h - 1];
+    if (r.owns_type) owned = r.type;
+    r.owns_type = false;
+    r.in_use = false;
+    t.free.push_back(h - 1);
+  }
+  // An operation in flight holds the type's definition itself (the core's TypeDesc).
+  if (owned != MPI_DATATYPE_NULL) (void)MPIGPU_Type_free(&owned);
 }
 
 void EmptyStatus(MPI_Status* st) {

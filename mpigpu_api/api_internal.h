@@ -139,6 +139,7 @@ struct State {
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
+  int next_nb_context = 1 << 29;  // the same for Comm_idup's range (comm_objects.h)
   int node = 0;  // this process's node (JobInfo::node), for Comm_split_type
   // From which polling round of a wait the CPU is given away (sched_yield) between polls; set
   // by Init from MPIGPU_YIELD (YieldAfterRounds).

@@ -50,6 +50,8 @@ class CollSched {
   void NextRound() {
     if (!rounds_.back().xfers.empty() || !rounds_.back().steps.empty()) rounds_.emplace_back();
   }
+  // A step of the last round may build more (NextRound first): a schedule whose length depends
+  // on what it received (an agreement that retries) goes on.
 
   // Running: starts and completes what it can, never blocks.
   void Advance();

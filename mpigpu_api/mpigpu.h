@@ -428,8 +428,10 @@ int MPIGPU_Comm_get_attr(MPIGPU_Comm comm, int comm_keyval, void* attribute_val,
 /* Errors: COMM, KEYVAL (bad key, or not set on comm), the delete callback's code. */
 int MPIGPU_Comm_delete_attr(MPIGPU_Comm comm, int comm_keyval);
 
-/* Datatype attributes (the same rules; copy callbacks run on MPIGPU_Type_dup, delete callbacks
- * on MPIGPU_Type_free, where the datatype code calls MPIGPU_Type_copy_attrs_/delete_attrs_). */
+/* Datatype attributes (the same rules). The datatype library sits below the attributes, so
+ * MPIGPU_Type_dup and MPIGPU_Type_free do not run callbacks themselves: a caller that uses
+ * attributes on types runs MPIGPU_Type_copy_attrs_ after a dup and MPIGPU_Type_delete_attrs_
+ * before a free, as the MPI layer's MPI_Type_dup and MPI_Type_free do (mpi/mpi_types.cc). */
 typedef int MPIGPU_Type_copy_attr_function(MPIGPU_Datatype oldtype, int type_keyval,
                                            void* extra_state, void* attribute_val_in,
                                            void* attribute_val_out, int* flag);
@@ -729,6 +731,58 @@ int MPIGPU_Iscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
 int MPIGPU_Iexscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
                    MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
                    MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Neighborhood collectives over comm's topology (Cartesian: per dimension the -1 then the +1
+ * neighbour; graph: Graph_neighbors; distributed graph: sources in, destinations out). Block k
+ * goes to out-neighbour k and comes from in-neighbour k; PROC_NULL neighbours leave their blocks
+ * alone. The w forms' displacements are in bytes. Errors: as the collectives above, TOPOLOGY
+ * (no topology). */
+int MPIGPU_Neighbor_allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                             MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                             int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                              const int sendcounts[], const int sdispls[],
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              const int recvcounts[], const int rdispls[],
+                              MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                              const int sendcounts[], const MPIGPU_Aint sdispls[],
+                              const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                              MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                              const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
+                              MPIGPU_Comm comm);
+int MPIGPU_Ineighbor_allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, int recvcount,
+                               MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                               MPIGPU_Request* request);
+int MPIGPU_Ineighbor_allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                MPIGPU_Datatype sendtype, void* recvbuf,
+                                MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                              MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                               const int sendcounts[], const int sdispls[],
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                               MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                               const int sendcounts[], const MPIGPU_Aint sdispls[],
+                               const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
+                               MPIGPU_Comm comm, MPIGPU_Request* request);
 /* Local: inoutbuf = inbuf op inoutbuf (no communication). Errors: COUNT, TYPE, BUFFER, OP. */
 int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inoutbuf,
                         MPIGPU_Buftype inoutbuftype, int count, MPIGPU_Datatype datatype,
