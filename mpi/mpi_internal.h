@@ -86,6 +86,11 @@ struct Request {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   int peer = 0;
   int tag = 0;
+  // Persistent collectives (MPI_<coll>_init): the core's persistent request, which keeps its
+  // arguments; MPI_Start starts it and `core` names it while it runs (the core leaves a
+  // completed persistent request's handle valid, so completion nulls `core` here).
+  bool pcoll = false;
+  MPIGPU_Request pcore = MPIGPU_REQUEST_NULL;
   // Generalized requests (MPI_Grequest_start): complete once MPI_Grequest_complete is called
   // (by any thread: atomic), then the query function fills the status.
   bool greq = false;

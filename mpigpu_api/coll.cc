@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
 
 int BuildBarrier(CollSched& s) {
   const int n = s.size(), me = s.rank();
@@ -31,8 +31,6 @@ int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Dat
   AddBcastTree(s, b, root);
   return MPIGPU_SUCCESS;
 }
-
-}  // namespace
 
 int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
                   std::vector<int>* all) {

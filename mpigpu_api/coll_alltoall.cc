@@ -6,25 +6,12 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
 namespace {
-
-// Per-peer counts, displacements and types of one side of an alltoall. Displacements count
-// in elements of the type's extent (regular and v forms) or in bytes (w form).
-struct Side {
-  const void* buf = nullptr;
-  MPIGPU_Buftype bt = MPIGPU_BUF_HOST;
-  int count = 0;  // regular form
-  const int* counts = nullptr;
-  const int* displs = nullptr;
-  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
-  const MPIGPU_Datatype* types = nullptr;  // w form
-  bool vform = false;                      // counts and displs given (v and w forms)
-  bool wform = false;                      // types given, displacements in bytes
-};
 
 int SideBlocks(const Side& s, int n, std::vector<TypedBuf>* out) {
   if (s.vform && (s.counts == nullptr || s.displs == nullptr))
@@ -48,6 +35,8 @@ int SideBlocks(const Side& s, int n, std::vector<TypedBuf>* out) {
   }
   return MPIGPU_SUCCESS;
 }
+
+}  // namespace
 
 int BuildAlltoall(CollSched& s, const Side& send, const Side& recv) {
   const int n = s.size(), me = s.rank();
@@ -78,7 +67,6 @@ int BuildAlltoall(CollSched& s, const Side& send, const Side& recv) {
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
@@ -31,6 +32,8 @@ int CheckArrays(const int* counts, const int* displs) {
     return SetLastError(MPIGPU_ERR_ARG, "null counts or displacements array");
   return MPIGPU_SUCCESS;
 }
+
+}  // namespace
 
 // Gather(v): counts/displs null for the regular form.
 int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
@@ -121,7 +124,6 @@ int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int se
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;
