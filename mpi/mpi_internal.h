@@ -116,6 +116,13 @@ int StartPersistent(Request* r);
 // Empty status (null or inactive request): source ANY_SOURCE, tag ANY_TAG, count 0.
 void EmptyStatus(MPI_Status* st);
 
+// ---- MPI-1 bound markers (mpi_lbub.cc) ----
+// "MPI_LB" / "MPI_UB" for the marker handles, else null.
+const char* MarkerName(MPI_Datatype t);
+// MPIGPU_Type_create_struct, where MPI_LB / MPI_UB entries set the new type's bounds.
+int StructWithMarkers(int count, const int blocklens[], const MPI_Aint displs[],
+                      const MPI_Datatype types[], MPI_Datatype* newtype);
+
 // ---- buffered sends (mpi_bsend.cc) ----
 // Copies (buf, count, type) into the attached buffer and starts its send; the copy's space
 // comes back when the send completes. Errors: BUFFER (no room: attach a larger buffer).
