@@ -142,6 +142,13 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
 
 int StartPersistent(Request* r) {
   int rc;
+  if (r->pcoll) {
+    if ((rc = MPIGPU_Start(&r->pcore)) == MPI_SUCCESS) {
+      r->core = r->pcore;
+      r->active = true;
+    }
+    return rc;
+  }
   if (r->mode == Request::Mode::kRecv)
     rc = MPIGPU_Irecv(r->buf, BufType(r->buf), r->count, r->type, r->peer, r->tag, r->comm,
                       &r->core);

@@ -53,12 +53,15 @@ MPIGPU_TYPES_CALL(Type_create_hindexed_block,
                   (int count, int blocklength, const MPI_Aint array_of_displacements[],
                    MPI_Datatype oldtype, MPI_Datatype* newtype),
                   (count, blocklength, array_of_displacements, oldtype, newtype))
-MPIGPU_TYPES_CALL(Type_create_struct,
-                  (int count, const int array_of_blocklengths[],
-                   const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
-                   MPI_Datatype* newtype),
-                  (count, array_of_blocklengths, array_of_displacements, array_of_types,
-                   newtype))
+extern "C" int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                                       const MPI_Aint array_of_displacements[],
+                                       const MPI_Datatype array_of_types[],
+                                       MPI_Datatype* newtype) {
+  return Done("MPI_Type_create_struct", MPI_COMM_WORLD,
+              mpigpu::mpi::StructWithMarkers(count, array_of_blocklengths,
+                                             array_of_displacements, array_of_types, newtype));
+}
+MPIGPU_MPI_ALIAS(Type_create_struct)
 MPIGPU_TYPES_CALL(Type_create_subarray,
                   (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                    const int array_of_starts[], int order, MPI_Datatype oldtype,
@@ -134,6 +137,11 @@ extern "C" int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* r
   if (type_name == nullptr || resultlen == nullptr)
     return mpigpu::mpi::FailWith("MPI_Type_get_name", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "null name or resultlen");
+  if (const char* marker = mpigpu::mpi::MarkerName(datatype)) {
+    std::strcpy(type_name, marker);
+    *resultlen = static_cast<int>(std::strlen(marker));
+    return MPI_SUCCESS;
+  }
   if (int rc = MPIGPU_Type_get_name(datatype, core, &len); rc != MPI_SUCCESS)
     return Done("MPI_Type_get_name", MPI_COMM_WORLD, rc);
   const std::string name = MpiName(core).substr(0, MPI_MAX_OBJECT_NAME - 1);
@@ -162,8 +170,8 @@ extern "C" int PMPI_Type_struct(int count, const int array_of_blocklengths[],
                                 const MPI_Aint array_of_displacements[],
                                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
   return Done("MPI_Type_struct", MPI_COMM_WORLD,
-              MPIGPU_Type_create_struct(count, array_of_blocklengths, array_of_displacements,
-                                        array_of_types, newtype));
+              mpigpu::mpi::StructWithMarkers(count, array_of_blocklengths,
+                                             array_of_displacements, array_of_types, newtype));
 }
 MPIGPU_MPI_ALIAS(Type_struct)
 extern "C" int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
 
 int BuildBarrier(CollSched& s) {
   if (s.comm()->inter) return BuildInterBarrier(s);
@@ -27,8 +27,6 @@ int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Dat
   AddBcastTree(s, b, root);
   return MPIGPU_SUCCESS;
 }
-
-}  // namespace
 
 void AddBarrierRounds(CollSched& s) {
   const int n = s.size(), me = s.rank();

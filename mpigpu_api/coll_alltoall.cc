@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
 
 int BuildAlltoall(CollSched& s, const AlltoallSide& send, const AlltoallSide& recv) {
   if (s.comm()->inter) return BuildInterAlltoall(s, send, recv);
@@ -42,7 +42,6 @@ int BuildAlltoall(CollSched& s, const AlltoallSide& send, const AlltoallSide& re
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
 
 // Gather(v): counts/displs null for the regular form.
 int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
@@ -110,7 +110,6 @@ int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int se
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 #include "mpigpu_api/ops.h"
@@ -28,6 +29,8 @@ int Contribution(const void* sendbuf, MPIGPU_Buftype sbt, const TypedBuf& recv, 
   }
   return UserBuf(sendbuf, sbt, count, dt, out);
 }
+
+}  // namespace
 
 // Reduce to `root`, or Allreduce (`all`).
 int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
@@ -163,6 +166,8 @@ int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvb
   if (inclusive) s.Then([mine, bytes, rb] { return UnpackFromHost(mine, bytes, rb); });
   return MPIGPU_SUCCESS;
 }
+
+namespace {
 
 int DoReduceLocal(const void* inbuf, MPIGPU_Buftype ibt, void* inoutbuf, MPIGPU_Buftype iobt,
                   int count, MPIGPU_Datatype dt, MPIGPU_Op op) {

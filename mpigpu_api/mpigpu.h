@@ -783,6 +783,85 @@ int MPIGPU_Ineighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                MPIGPU_Buftype recvbuftype, const int recvcounts[],
                                const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
                                MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Persistent forms (MPI 4.0): the nonblocking forms' arguments, plus an info (ignored), make an
+ * inactive persistent *request; every MPIGPU_Start runs the collective once with the buffers'
+ * contents of that moment. Completion (Wait/Test/Waitall/Testall/Waitany) leaves the handle
+ * valid and the request inactive, ready for the next Start; a completion call on an inactive
+ * request returns at once with an empty status, and Waitany skips inactive ones as it does null
+ * handles. Request_free frees it, active or not (an active one finishes first, unseen). The
+ * init calls are collective (every rank, the same order as every other collective of the
+ * communicator), and they check the arguments; the starts of different persistent collectives
+ * may come in any order on different ranks. Counts, displacements and types arrays are copied
+ * at init. */
+int MPIGPU_Barrier_init(MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Bcast_init(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                      int root, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Reduce_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                       MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                       MPIGPU_Op op, int root, MPIGPU_Comm comm, MPIGPU_Info info,
+                       MPIGPU_Request* request);
+int MPIGPU_Allreduce_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                          MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                          MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info,
+                          MPIGPU_Request* request);
+int MPIGPU_Gather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                       MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                       int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                       MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Gatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                        MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                        const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                        int root, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Scatter_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                        MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                        int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                        MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Scatterv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                         const int sendcounts[], const int displs[], MPIGPU_Datatype sendtype,
+                         void* recvbuf, MPIGPU_Buftype recvbuftype, int recvcount,
+                         MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm, MPIGPU_Info info,
+                         MPIGPU_Request* request);
+int MPIGPU_Allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                          MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                          int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                          MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                           MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                           const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                           MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                         MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                         int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                         MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                          const int sendcounts[], const int sdispls[], MPIGPU_Datatype sendtype,
+                          void* recvbuf, MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                          const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                          MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                          const int sendcounts[], const int sdispls[],
+                          const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                          MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                          const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm, MPIGPU_Info info,
+                          MPIGPU_Request* request);
+int MPIGPU_Reduce_scatter_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                               MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Reduce_scatter_block_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                     void* recvbuf, MPIGPU_Buftype recvbuftype, int recvcount,
+                                     MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                                     MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Scan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                     MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                     MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                       MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                       MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+/* Starts an inactive persistent request (ERR_REQUEST: not persistent, or already active). */
+int MPIGPU_Start(MPIGPU_Request* request);
+/* Starts each of requests[0..count-1] in order; stops at the first error. */
+int MPIGPU_Startall(int count, MPIGPU_Request requests[]);
 /* Local: inoutbuf = inbuf op inoutbuf (no communication). Errors: COUNT, TYPE, BUFFER, OP. */
 int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inoutbuf,
                         MPIGPU_Buftype inoutbuftype, int count, MPIGPU_Datatype datatype,
