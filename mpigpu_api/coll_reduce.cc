@@ -62,7 +62,6 @@ int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* rec
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 
 int PrepareReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
                          MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
@@ -116,7 +115,6 @@ void AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* r
   }
 }
 
-namespace {
 
 // Reduce_scatter with block r of counts[r] elements for rank r (counts: n entries, or null
 // with `block` elements each): Reduce to rank 0, which sends the blocks out.
