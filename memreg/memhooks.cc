@@ -154,13 +154,11 @@ __attribute__((constructor)) void LoadHooks() {
   // pins of pageable host buffers (MPIGPU_PIN_CACHE). The malloc settings below change every
   // allocation of the process: only where a cache can be used (an RDMA device, a GPU), or where
   // one is asked for by name (=1; tests), and never when both are off.
-  // (The ibverbs netmod still registers per message, internode/ib/ib_reg.h: an RDMA device
-  // alone does not ask for the hooks until it caches through them; RdmaDevicePresent() is
-  // kept for that day.)
+  // The ibverbs netmod caches its rendezvous regions through them (internode/ib/ib_reg.h):
+  // an RDMA device asks for the hooks unless MPIGPU_IB_REG_CACHE=0.
   const bool ib_off = EnvOff("MPIGPU_IB_REG_CACHE"), pin_off = EnvOff("MPIGPU_PIN_CACHE");
-  constexpr bool kIbCachesThroughHooks = false;
   const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
-                                     (kIbCachesThroughHooks && RdmaDevicePresent()));
+                                     RdmaDevicePresent());
   // The pin cache is opt-in (MPIGPU_PIN_CACHE=1) until the failure of device run 61 is
   // understood: with it on, transport_test's own cudaMemcpy from a reused host vector failed.
   const bool pin_wanted = !pin_off && std::getenv("MPIGPU_PIN_CACHE") != nullptr;
@@ -390,8 +388,8 @@ const char* g_reason = nullptr;  // written once, under the call_once below
 void Probe() {
   if (g_disabled.load(std::memory_order_relaxed)) {
     g_reason = g_no_device.load(std::memory_order_relaxed)
-                   ? "no GPU at load (MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 forces "
-                     "the hooks)"
+                   ? "no RDMA device at load and MPIGPU_PIN_CACHE unset "
+                     "(MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 forces the hooks)"
                    : "MPIGPU_IB_REG_CACHE=0 and MPIGPU_PIN_CACHE=0 at load";
     return;
   }

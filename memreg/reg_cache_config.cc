@@ -6,10 +6,10 @@ namespace {
 constexpr ParamVar<RegCacheConfig> kVars[] = {
     ChoiceParam<RegCacheConfig>(
         "MPIGPU_IB_REG_CACHE", "1",
-        "keep memory registrations (ibv_reg_mr) between uses, dropped when their memory is "
-        "unmapped (libc hooks; glibc's free() then keeps its pages: mallopt); 0 = register for "
-        "each use. Unset: the hooks and malloc settings (which touch the whole process) come with "
-        "the pin cache where a GPU exists (the ibverbs netmod does not cache through them yet); "
+        "keep the ibverbs rendezvous buffers' memory regions (ibv_reg_mr) between uses, dropped "
+        "when their memory is unmapped (libc hooks; glibc's free() then keeps its pages: "
+        "mallopt); 0 = register for each message. Unset: the hooks and malloc settings (which "
+        "touch the whole process) come where an RDMA device exists, or with MPIGPU_PIN_CACHE=1; "
         "1 forces them",
         kBoolChoices, MPIGPU_PARAM_BOOL(RegCacheConfig, enabled)),
     CountParam<RegCacheConfig>(
