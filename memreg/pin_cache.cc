@@ -11,13 +11,6 @@
 
 namespace mpigpu::memreg {
 
-RegCache& SharedRegCache() {
-  // Seen entries are bounded with the registrations: twice the pin cache's entries.
-  static RegCache* cache = new RegCache(
-      true, GetRegCacheConfig().max_entries + 2 * GetPinCacheConfig().max_entries);
-  return *cache;
-}
-
 namespace {
 
 Status PinRegister(void* addr, size_t len, void** handle) {

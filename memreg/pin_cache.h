@@ -32,12 +32,9 @@
 #include <cstddef>
 
 #include "memreg/reg_cache.h"
+#include "memreg/shared_reg_cache.h"
 
 namespace mpigpu::memreg {
-
-// The process's registration cache (made on first use, never destroyed: registrations must not
-// be dropped by static destructors after the CUDA runtime or a device went).
-RegCache& SharedRegCache();
 
 // For a copy between host memory [p, p + len) and a device: a reference to hold until the copy
 // completed, when the range is pinned now (hit, or pinned by this call), else nullptr (copy as

@@ -405,6 +405,14 @@ void RegCache::Sync() {
   AfterChange();
 }
 
+void RegCache::DropClient(int c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c < 0 || c >= nclients_) return;
+  ApplyInvalidations();
+  for (auto& [start, e] : map_) DropHandle(e, c);  // one left with no handle is a seen entry
+  AfterChange();
+}
+
 void RegCache::Release(Region* r) {
   if (r == nullptr) return;
   // The Region handed out is the first member of its Entry.

@@ -117,6 +117,11 @@ class RegCache {
   Status AcquireOnReuse(int client, void* addr, size_t len, Region** out);
   // Drops one reference; the entry stays cached when it is still valid and within the limits.
   void Release(Region* r);
+  // Deregisters every registration `client` holds on the cached entries now, referenced or not
+  // (its device is going away: a holder must not use the handle after this; its Release is
+  // still due). Entries that already left the map keep theirs until their last Release. The
+  // client stays, with no registrations: its next Acquire registers anew.
+  void DropClient(int client);
   // Applies what the hooks logged now (deregistering entries whose memory went, releasing the
   // addresses kept for them) rather than at the next call.
   void Sync();

@@ -798,6 +798,36 @@ TEST_F(SharedCacheTest, TwoClientsShareOneEntry) {
   EXPECT_EQ(memhooks::Quarantined(), 0);
 }
 
+// A client whose device goes (the ibverbs netmod closing) drops its registrations, referenced
+// or not, and leaves the other clients' alone; its next Acquire registers anew.
+TEST_F(SharedCacheTest, DropClientDeregistersOnlyThatClient) {
+  auto c = MakeShared();
+  char* buf = MapPages(8);
+  Region *a = nullptr, *b = nullptr, *p = nullptr;
+  ASSERT_TRUE(c->Acquire(0, buf, 2 * kPage, &a).ok());
+  ASSERT_TRUE(c->Acquire(0, buf + 4 * kPage, 2 * kPage, &b).ok());
+  ASSERT_TRUE(c->Acquire(1, buf, kPage, &p).ok());
+  c->Release(a);  // a is idle, b still referenced
+  EXPECT_EQ(dev_.live(), 2u);
+  c->DropClient(0);
+  EXPECT_EQ(dev_.live(), 0u) << "idle and referenced registrations of client 0 both go";
+  EXPECT_EQ(pins_.live(), 1u) << "client 1's stays";
+  EXPECT_EQ(c->stats(0).entries, 0u);
+  EXPECT_EQ(b->handle[0], nullptr);
+  c->Release(b);  // still due; nothing left to deregister
+  EXPECT_EQ(dev_.live(), 0u);
+  Region* again = nullptr;
+  ASSERT_TRUE(c->Acquire(0, buf, 2 * kPage, &again).ok());
+  EXPECT_NE(again->handle[0], nullptr);
+  EXPECT_EQ(dev_.live(), 1u);
+  c->Release(again);
+  c->Release(p);
+  ASSERT_EQ(munmap(buf, 8 * kPage), 0);
+  c->Sync();
+  EXPECT_EQ(dev_.live(), 0u);
+  EXPECT_EQ(pins_.live(), 0u);
+}
+
 TEST_F(SharedCacheTest, FirstUseRecordsSecondRegistersThirdHits) {
   auto c = MakeShared();
   char* buf = MapPages(8);

@@ -9,11 +9,19 @@
 //     its buffer, the receiver while it READs: the survivor's request ends with PROC_FAILED.
 //   - The device's dma-buf answer: rxe has none, so device data is staged through host memory.
 //   - Strangers at a rank's rdma_cm port without the job's secret are rejected.
+//   - The registration cache on the rendezvous path: a buffer sent and received again reuses its
+//     regions (hits, one registration per side); a buffer unmapped and mapped again at the same
+//     address carries its new bytes, on either side (a stale region would read old pages or
+//     write into freed ones).
+//   - The link under rxe0 taken down mid-rendezvous (IB_VM_LINK_DEV, a step of its own): both
+//     ranks' requests end with PROC_FAILED, none hangs (the waits are bounded).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -25,8 +33,10 @@
 #include "internode/ib/ib_channel.h"
 #include "internode/ib/ib_config.h"
 #include "internode/ib/ib_device.h"
+#include "internode/ib/ib_reg.h"
 #include "internode/ib/verbs_api.h"
 #include "internode/net_config.h"
+#include "memreg/reg_cache_config.h"
 #include "memcopy/pattern.h"
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
@@ -301,6 +311,168 @@ TEST(IbVmTest, StrangersWithoutTheJobsSecretAreRejected) {
     RANK_CHECK(e->Finalize().ok());
     return 0;
   }, 120);
+  EXPECT_EQ(r, "");
+}
+
+void PrintCacheStats(int rank, const char* what) {
+  const memreg::RegCache::Stats s = internode::IbRegCacheStats();
+  std::fprintf(stderr,
+               "rank %d %s: ibverbs regions: hits %llu misses %llu registrations %llu "
+               "deregistrations %llu invalidations %llu flushes %llu\n",
+               rank, what, static_cast<unsigned long long>(s.hits),
+               static_cast<unsigned long long>(s.misses),
+               static_cast<unsigned long long>(s.registrations),
+               static_cast<unsigned long long>(s.deregistrations),
+               static_cast<unsigned long long>(s.invalidations),
+               static_cast<unsigned long long>(s.flushes));
+}
+
+// One rendezvous message of `n` bytes, rank 0 to rank 1, from and into `buf`, every byte checked
+// against `seed` on the receiver.
+void OneRendezvous(Engine* e, int rank, unsigned char* buf, size_t n, uint32_t seed, int tag) {
+  Request* q = nullptr;
+  if (rank == 0) {
+    FillPattern(buf, n, seed);
+    RANK_CHECK(e->Isend(HostBuffer(buf, n), 1, tag, 0, &q).ok());
+  } else {
+    std::memset(buf, 0xEE, n);
+    RANK_CHECK(e->Irecv(HostBuffer(buf, n), 0, tag, 0, &q).ok());
+  }
+  WaitOk(e, q);
+  e->Release(q);
+  if (rank == 1) {
+    const long long bad = FirstMismatch(buf, n, seed);
+    if (bad != -1) std::fprintf(stderr, "seed %u: byte %lld of %zu wrong\n", seed, bad, n);
+    RANK_CHECK(bad == -1);
+  }
+}
+
+// The same buffers again and again: the regions come from the cache after the first message.
+TEST(IbVmTest, RepeatedRendezvousReusesTheRegistrations) {
+  SKIP_WITHOUT_RDMA();
+  if (!memreg::GetRegCacheConfig().enabled)  // opt-in: ib.plan's ib_vm_test step sets it
+    GTEST_SKIP() << "needs MPIGPU_IB_REG_CACHE=1 (the registration cache is off by default)";
+  std::string r = RunJob(2, [](int rank) {
+    auto e = JoinJob();
+    RANK_CHECK(std::string(e->ChannelCapsFor(1 - rank).name) == "ibverbs");
+    const size_t n = size_t{1} << 20;
+    const int kIters = 8;
+    std::vector<unsigned char> buf(n);
+    const memreg::RegCache::Stats before = internode::IbRegCacheStats();
+    for (int i = 0; i < kIters; ++i) OneRendezvous(e.get(), rank, buf.data(), n, 100 + i, 5);
+    PrintCacheStats(rank, "after 8 messages of 1 MiB");
+    const memreg::RegCache::Stats s = internode::IbRegCacheStats();
+    // Every message after the first found its region (one registration, seven hits); a
+    // registration the hooks had to drop meanwhile would cost one more, never a miss per message.
+    RANK_CHECK(s.registrations - before.registrations <= 2);
+    RANK_CHECK(s.hits - before.hits >= kIters - 2);
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 240);
+  EXPECT_EQ(r, "");
+}
+
+// A buffer unmapped and mapped again at the same address between two messages, on both sides:
+// the second message must carry the new pages' bytes (sender) into the new pages (receiver).
+TEST(IbVmTest, ABufferRemappedAtTheSameAddressSendsItsNewBytes) {
+  SKIP_WITHOUT_RDMA();
+  if (!memreg::GetRegCacheConfig().enabled)  // opt-in: ib.plan's ib_vm_test step sets it
+    GTEST_SKIP() << "needs MPIGPU_IB_REG_CACHE=1 (the registration cache is off by default)";
+  std::string r = RunJob(2, [](int rank) {
+    auto e = JoinJob();
+    const size_t n = size_t{2} << 20;
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    RANK_CHECK(p != MAP_FAILED);
+    auto* buf = static_cast<unsigned char*>(p);
+    OneRendezvous(e.get(), rank, buf, n, 7, 6);
+    OneRendezvous(e.get(), rank, buf, n, 8, 6);  // a hit
+    const memreg::RegCache::Stats before = internode::IbRegCacheStats();
+    RANK_CHECK(::munmap(p, n) == 0);
+    void* again = ::mmap(p, n, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    RANK_CHECK(again == p);  // new pages at the very same address
+    OneRendezvous(e.get(), rank, buf, n, 9, 6);
+    PrintCacheStats(rank, "after the remap");
+    const memreg::RegCache::Stats s = internode::IbRegCacheStats();
+    RANK_CHECK(s.invalidations + s.flushes > before.invalidations + before.flushes);
+    RANK_CHECK(s.registrations > before.registrations);  // the new pages were registered
+    RANK_CHECK(e->Finalize().ok());
+    ::munmap(p, n);
+    return 0;
+  }, 240);
+  EXPECT_EQ(r, "");
+}
+
+// The link under the RDMA device goes down in the middle of a rendezvous (the receiver takes it
+// down once its READs have brought the message's first bytes and not yet its last): the receive
+// fails (its READs fail or flush), and so does the send, whose connections are idle while it
+// waits for the FIN (the device's PORT_ERR event, held for MPIGPU_IB_PORT_DOWN_S). Each rank
+// must see PROC_FAILED, never a hang: the waits are bounded. Two ranks on two nodes of this
+// machine (MULTIPROC_NODES=2): a peer on this node counts as alive while its process lives,
+// whatever its connection says. A small exchange first makes both connections.
+TEST(IbVmTest, LinkDownMidRendezvousFailsBothSides) {
+  SKIP_WITHOUT_RDMA();
+  const char* dev = std::getenv("IB_VM_LINK_DEV");
+  const char* nodes = std::getenv("MULTIPROC_NODES");
+  if (dev == nullptr || nodes == nullptr || std::string(nodes) != "2")
+    GTEST_SKIP() << "needs IB_VM_LINK_DEV (the netdev under the RDMA device; this test takes "
+                    "it down) and MULTIPROC_NODES=2: the ib.link_down step of "
+                    "//tests/rdma_vm:rdma_vm_ib_test sets them";
+  const std::string down = std::string("ip link set dev ") + dev + " down";
+  const std::string up = std::string("ip link set dev ") + dev + " up";
+  // When the link went down (steady clock, one per machine), shared with the forked ranks.
+  void* shared = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* down_at = static_cast<std::atomic<int64_t>*>(shared);
+  down_at->store(0, std::memory_order_relaxed);
+  auto now_ns = [] {
+    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now().time_since_epoch()).count());
+  };
+  auto since_down = [&] {
+    const int64_t t = down_at->load(std::memory_order_acquire);
+    return t == 0 ? -1.0 : static_cast<double>(now_ns() - t) * 1e-9;
+  };
+  std::string r = RunJob(2, [&](int rank) {
+    auto e = JoinJob();
+    RANK_CHECK(std::string(e->ChannelCapsFor(1 - rank).name) == "ibverbs");
+    char hello = static_cast<char>(rank), got = -1;
+    Request *hs = nullptr, *hr = nullptr;
+    RANK_CHECK(e->Irecv(HostBuffer(&got, 1), 1 - rank, 2, 0, &hr).ok());
+    RANK_CHECK(e->Isend(HostBuffer(&hello, 1), 1 - rank, 2, 0, &hs).ok());
+    WaitOk(e.get(), hr);
+    WaitOk(e.get(), hs);
+    e->Release(hr);
+    e->Release(hs);
+    const size_t bytes = size_t{128} << 20;
+    std::vector<unsigned char> buf(bytes, rank == 0 ? 0x5A : 0x00);
+    Request* q = nullptr;
+    RANK_CHECK((rank == 0 ? e->Isend(HostBuffer(buf.data(), bytes), 1, 3, 0, &q)
+                          : e->Irecv(HostBuffer(buf.data(), bytes), 0, 3, 0, &q)).ok());
+    if (rank == 1) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (std::chrono::steady_clock::now() < until && !q->done() && buf[0] != 0x5A)
+        RANK_CHECK(e->Progress().ok());
+      std::fprintf(stderr, "receiver: first byte %s, last byte %s\n",
+                   buf[0] == 0x5A ? "arrived" : "not arrived",
+                   buf[bytes - 1] == 0x5A ? "arrived" : "not arrived");
+      RANK_CHECK(buf[0] == 0x5A && buf[bytes - 1] != 0x5A && !q->done());  // mid-transfer
+      std::fprintf(stderr, "receiver: %s\n", down.c_str());
+      RANK_CHECK(std::system(down.c_str()) == 0);
+      down_at->store(now_ns(), std::memory_order_release);
+    }
+    const Status st = e->Wait(q, 30);  // the bound: a hang fails here
+    std::fprintf(stderr, "%s: wait %s, request %s (%s), %.2f s after the link went down\n",
+                 rank == 0 ? "sender" : "receiver", st.ToString().c_str(),
+                 ErrName(q->status().code()), q->status().message().c_str(), since_down());
+    RANK_CHECK(st.ok());
+    RANK_CHECK(q->status().code() == Err::kPeerFailed);
+    e->Release(q);
+    (void)e->Finalize();  // the peer is lost: PROC_FAILED
+    return 0;
+  }, 120);
+  if (std::system(up.c_str()) != 0) ADD_FAILURE() << up << " failed";
+  ::munmap(shared, 4096);
   EXPECT_EQ(r, "");
 }
 

@@ -24,7 +24,7 @@ using transport::PeerState;
 namespace {
 
 // wr_id: kind << 56 | connection index << 32 | the kind's cookie (a slot, an LMT's id).
-enum Kind : uint64_t { kRecv = 1, kSend = 2, kCredit = 3, kRead = 4, kBye = 5 };
+enum Kind : uint64_t { kRecv = 1, kSend = 2, kCredit = 3, kRead = 4, kBye = 5, kFin = 6 };
 uint64_t WrId(Kind k, uint32_t conn, uint32_t cookie) {
   return static_cast<uint64_t>(k) << 56 | static_cast<uint64_t>(conn & 0xffffff) << 32 | cookie;
 }
@@ -124,6 +124,12 @@ Status IbChannel::Attach(transport::TransportHost* host, char*, char*) {
   if (credit_words_ == nullptr) return Status(Err::kNoMemory, "ibverbs: credit words");
   std::memset(credit_words_, 0, words);
   MPIGPU_RETURN_IF_ERROR(dev_->Register(credit_words_, words, &credit_mr_));
+  // The device's asynchronous events (port down, QP errors) are read in Poll, never waited for.
+  const int afd = dev_->ctx()->async_fd;
+  const int afl = ::fcntl(afd, F_GETFL);
+  async_ok_ = afl >= 0 && ::fcntl(afd, F_SETFL, afl | O_NONBLOCK) == 0;
+  if (!async_ok_) MPIGPU_WARN("ibverbs: the device's event fd cannot be made non-blocking: "
+                              "port and QP errors are seen only through the connections");
   return Listen();
 }
 
@@ -199,8 +205,8 @@ Status IbChannel::MakeQp(Conn* c) {
   ibv_qp_init_attr a{};
   a.send_cq = a.recv_cq = dev_->cq();
   a.qp_type = IBV_QPT_RC;
-  a.cap.max_send_wr = c->outgoing ? credits_ + 4 : kCreditSlots + 2 + 2 * dev_->rd_atom();
-  a.cap.max_recv_wr = c->outgoing ? 2 : credits_;
+  a.cap.max_send_wr = c->outgoing ? credits_ + 4 : kCreditSlots + 3 + 2 * dev_->rd_atom();
+  a.cap.max_recv_wr = c->outgoing ? 2 + kFinSlots : credits_;
   a.cap.max_send_sge = a.cap.max_recv_sge = 1;
   a.cap.max_inline_data = 128;
   if (v.rdma_create_qp(c->id, dev_->pd(), &a) != 0) {
@@ -215,14 +221,17 @@ Status IbChannel::MakeQp(Conn* c) {
   if (c->bufs == nullptr) return Status(Err::kNoMemory, "ibverbs: connection buffers");
   std::memset(c->bufs + c->extra_at, 0, kExtra);
   MPIGPU_RETURN_IF_ERROR(dev_->Register(c->bufs, bytes, &c->mr));
-  // Receives: every buffer of an incoming connection; the two goodbye slots of an outgoing one.
-  const uint32_t nrecv = c->outgoing ? 2 : credits_;
+  // Receives: every buffer of an incoming connection; on an outgoing one, room for the goodbye
+  // and for kFinSlots FINs (zero-byte WRITEs with immediate: they write nothing, so their
+  // receives share the two goodbye slots; a receive queue is consumed in order, whatever comes).
+  const uint32_t nrecv = c->outgoing ? 2 + kFinSlots : credits_;
   for (uint32_t i = 0; i < nrecv; ++i) {
-    char* at = c->outgoing ? c->extra() + kSmall * (1 + i) : c->bufs + i * buf_size_;
+    const uint32_t slot = c->outgoing ? i % 2 : i;
+    char* at = c->outgoing ? c->extra() + kSmall * (1 + slot) : c->bufs + slot * buf_size_;
     ibv_sge sge{reinterpret_cast<uint64_t>(at),
                 static_cast<uint32_t>(c->outgoing ? kSmall : buf_size_), c->mr->lkey};
     ibv_recv_wr wr{}, *bad = nullptr;
-    wr.wr_id = WrId(kRecv, c->index, i);
+    wr.wr_id = WrId(kRecv, c->index, slot);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     if (const int rc = ibv_post_recv(c->id->qp, &wr, &bad); rc != 0)
@@ -386,6 +395,54 @@ Status IbChannel::OnConnectRequest(rdma_cm_event* ev, bool* acked) {
   return Status::Ok();
 }
 
+void IbChannel::BreakAll(const std::string& why) {
+  for (auto& c : conns_) Break(c.get(), why);
+}
+
+void IbChannel::AsyncEvents() {
+  if (!async_ok_) return;
+  const VerbsApi& v = dev_->api();
+  const uint8_t port = static_cast<uint8_t>(GetIbConfig().port);
+  ibv_async_event ev{};
+  while (v.ibv_get_async_event(dev_->ctx(), &ev) == 0) {
+    const char* what = v.ibv_event_type_str(ev.event_type);
+    switch (ev.event_type) {
+      case IBV_EVENT_PORT_ERR:
+        if (ev.element.port_num == port && port_down_since_ < 0) {
+          port_down_since_ = MonotonicSeconds();
+          MPIGPU_WARN("ibverbs: port %u of %s went down (%s): connections break in %zu s unless "
+                      "it comes back (MPIGPU_IB_PORT_DOWN_S)", port, dev_->name().c_str(), what,
+                      GetIbConfig().port_down_s);
+        }
+        break;
+      case IBV_EVENT_PORT_ACTIVE:
+        if (ev.element.port_num == port && port_down_since_ >= 0) {
+          port_down_since_ = -1;
+          MPIGPU_INFO("ibverbs: port %u of %s is active again", port, dev_->name().c_str());
+        }
+        break;
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR:
+        for (auto& c : conns_)
+          if (c->id != nullptr && c->id->qp == ev.element.qp)
+            Break(c.get(), std::string("the device reported ") + what);
+        break;
+      case IBV_EVENT_DEVICE_FATAL:
+        BreakAll(dev_->name() + ": " + what);
+        break;
+      default:
+        break;
+    }
+    v.ibv_ack_async_event(&ev);
+  }
+  if (port_down_since_ >= 0 &&
+      MonotonicSeconds() - port_down_since_ >= static_cast<double>(GetIbConfig().port_down_s)) {
+    BreakAll("port " + std::to_string(port) + " of " + dev_->name() + " has been down for " +
+             std::to_string(GetIbConfig().port_down_s) + " s");
+  }
+}
+
 void IbChannel::Break(Conn* c, const std::string& why) {
   if (c->st == Conn::St::kBroken) return;
   if (c->st != Conn::St::kUp) --connecting_;
@@ -512,6 +569,28 @@ Status IbChannel::PostRead(int peer, void* laddr, uint32_t lkey, uint64_t raddr,
   return Status::Ok();
 }
 
+Status IbChannel::PostFin(int peer, uint32_t imm, bool* posted) {
+  *posted = false;
+  Conn* c = peer >= 0 && peer < static_cast<int>(in_.size()) ? In(peer) : nullptr;
+  if (c == nullptr || c->st == Conn::St::kBroken)
+    return Status(Err::kPeerFailed, "ibverbs: no connection from rank " + std::to_string(peer));
+  if (c->sq_used >= c->sq_cap - kCreditSlots - 1) return Status::Ok();  // room for credits, bye
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = WrId(kFin, c->index, imm);
+  wr.num_sge = 0;  // zero bytes (C9-88: no address or key needed)
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+  wr.imm_data = htonl(imm);
+  if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
+    const std::string why = std::string("ibv_post_send (FIN): ") + std::strerror(rc);
+    Break(c, why);
+    return Status(Err::kPeerFailed, "ibverbs: " + why);
+  }
+  ++c->sq_used;
+  *posted = true;
+  return Status::Ok();
+}
+
 // A receive buffer of `c` was consumed and posted again: tell the sender every quarter.
 Status IbChannel::Consumed(Conn* c, bool force) {
   const uint64_t step = force ? 1 : std::max<uint64_t>(1, credits_ / 4);
@@ -557,6 +636,24 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
   switch (kind) {
     case kRecv: {
       char* b = c->outgoing ? c->extra() + kSmall * (1 + cookie) : c->bufs + cookie * buf_size_;
+      if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+        if (!c->outgoing || !(wc.wc_flags & IBV_WC_WITH_IMM)) {
+          Break(c, "a WRITE with immediate where none is expected");
+          return Status::Ok();
+        }
+        // A FIN: its receive goes back at once (same slot), then the LMT hears of it.
+        ibv_sge sge{reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(kSmall), c->mr->lkey};
+        ibv_recv_wr wr{}, *bad = nullptr;
+        wr.wr_id = wc.wr_id;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        if (const int rc = ibv_post_recv(c->id->qp, &wr, &bad); rc != 0) {
+          Break(c, std::string("ibv_post_recv (FIN): ") + std::strerror(rc));
+          return Status::Ok();
+        }
+        if (fin_done_) fin_done_(c->peer, ntohl(wc.imm_data));
+        return Status::Ok();
+      }
       MsgHeader h;
       if (wc.byte_len < sizeof h) {
         Break(c, "a message shorter than its header");
@@ -607,6 +704,8 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
       MPIGPU_TRACE("ibverbs: READ from rank %d done", c->peer);
       if (read_done_) read_done_(cookie, true, "");
       return Status::Ok();
+    case kFin:
+      return Status::Ok();
   }
   return Status(Err::kInternal, "ibverbs: a completion of an unknown kind");
 }
@@ -617,6 +716,7 @@ Status IbChannel::Poll(transport::ChannelSink* sink) {
   // is being made, else every kCmEvery-th (a new peer's request waits that long).
   if (connecting_ > 0 || ++cm_skip_ >= kCmEvery) {
     MPIGPU_RETURN_IF_ERROR(CmEvents());
+    AsyncEvents();
     // Now and then, every count not yet reported goes out, however small: a sender never waits
     // for the quarter that would make us report.
     for (Conn* c : in_)

@@ -26,6 +26,11 @@
 // completion) makes its peer kLost, unless the peer said goodbye first (a channel message sent
 // by Close on every connection: kFinalized). A killed process's kernel tears its connections
 // down, which the peer sees as DISCONNECTED. `probe` of a peer never talked to dials it.
+// The device's asynchronous events are read with rdma_cm's (non-blocking): a QP's fatal error
+// breaks its connection; a port that went down (PORT_ERR: its link is down, or the netdev under
+// Soft-RoCE) and stays down MPIGPU_IB_PORT_DOWN_S breaks every connection, so a rank waiting on
+// an idle connection (a sender waiting for its FIN) learns within seconds that nothing can come;
+// PORT_ACTIVE before that forgives it; DEVICE_FATAL breaks every connection at once.
 #pragma once
 
 #include <netinet/in.h>
@@ -72,6 +77,8 @@ class IbChannel final : public transport::Channel, public IbLinks {
   void SetReadDone(ReadDone done) override { read_done_ = std::move(done); }
   Status PostRead(int peer, void* laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
                   uint32_t len, uint64_t cookie, bool* posted) override;
+  void SetFinDone(FinDone done) override { fin_done_ = std::move(done); }
+  Status PostFin(int peer, uint32_t imm, bool* posted) override;
 
   // "ib:a.b.c.d:port" into an address; false for anything else.
   static bool ParseCard(const std::string& card, sockaddr_in* out);
@@ -98,6 +105,8 @@ class IbChannel final : public transport::Channel, public IbLinks {
   Status Listen();
   Status Dial(int dst);
   Status CmEvents();
+  void AsyncEvents();
+  void BreakAll(const std::string& why);
   Status OnCmEvent(rdma_cm_event* ev);
   Status OnConnectRequest(rdma_cm_event* ev, bool* acked);
   Status MakeQp(Conn* c);
@@ -128,12 +137,15 @@ class IbChannel final : public transport::Channel, public IbLinks {
   uint32_t credits_ = 0;
   bool more_ = false;       // the CQ may hold more than the last Poll took
   unsigned cm_skip_ = 0;    // polls since rdma_cm's events were last read
+  bool async_ok_ = false;   // the device's async event fd is non-blocking (else not read)
+  double port_down_since_ = -1;  // when PORT_ERR came (MonotonicSeconds), -1: port up
   int connecting_ = 0;      // connections not yet up or broken
   bool closing_ = false;
   int backlogged_ = 0;      // connections that may hold a backlog (a hint: Poll recounts)
   static constexpr size_t kMaxBacklog = size_t{8} << 20;
   transport::ChannelSink* sink_ = nullptr;  // the engine, once it polled
   ReadDone read_done_;
+  FinDone fin_done_;
 };
 
 }  // namespace mpigpu::internode

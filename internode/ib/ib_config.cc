@@ -48,6 +48,17 @@ constexpr ParamVar<IbConfig> kVars[] = {
            &IbConfig::credits, 4, 1024),
     BytesParam<IbConfig>("MPIGPU_IB_CHUNK", "1M",
            "bytes of one RDMA READ of a rendezvous message", &IbConfig::chunk, 4 * kK, kM * kK),
+    ChoiceParam<IbConfig>("MPIGPU_IB_FIN_IMM", "0",
+           "1: the receiver of a rendezvous message tells the sender it is done with a zero-byte "
+           "RDMA WRITE with immediate posted behind its READs (fenced); 0: with a FIN message "
+           "on the channel once the READs completed (a failed READ is always told that way). "
+           "Off by default: on Soft-RoCE it measured slower (benchmarks/results/2026-11-24-s12)",
+           kBoolChoices, MPIGPU_PARAM_BOOL(IbConfig, fin_imm)),
+    CountParam<IbConfig>("MPIGPU_IB_PORT_DOWN_S", "2",
+           "seconds the port may stay down (the device's PORT_ERR event, e.g. its link went "
+           "down) before every connection counts as broken and its peer as failed; idle "
+           "connections would otherwise never notice. 0 = at once",
+           &IbConfig::port_down_s, 0, 3600, "s"),
 };
 
 }  // namespace

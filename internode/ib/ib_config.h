@@ -15,6 +15,8 @@ struct IbConfig {
   size_t eager_size = 64 << 10;  // payload bytes of one pre-posted receive buffer
   size_t credits = 16;        // receive buffers per connection (the sender's credits)
   size_t chunk = 1 << 20;     // bytes of one RDMA READ of a rendezvous message
+  size_t port_down_s = 2;     // a port down this long breaks every connection
+  bool fin_imm = false;       // rendezvous FIN as a WRITE with immediate (else a message)
 };
 
 const IbConfig& GetIbConfig();

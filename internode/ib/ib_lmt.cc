@@ -11,27 +11,38 @@ using transport::Request;
 
 struct IbLmt::SendOp : transport::LmtOp {
   IbRegistrar* reg = nullptr;
-  IbRegion* region = nullptr;
-  ~SendOp() override { reg->Release(region); }
+  IbRegion region;
+  IbLmt* lmt = nullptr;
+  int peer = -1;
+  uint32_t fin = 0;  // waiting for the FIN WRITE with this immediate (0: for kFin)
+  ~SendOp() override {
+    if (fin != 0) {
+      lmt->fin_sends_.erase(fin);
+      --lmt->fin_out_[peer];
+    }
+    reg->Release(&region);
+  }
 };
 
 struct IbLmt::RecvOp : transport::LmtOp {
   IbRegistrar* reg = nullptr;
-  IbRegion* region = nullptr;
+  IbRegion region;
   uint32_t id = 0;
   IbOffer offer{};
   uint64_t total = 0;   // bytes to read (the receive's capacity may truncate)
   uint64_t posted = 0;  // bytes whose READs are posted
   int inflight = 0;
+  bool fin_posted = false;  // the FIN WRITE (offer.fin != 0)
   bool failed = false;
   std::string why;
-  ~RecvOp() override { reg->Release(region); }
+  ~RecvOp() override { reg->Release(&region); }
 };
 
 IbLmt::IbLmt(IbLinks* links) : links_(links), reg_(&links->device()) {
   links_->SetReadDone([this](uint64_t cookie, bool ok, const std::string& why) {
     OnRead(cookie, ok, why);
   });
+  links_->SetFinDone([this](int peer, uint32_t fin) { OnFin(peer, fin); });
 }
 
 Status IbLmt::Attach(transport::LmtHost* host, char*, char*) {
@@ -54,7 +65,15 @@ size_t IbLmt::Offer(Request* req, unsigned char* offer) {
     warned_ = true;
     return 0;
   }
-  IbOffer o{reinterpret_cast<uint64_t>(req->buf_.ptr), req->bytes_, op->region->mr()->rkey, 0};
+  IbOffer o{reinterpret_cast<uint64_t>(req->buf_.ptr), req->bytes_, op->region.mr->rkey, 0};
+  if (GetIbConfig().fin_imm && fin_out_[req->peer_] < IbLinks::kFinSlots) {
+    if (++next_fin_ == 0) ++next_fin_;
+    o.fin = op->fin = next_fin_;
+    op->lmt = this;
+    op->peer = req->peer_;
+    ++fin_out_[req->peer_];
+    fin_sends_[o.fin] = req;
+  }
   std::memcpy(offer, &o, sizeof o);
   req->offer_lmt_ = this;
   req->offer_op_ = std::move(op);
@@ -100,7 +119,7 @@ Status IbLmt::Progress(bool* busy) {
       const uint64_t len = std::min(chunk, op->total - op->posted);
       Status st = links_->PostRead(req->info_.source,
                                    static_cast<char*>(req->buf_.ptr) + op->posted,
-                                   op->region->mr()->lkey, op->offer.addr + op->posted,
+                                   op->region.mr->lkey, op->offer.addr + op->posted,
                                    op->offer.rkey, static_cast<uint32_t>(len), op->id, &posted);
       if (!st.ok()) {
         op->failed = true;
@@ -116,8 +135,18 @@ Status IbLmt::Progress(bool* busy) {
       ++i;
       continue;
     }
+    if (!op->failed && op->offer.fin != 0 && !op->fin_posted) {
+      Status st = links_->PostFin(req->info_.source, op->offer.fin, &op->fin_posted);
+      if (!st.ok()) {
+        op->failed = true;
+        op->why = st.message();
+      } else if (!op->fin_posted) {
+        ++i;  // no room on the send queue now
+        continue;
+      }
+    }
     posting_.erase(posting_.begin() + static_cast<long>(i));
-    if (op->failed && op->inflight == 0) Finish(req);
+    if (op->inflight == 0) Finish(req);  // the READs completed before the FIN went
   }
   *busy = !posting_.empty();
   return Status::Ok();
@@ -133,20 +162,34 @@ void IbLmt::OnRead(uint64_t cookie, bool ok, const std::string& why) {
     op->failed = true;
     op->why = why;
   }
-  if (op->inflight == 0 && (op->failed || op->posted == op->total)) {
+  if (op->inflight == 0 &&
+      (op->failed || (op->posted == op->total && (op->offer.fin == 0 || op->fin_posted)))) {
     posting_.erase(std::remove(posting_.begin(), posting_.end(), req), posting_.end());
     Finish(req);
   }
 }
 
-// The READs are done (or failed): tell the sender, complete the receive.
+// The READs are done (or failed): tell the sender (unless the FIN WRITE did), complete the
+// receive.
 void IbLmt::Finish(Request* req) {
   RecvOp* op = req->op<RecvOp>();
-  transport::MsgHeader fin =
-      transport::ControlHeader(transport::kWireIdIb, kFin, req->rts_.sreq, op->failed ? kFailed : 0);
-  host_->SendControl(req->info_.source, fin, nullptr, 0);
+  if (op->failed || !op->fin_posted) {  // no FIN WRITE went (none offered, or nothing to READ)
+    transport::MsgHeader fin = transport::ControlHeader(transport::kWireIdIb, kFin, req->rts_.sreq,
+                                                        op->failed ? kFailed : 0);
+    host_->SendControl(req->info_.source, fin, nullptr, 0);
+  }
   host_->Complete(req, op->failed ? Status(Err::kPeerFailed, "ibverbs: RDMA READ from " + op->why)
                                   : transport::TruncationOf(req->info_, req->bytes_));
+}
+
+// The FIN WRITE of a send's offer arrived: its buffer was read.
+void IbLmt::OnFin(int peer, uint32_t fin) {
+  auto it = fin_sends_.find(fin);
+  if (it == fin_sends_.end() || it->second->peer_ != peer) {
+    MPIGPU_WARN("ibverbs: dropping a FIN WRITE (%u) from rank %d for no waiting send", fin, peer);
+    return;
+  }
+  host_->Complete(it->second, Status::Ok());
 }
 
 Status IbLmt::OnControl(const transport::MsgHeader& h, const unsigned char*, size_t) {

@@ -1,10 +1,17 @@
 // The ibverbs rendezvous: zero-copy RDMA READ by the receiver from the sender's buffer.
-//   - The sender of a contiguous host buffer larger than the pair's eager size registers it and
+//   - The sender of a contiguous host buffer larger than the pair's eager size registers it
+//     (through the registration cache, ib_reg.h: a buffer used again reuses its region) and
 //     offers it in the RTS (IbOffer: address, rkey, length).
 //   - The receiver, when its buffer is contiguous host memory too, registers it and READs the
 //     message in MPIGPU_IB_CHUNK pieces on the connection the RTS came on (the QP's send queue
-//     bounds the READs in flight; the rest wait here), then sends kFin; the sender completes and
-//     deregisters. A failed READ fails the receive and sends kFin with kFailed (the send fails).
+//     bounds the READs in flight; the rest wait here), then tells the sender it is done: where
+//     the offer names a FIN number (IbOffer::fin), a zero-byte RDMA WRITE with immediate = that
+//     number, posted right after the last READ with IBV_SEND_FENCE (it leaves once the READs
+//     completed, so the sender's buffer was read; no wait for the receiver's progress engine, no
+//     channel message, no credit), where MPIGPU_IB_FIN_IMM=1; else (the default, or the sender has
+//     IbLinks::kFinSlots such messages in flight to that peer) kFin on the channel once the READs
+//     completed. The sender completes and releases its region. A failed READ fails the receive
+//     and sends kFin with kFailed (the send fails): the fenced WRITE is flushed with the READs.
 //   - Anything else (device or strided buffers on either side, a registration refused) falls
 //     back to the next back-end, chan_lmt: frames on the ibverbs channel, device data staged
 //     through host memory by the engine's copy engines. GPUDirect (dma-buf) is not written:
@@ -44,7 +51,7 @@ class IbLmt final : public transport::LmtBackendStubs {
     uint64_t addr;
     uint64_t len;
     uint32_t rkey;
-    uint32_t pad;
+    uint32_t fin;  // the immediate of the FIN WRITE; 0: answer with kFin on the channel
   };
 
   static constexpr transport::LmtCaps kCaps{
@@ -59,13 +66,17 @@ class IbLmt final : public transport::LmtBackendStubs {
   struct RecvOp;
 
   void OnRead(uint64_t cookie, bool ok, const std::string& why);
+  void OnFin(int peer, uint32_t fin);
   void Finish(transport::Request* req);
 
   IbLinks* links_;
   IbRegistrar reg_;
   transport::LmtHost* host_ = nullptr;
   std::unordered_map<uint32_t, transport::Request*> recvs_;  // by cookie
-  std::vector<transport::Request*> posting_;                 // READs still to post
+  std::vector<transport::Request*> posting_;                 // READs (or the FIN) to post
+  std::unordered_map<uint32_t, transport::Request*> fin_sends_;  // by IbOffer::fin
+  std::unordered_map<int, int> fin_out_;  // per peer: sends waiting for a FIN WRITE
+  uint32_t next_fin_ = 0;
   uint32_t next_id_ = 0;
   bool warned_ = false;
 };

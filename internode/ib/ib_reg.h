@@ -1,41 +1,68 @@
-// Memory registration for the ibverbs rendezvous, shaped as the registration cache that is to
-// replace it (RegCache: Acquire a covering, refcounted region; Release it): for now every Acquire
-// is its own ibv_reg_mr and every Release its ibv_dereg_mr. Nothing outlives the message, so
-// nothing can go stale when the program frees its buffer; the price is a registration per
-// rendezvous message on each side.
+// Memory registration for the ibverbs rendezvous: the device's memory regions as a client
+// ("ibverbs") of the process's one registration cache (memreg/shared_reg_cache.h), so that a
+// buffer sent or received again reuses its region instead of an ibv_reg_mr/ibv_dereg_mr pair per
+// message on each side.
+//
+// Never stale: the cache's rules (memreg/reg_cache.h) hold as for every client: an entry whose
+// memory was unmapped, remapped or given back (munmap, mremap, madvise, brk, ...: the memory
+// hooks, memhooks.h) leaves the cache at its next call, deregistered once unreferenced; glibc's
+// free() keeps its pages (mallopt at load), so a region over freed-then-reused heap memory still
+// covers the very pages it names. Regions are keyed by page range; one may be larger than the
+// request (a merge, or the whole pages around it): its keys serve any address inside it.
+// Bounded by MPIGPU_IB_REG_CACHE_MB / _ENTRIES (LRU over unreferenced regions).
+//
+// Without caching (MPIGPU_IB_REG_CACHE=0, the hooks not active, or another IbRegistrar holding
+// the cache's client in this process) every Acquire is its own ibv_reg_mr and every Release its
+// ibv_dereg_mr, as before.
+//
+// Lifetime: one registrar per device, destroyed before its device (IbLmt holds it; BackendSet
+// destroys the LMT back-ends before the channels). Its destructor drops every cached region of
+// the device (RegCache::DropClient); a region still referenced then (a request outliving its
+// engine) is not deregistered later against a device that went (a generation check).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "internode/ib/ib_device.h"
 #include "memcopy/status.h"
+#include "memreg/reg_cache.h"
 
 namespace mpigpu::internode {
 
+// A registration held by one message: a cached region, or a region of its own.
 struct IbRegion {
-  void* addr;
-  size_t len;
-  void* handle;  // ibv_mr*
-  ibv_mr* mr() const { return static_cast<ibv_mr*>(handle); }
+  memreg::Region* cached = nullptr;  // the cache's entry (nullptr: `own`)
+  ibv_mr* mr = nullptr;              // what lkey/rkey come from
+  bool own = false;                  // registered for this message alone
+  bool held() const { return mr != nullptr; }
 };
 
 class IbRegistrar {
  public:
-  explicit IbRegistrar(const IbDevice* dev) : dev_(dev) {}
-  Status Acquire(void* addr, size_t len, IbRegion** out) {
-    ibv_mr* mr = nullptr;
-    MPIGPU_RETURN_IF_ERROR(dev_->Register(addr, len, &mr));
-    *out = new IbRegion{addr, len, mr};
-    return Status::Ok();
-  }
-  void Release(IbRegion* r) {
-    if (r == nullptr) return;
-    dev_->Deregister(r->mr());
-    delete r;
-  }
+  explicit IbRegistrar(const IbDevice* dev);
+  ~IbRegistrar();
+  IbRegistrar(const IbRegistrar&) = delete;
+  IbRegistrar& operator=(const IbRegistrar&) = delete;
+
+  // A registration covering [addr, addr + len) for local writes and remote reads and writes.
+  Status Acquire(void* addr, size_t len, IbRegion* out);
+  // Gives it back (a cached region stays for the next use); *r is emptied.
+  void Release(IbRegion* r);
+
+  bool caching() const { return client_ >= 0; }
+  // Why not ("" when caching).
+  const char* why_not() const { return why_not_; }
+  // The ibverbs client's counters in the shared cache (zeros when not caching).
+  memreg::RegCache::Stats stats() const;
 
  private:
   const IbDevice* dev_;
+  int client_ = -1;
+  const char* why_not_ = "";
 };
+
+// The counters of the registrar now caching in this process (zeros where none is): tests.
+memreg::RegCache::Stats IbRegCacheStats();
 
 }  // namespace mpigpu::internode

@@ -37,6 +37,7 @@ const Loaded& Load() {
 #define C(name) Sym(cm, #name, &a.name, &err)
     V(ibv_alloc_pd); V(ibv_dealloc_pd); V(ibv_create_cq); V(ibv_destroy_cq); V(ibv_dereg_mr);
     V(ibv_query_device); V(ibv_query_gid); V(ibv_get_device_name); V(ibv_wc_status_str);
+    V(ibv_get_async_event); V(ibv_ack_async_event); V(ibv_event_type_str);
     Sym(verbs, "ibv_reg_mr", &a.reg_mr, &err);
     C(rdma_get_devices); C(rdma_free_devices); C(rdma_create_event_channel);
     C(rdma_destroy_event_channel); C(rdma_create_id); C(rdma_destroy_id); C(rdma_bind_addr);

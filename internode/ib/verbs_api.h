@@ -26,6 +26,9 @@ struct VerbsApi {
   MPIGPU_VERBS_FN(ibv_reg_dmabuf_mr);
   MPIGPU_VERBS_FN(ibv_get_device_name);
   MPIGPU_VERBS_FN(ibv_wc_status_str);
+  MPIGPU_VERBS_FN(ibv_get_async_event);
+  MPIGPU_VERBS_FN(ibv_ack_async_event);
+  MPIGPU_VERBS_FN(ibv_event_type_str);
   MPIGPU_VERBS_FN(rdma_get_devices);
   MPIGPU_VERBS_FN(rdma_free_devices);
   MPIGPU_VERBS_FN(rdma_create_event_channel);
