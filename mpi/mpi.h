@@ -940,7 +940,7 @@ MPIGPU_MPI_FN(int, Iexscan, (const void* sendbuf, void* recvbuf, int count,
                              MPI_Request* request))
 
 /* persistent collectives (MPI 4.0; mpi_coll_persistent.cc). The neighborhood ones return
- * MPI_ERR_UNSUPPORTED_OPERATION (no neighborhood collectives yet). */
+ * MPI_ERR_UNSUPPORTED_OPERATION (their persistent forms are not written yet). */
 MPIGPU_MPI_FN(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request))
 MPIGPU_MPI_FN(int, Bcast_init, (void* buffer, int count, MPI_Datatype datatype, int root,
                                 MPI_Comm comm, MPI_Info info, MPI_Request* request))

@@ -213,7 +213,8 @@ extern "C" int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
 }
 MPIGPU_MPI_ALIAS(Exscan_init)
 
-// No neighborhood collectives yet: their persistent forms say so.
+// Persistent neighborhood collectives are not written yet (the blocking and nonblocking ones
+// are: coll_neighbor.cc); these say so.
 extern "C" int PMPI_Neighbor_allgather_init(const void*, int, MPI_Datatype, void*, int,
                                             MPI_Datatype, MPI_Comm comm, MPI_Info,
                                             MPI_Request*) {
