@@ -1072,7 +1072,7 @@ TEST(RegCacheConfigTest, DefaultsRangesAndRefusals) {
   };
   RegCacheConfig c;
   ASSERT_TRUE(parse({}, &c).ok());
-  EXPECT_TRUE(c.enabled);
+  EXPECT_FALSE(c.enabled);  // opt-in (MPIGPU_IB_REG_CACHE=1)
   EXPECT_EQ(c.max_mb, 2048u);
   EXPECT_EQ(c.max_entries, 4096u);
   ASSERT_TRUE(parse({{"MPIGPU_IB_REG_CACHE", "off"}, {"MPIGPU_IB_REG_CACHE_MB", "1"},
@@ -1092,7 +1092,7 @@ TEST(RegCacheConfigTest, DefaultsRangesAndRefusals) {
     Status st = parse({{name, value}}, &d);
     EXPECT_EQ(st.code(), Err::kInvalidArg) << name << "=" << value;
     EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
-    EXPECT_TRUE(d.enabled);  // refused values keep their defaults
+    EXPECT_FALSE(d.enabled);  // refused values keep their defaults (off)
     EXPECT_EQ(d.max_mb, 2048u);
   }
 }
