@@ -10,7 +10,6 @@
 
 #include <climits>
 #include <cstddef>
-#include <deque>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -31,16 +30,33 @@ namespace {
 
 inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
 
-// Objects live in a deque (stable addresses) and are reused through the free list. The mutex
-// guards the table's shape; a request's fields belong to the thread that holds its handle.
+// Objects live in blocks of kBlock that are never moved or freed (stable addresses) and are
+// reused through the free list. Who writes what: a block's pointer is published once, under the
+// mutex (release), and read by LookupRequest without it (acquire); a slot's in_use is written
+// under the mutex (New: release, after the object is reset; Free) and read by LookupRequest
+// without it (acquire); a request's other fields belong to the thread that holds its handle.
+// So MPI_Wait/Test find their request without a lock; New and Free take it once each.
+constexpr int kBlockBits = 8;
+constexpr int kBlock = 1 << kBlockBits;
+constexpr int kMaxBlocks = 1 << 16;  // 16 Mi requests alive at once
 struct Table {
   std::mutex mu;
-  std::deque<Request> reqs;
+  std::atomic<Request*> blocks[kMaxBlocks] = {};
+  int size = 0;  // slots handed out so far (under mu)
   std::vector<int> free;
 };
 Table& Tab() {
   static Table* t = new Table;
   return *t;
+}
+
+// The slot of handle h (any state), or null when h never named one.
+inline Request* Slot(const Table& t, MPI_Request h) {
+  if (h <= 0) return nullptr;
+  const unsigned i = static_cast<unsigned>(h - 1);
+  if ((i >> kBlockBits) >= static_cast<unsigned>(kMaxBlocks)) return nullptr;
+  Request* b = t.blocks[i >> kBlockBits].load(std::memory_order_acquire);
+  return b == nullptr ? nullptr : &b[i & (kBlock - 1)];
 }
 
 // Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
@@ -181,32 +197,36 @@ MPI_Request NewRequest(Request** r) {
   Table& t = Tab();
   std::lock_guard<std::mutex> g(t.mu);
   int i;
+  Request* q;
   if (!t.free.empty()) {
     i = t.free.back();
     t.free.pop_back();
-    t.reqs[i].~Request();
-    new (&t.reqs[i]) Request();
+    q = Slot(t, i + 1);
+    q->~Request();
+    new (q) Request();
   } else {
-    i = static_cast<int>(t.reqs.size());
-    t.reqs.emplace_back();
+    if (t.size >= kMaxBlocks * kBlock) throw std::bad_alloc();  // as a full deque would
+    i = t.size++;
+    if ((i & (kBlock - 1)) == 0)
+      t.blocks[i >> kBlockBits].store(new Request[kBlock], std::memory_order_release);
+    q = Slot(t, i + 1);
   }
-  t.reqs[i].in_use = true;
-  *r = &t.reqs[i];
+  q->in_use.store(true, std::memory_order_release);
+  *r = q;
   return i + 1;
 }
 
 Request* LookupRequest(MPI_Request h) {
-  Table& t = Tab();
-  std::lock_guard<std::mutex> g(t.mu);
-  if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return nullptr;
-  return &t.reqs[h - 1];
+  Request* q = Slot(Tab(), h);
+  return q != nullptr && q->in_use.load(std::memory_order_acquire) ? q : nullptr;
 }
 
 void FreeRequest(MPI_Request h) {
   Table& t = Tab();
   std::lock_guard<std::mutex> g(t.mu);
-  if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return;
-  t.reqs[h - 1].in_use = false;
+  Request* q = Slot(t, h);
+  if (q == nullptr || !q->in_use.load(std::memory_order_relaxed)) return;
+  q->in_use.store(false, std::memory_order_relaxed);
   t.free.push_back(h - 1);
 }
 
