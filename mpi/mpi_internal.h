@@ -70,7 +70,6 @@ class KeepStatusError {
 // complete from the start (`done`, status kept).
 struct Request {
   enum class Mode { kSend, kSsend, kRsend, kBsend, kRecv };
-  std::atomic<bool> in_use{false};  // see mpi_requests.cc's Table: who writes it, who reads
   MPIGPU_Request core = MPIGPU_REQUEST_NULL;  // active core operation, or null
   // Isendrecv: the send half (completed first; `core` is the receive, whose status counts).
   MPIGPU_Request core_send = MPIGPU_REQUEST_NULL;

@@ -8,6 +8,7 @@
 // request, inactive between completions.
 #include <sched.h>
 
+#include <atomic>
 #include <climits>
 #include <cstddef>
 #include <mutex>
@@ -31,17 +32,25 @@ namespace {
 inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
 
 // Objects live in blocks of kBlock that are never moved or freed (stable addresses) and are
-// reused through the free list. Who writes what: a block's pointer is published once, under the
-// mutex (release), and read by LookupRequest without it (acquire); a slot's in_use is written
-// under the mutex (New: release, after the object is reset; Free) and read by LookupRequest
-// without it (acquire); a request's other fields belong to the thread that holds its handle.
-// So MPI_Wait/Test find their request without a lock; New and Free take it once each.
+// reused through free lists: each thread's few spares (no lock), then the shared one (under the
+// mutex). Who writes what: a block's pointer is published once, under the mutex (release), and
+// read by LookupRequest without it (acquire). A slot's `used` flag (beside the object, so that
+// resetting the object never touches it) is set by NewRequest (release, after the object is
+// reset) in the thread that took the slot, then the only holder of its index; cleared by
+// FreeRequest with an exchange (acq_rel: of two racing frees of one handle, a program error, one
+// frees); read by LookupRequest (acquire). A request's fields belong to the thread that holds its
+// handle. So MPI_Wait/Test find their request without a lock, and a thread that makes and frees
+// requests in turn (Isend, Wait, Isend, ...) takes none either.
 constexpr int kBlockBits = 8;
 constexpr int kBlock = 1 << kBlockBits;
 constexpr int kMaxBlocks = 1 << 16;  // 16 Mi requests alive at once
+struct Block {
+  Request reqs[kBlock];
+  std::atomic<bool> used[kBlock] = {};
+};
 struct Table {
   std::mutex mu;
-  std::atomic<Request*> blocks[kMaxBlocks] = {};
+  std::atomic<Block*> blocks[kMaxBlocks] = {};
   int size = 0;  // slots handed out so far (under mu)
   std::vector<int> free;
 };
@@ -50,13 +59,25 @@ Table& Tab() {
   return *t;
 }
 
-// The slot of handle h (any state), or null when h never named one.
-inline Request* Slot(const Table& t, MPI_Request h) {
-  if (h <= 0) return nullptr;
-  const unsigned i = static_cast<unsigned>(h - 1);
+// A thread's spare slots (indices: not in use, held by no one else); what is left when the
+// thread ends goes back to the shared list.
+constexpr int kSpares = 8;
+struct Spares {
+  int n = 0;
+  int idx[kSpares];
+  ~Spares() {
+    if (n == 0) return;
+    Table& t = Tab();
+    std::lock_guard<std::mutex> g(t.mu);
+    t.free.insert(t.free.end(), idx, idx + n);
+  }
+};
+thread_local Spares tl_spares;
+
+// Slot i (0-based) of the table: its block, or null when i never named a slot.
+inline Block* BlockOf(const Table& t, unsigned i) {
   if ((i >> kBlockBits) >= static_cast<unsigned>(kMaxBlocks)) return nullptr;
-  Request* b = t.blocks[i >> kBlockBits].load(std::memory_order_acquire);
-  return b == nullptr ? nullptr : &b[i & (kBlock - 1)];
+  return t.blocks[i >> kBlockBits].load(std::memory_order_acquire);
 }
 
 // Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
@@ -195,38 +216,56 @@ void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, 
 
 MPI_Request NewRequest(Request** r) {
   Table& t = Tab();
-  std::lock_guard<std::mutex> g(t.mu);
+  Spares& sp = tl_spares;
   int i;
-  Request* q;
-  if (!t.free.empty()) {
-    i = t.free.back();
-    t.free.pop_back();
-    q = Slot(t, i + 1);
+  bool fresh = false;  // never used: constructed with its block
+  if (sp.n > 0) {
+    i = sp.idx[--sp.n];
+  } else {
+    std::lock_guard<std::mutex> g(t.mu);
+    if (!t.free.empty()) {
+      i = t.free.back();
+      t.free.pop_back();
+    } else {
+      if (t.size >= kMaxBlocks * kBlock) throw std::bad_alloc();  // as a full deque would
+      i = t.size++;
+      if ((i & (kBlock - 1)) == 0)
+        t.blocks[i >> kBlockBits].store(new Block, std::memory_order_release);
+      fresh = true;
+    }
+  }
+  Block* b = BlockOf(t, static_cast<unsigned>(i));
+  Request* q = &b->reqs[i & (kBlock - 1)];
+  if (!fresh) {  // a used slot starts afresh
     q->~Request();
     new (q) Request();
-  } else {
-    if (t.size >= kMaxBlocks * kBlock) throw std::bad_alloc();  // as a full deque would
-    i = t.size++;
-    if ((i & (kBlock - 1)) == 0)
-      t.blocks[i >> kBlockBits].store(new Request[kBlock], std::memory_order_release);
-    q = Slot(t, i + 1);
   }
-  q->in_use.store(true, std::memory_order_release);
+  b->used[i & (kBlock - 1)].store(true, std::memory_order_release);
   *r = q;
   return i + 1;
 }
 
 Request* LookupRequest(MPI_Request h) {
-  Request* q = Slot(Tab(), h);
-  return q != nullptr && q->in_use.load(std::memory_order_acquire) ? q : nullptr;
+  if (h <= 0) return nullptr;
+  const unsigned i = static_cast<unsigned>(h - 1);
+  Block* b = BlockOf(Tab(), i);
+  if (b == nullptr || !b->used[i & (kBlock - 1)].load(std::memory_order_acquire)) return nullptr;
+  return &b->reqs[i & (kBlock - 1)];
 }
 
 void FreeRequest(MPI_Request h) {
+  if (h <= 0) return;
   Table& t = Tab();
+  const unsigned i = static_cast<unsigned>(h - 1);
+  Block* b = BlockOf(t, i);
+  if (b == nullptr || !b->used[i & (kBlock - 1)].exchange(false, std::memory_order_acq_rel))
+    return;
+  Spares& sp = tl_spares;
+  if (sp.n < kSpares) {
+    sp.idx[sp.n++] = h - 1;
+    return;
+  }
   std::lock_guard<std::mutex> g(t.mu);
-  Request* q = Slot(t, h);
-  if (q == nullptr || !q->in_use.load(std::memory_order_relaxed)) return;
-  q->in_use.store(false, std::memory_order_relaxed);
   t.free.push_back(h - 1);
 }
 

@@ -3,7 +3,8 @@
 // Host part (runs everywhere): every kind of host memory is MPIGPU_BUF_HOST (NULL, MPI_IN_PLACE,
 // stack of the main thread and of another thread, brk heap, mmap'd malloc, a raw mmap) and
 // agrees with the runtime's answer; the driver's answer maps to the right tag (ClassifyPointer);
-// request handles stay valid and findable while other threads make and free requests.
+// request handles stay valid and findable while other threads make and free requests, and the
+// slots a thread freed come back to the others when it ends.
 // GPU part (skips without a device, with the reason): device memory (start, interior, last
 // byte) is MPIGPU_BUF_GPU_DEVICE(n); managed, pinned (cudaMallocHost) and cudaHostRegister'd
 // memory is host; and the two reuse cases a cache by address would get wrong: host memory
@@ -16,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -140,6 +142,35 @@ TEST(MpiRequestTable, LookupWhileOthersGrowAndFree) {
   EXPECT_NE(a, b);
   FreeRequest(ha);
   FreeRequest(hb);
+}
+
+// Requests freed by a thread wait in its spares (no lock); when it ends they go back to the
+// shared list, so other threads reuse the very same slots (the table does not grow).
+TEST(MpiRequestTable, SparesOfAnEndedThreadAreReused) {
+  using mpigpu::mpi::FreeRequest;
+  using mpigpu::mpi::LookupRequest;
+  using mpigpu::mpi::NewRequest;
+  using mpigpu::mpi::Request;
+  std::vector<MPI_Request> made(40);
+  for (MPI_Request& h : made) {
+    Request* r = nullptr;
+    h = NewRequest(&r);
+  }
+  std::thread t([&made] {
+    for (MPI_Request h : made) FreeRequest(h);  // made elsewhere, freed here
+  });
+  t.join();
+  for (MPI_Request h : made) EXPECT_EQ(LookupRequest(h), nullptr);
+  std::vector<MPI_Request> again(40);
+  for (MPI_Request& h : again) {
+    Request* r = nullptr;
+    h = NewRequest(&r);
+    EXPECT_EQ(LookupRequest(h), r);
+  }
+  std::sort(made.begin(), made.end());
+  std::sort(again.begin(), again.end());
+  EXPECT_EQ(again, made) << "the ended thread's slots came back, none new";
+  for (MPI_Request h : again) FreeRequest(h);
 }
 
 // ---- GPU part ----
