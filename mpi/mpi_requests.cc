@@ -70,6 +70,7 @@ struct Spares {
     Table& t = Tab();
     std::lock_guard<std::mutex> g(t.mu);
     t.free.insert(t.free.end(), idx, idx + n);
+    n = 0;  // a request freed later on this thread (atexit) starts a new, leaked list
   }
 };
 thread_local Spares tl_spares;
