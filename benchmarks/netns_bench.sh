@@ -11,7 +11,10 @@
 #
 #   benchmarks/netns_bench.sh [--rounds N] [--net A.B.C] [--out DIR] [--iperf-seconds S]
 #                             [--lat-max SIZE] [--bw-min SIZE] [--bw-max SIZE] [--no-build]
-#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"]
+#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"] [--packets]
+# --packets: instead, TCP segments per 8-byte round trip of each library (both namespaces'
+# TcpOutSegs; the difference of a 22000- and a 2000-iteration run, so the job's set-up cancels):
+# what the wire costs, whatever the load.
 # --lat-opts / --bw-opts: the loops' -i (timed iterations), -x (warm-up), -W (window), given
 # to both programs alike. Default: the sweep's own for latency (10000 iterations up to 8 KiB,
 # 1000 above), "-W 8 -i 5 -x 1" for bw (6 windows: 3.2 GB at 64 MiB).
@@ -35,6 +38,7 @@ bw_max=64M
 lat_opts=""
 bw_opts="-W 8 -i 5 -x 1"
 build=1
+packets=0
 die() { echo "netns_bench: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -48,7 +52,8 @@ while [ $# -gt 0 ]; do
     --no-build) build=0; shift ;;
     --lat-opts) lat_opts=$2; shift 2 ;;
     --bw-opts) bw_opts=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --packets) packets=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (try --help)" ;;
   esac
 done
@@ -188,6 +193,43 @@ run_iperf() {  # file
   wait "$iperf_pid" || true
   iperf_pid=""
 }
+
+# Segments both hosts sent (TcpOutSegs of each namespace's own counters).
+out_segs() {
+  local n=0 ns v
+  for ns in "$ns_a" "$ns_b"; do
+    v=$(ip netns exec "$ns" nstat -az TcpOutSegs | awk '$1 == "TcpOutSegs" { print $2 }')
+    n=$((n + v))
+  done
+  echo "$n"
+}
+if [ $packets = 1 ]; then
+  declare -A seg
+  for lib in mpigpu ompi; do
+    for iters in 2000 22000; do
+      before=$(out_segs)
+      if [ $lib = mpigpu ]; then
+        lat_opts="-i $iters -x 0"; run_mpigpu latency 8:8 "$out/raw/packets-$lib-$iters.csv"
+      else
+        lat_opts="-i $iters -x 0"; run_ompi latency 8 8 "$out/raw/packets-$lib-$iters.csv"
+      fi
+      seg[$lib-$iters]=$(( $(out_segs) - before ))
+    done
+  done
+  {
+    echo "# TCP segments per 8-byte round trip, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo
+    echo "- both namespaces' TcpOutSegs; (run of 22000 round trips - run of 2000) / 20000"
+    echo
+    echo "| library | segments, 2000 | segments, 22000 | per round trip |"
+    echo "|---|---:|---:|---:|"
+    for lib in mpigpu ompi; do
+      a=${seg[$lib-2000]} b=${seg[$lib-22000]}
+      echo "| $lib | $a | $b | $(python3 -c "print(f'{($b - $a) / 20000:.2f}')") |"
+    done
+  } | tee "$out/packets.md"
+  exit 0
+fi
 
 echo "netns_bench: $rounds rounds, hosts $ns_a ($ip_a) and $ns_b ($ip_b), veth mtu $mtu; raw results in $out" >&2
 for r in $(seq 1 "$rounds"); do

@@ -161,8 +161,9 @@ __attribute__((constructor)) void LoadHooks() {
   constexpr bool kIbCachesThroughHooks = false;
   const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
                                      (kIbCachesThroughHooks && RdmaDevicePresent()));
-  // The pin cache is opt-in (MPIGPU_PIN_CACHE=1) until the failure of device run 61 is
-  // understood: with it on, transport_test's own cudaMemcpy from a reused host vector failed.
+  // The pin cache is opt-in (MPIGPU_PIN_CACHE=1): CUDA refuses a copy that starts inside a
+  // registration and ends past it, so a registration kept over freed heap memory breaks the
+  // program's own cudaMemcpy from a larger buffer malloc returns there (pin_cache.h).
   const bool pin_wanted = !pin_off && std::getenv("MPIGPU_PIN_CACHE") != nullptr;
   if (!ib_wanted && !pin_wanted) {
     g_disabled.store(true, std::memory_order_relaxed);

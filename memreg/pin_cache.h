@@ -20,6 +20,11 @@
 //
 // A holder keeps its reference until the copies that use the range completed (an unregistration
 // under a DMA in flight would be wrong): the copy engines release it when the piece retires.
+// Why it is opt-in (MPIGPU_PIN_CACHE=1): CUDA fails (cudaErrorInvalidValue) a copy whose host
+// range starts inside a registration and ends past it, or spans two (measured,
+// benchmarks/results/2026-11-24-s12/pin-cache-cause.md). A registration kept after free(), or
+// reaching into a neighbour's shared page, therefore breaks the program's own cudaMemcpy from a
+// later allocation there; safe only where pageable buffers reach the GPU through mpigpu alone.
 // Threads: any (the shared cache's mutex). Bounded by MPIGPU_PIN_CACHE_MB / _ENTRIES (LRU);
 // MPIGPU_PIN_CACHE=0 turns it off (every copy as before, nothing pinned).
 #pragma once

@@ -9,8 +9,9 @@ constexpr ParamVar<PinCacheConfig> kVars[] = {
         "1: pin (cudaHostRegister) a pageable host buffer the second time the same range is "
         "copied to or from a GPU, and keep it pinned until its memory goes (libc hooks; glibc's "
         "free() then keeps its pages: mallopt) or the limits evict it; the first use copies "
-        "unpinned. 0 (default, session 11: with it on, a program's own cudaMemcpy from a reused "
-        "host buffer failed on an H100, transport_test) = never pin, no hooks",
+        "unpinned. Only for programs whose pageable buffers reach the GPU through mpigpu alone: "
+        "CUDA refuses a program's own copy that starts in a kept registration and ends past it. "
+        "0 (default) = never pin, no hooks",
         kBoolChoices, MPIGPU_PARAM_BOOL(PinCacheConfig, enabled)),
     CountParam<PinCacheConfig>(
         "MPIGPU_PIN_CACHE_MB", "2048",

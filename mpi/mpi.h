@@ -91,7 +91,7 @@ typedef struct MPI_Status {
 #define MPI_ANY_SOURCE MPIGPU_ANY_SOURCE
 #define MPI_ANY_TAG MPIGPU_ANY_TAG
 #define MPI_PROC_NULL MPIGPU_PROC_NULL
-#define MPI_ROOT (-4)
+#define MPI_ROOT MPIGPU_ROOT
 #define MPI_UNDEFINED MPIGPU_UNDEFINED
 #define MPI_KEYVAL_INVALID (-1)
 #define MPI_BOTTOM ((void*)0)
@@ -939,6 +939,89 @@ MPIGPU_MPI_FN(int, Iexscan, (const void* sendbuf, void* recvbuf, int count,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                              MPI_Request* request))
 
+/* persistent collectives (MPI 4.0; mpi_coll_persistent.cc). The neighborhood ones return
+ * MPI_ERR_UNSUPPORTED_OPERATION (no neighborhood collectives yet). */
+MPIGPU_MPI_FN(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Bcast_init, (void* buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Gather_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Gatherv_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request))
+MPIGPU_MPI_FN(int, Scatter_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Scatterv_init, (const void* sendbuf, const int sendcounts[],
+                                   const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Allgather_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Allgatherv_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void* recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request* request))
+MPIGPU_MPI_FN(int, Alltoall_init, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Alltoallv_init, (const void* sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request* request))
+MPIGPU_MPI_FN(int, Alltoallw_init, (const void* sendbuf, const int sendcounts[],
+                                    const int sdispls[], const MPI_Datatype sendtypes[],
+                                    void* recvbuf, const int recvcounts[], const int rdispls[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                    MPI_Request* request))
+MPIGPU_MPI_FN(int, Reduce_init, (const void* sendbuf, void* recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Allreduce_init, (const void* sendbuf, void* recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Reduce_scatter_init, (const void* sendbuf, void* recvbuf,
+                                         const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                         MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Reduce_scatter_block_init, (const void* sendbuf, void* recvbuf,
+                                               int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                               MPI_Comm comm, MPI_Info info,
+                                               MPI_Request* request))
+MPIGPU_MPI_FN(int, Scan_init, (const void* sendbuf, void* recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request* request))
+MPIGPU_MPI_FN(int, Exscan_init, (const void* sendbuf, void* recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request))
+MPIGPU_MPI_FN(int, Neighbor_allgather_init, (const void* sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                             MPI_Request* request))
+MPIGPU_MPI_FN(int, Neighbor_allgatherv_init, (const void* sendbuf, int sendcount,
+                                              MPI_Datatype sendtype, void* recvbuf,
+                                              const int recvcounts[], const int displs[],
+                                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                              MPI_Request* request))
+MPIGPU_MPI_FN(int, Neighbor_alltoall_init, (const void* sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                            MPI_Request* request))
+MPIGPU_MPI_FN(int, Neighbor_alltoallv_init, (const void* sendbuf, const int sendcounts[],
+                                             const int sdispls[], MPI_Datatype sendtype,
+                                             void* recvbuf, const int recvcounts[],
+                                             const int rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MPIGPU_MPI_FN(int, Neighbor_alltoallw_init, (const void* sendbuf, const int sendcounts[],
+                                             const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void* recvbuf,
+                                             const int recvcounts[], const MPI_Aint rdispls[],
+                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                             MPI_Info info, MPI_Request* request))
+
 /* communicators (mpi-layer: rank, size, dup, split, free; the rest mpi-comm) */
 MPIGPU_MPI_FN(int, Comm_rank, (MPI_Comm comm, int* rank))
 MPIGPU_MPI_FN(int, Comm_size, (MPI_Comm comm, int* size))
@@ -1037,6 +1120,52 @@ MPIGPU_MPI_FN(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, in
 MPIGPU_MPI_FN(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[],
                                           int sourceweights[], int maxoutdegree,
                                           int destinations[], int destweights[]))
+
+/* neighborhood collectives (Cartesian, graph and distributed-graph topologies) */
+MPIGPU_MPI_FN(int, Neighbor_allgather, (const void* sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_allgatherv, (const void* sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void* recvbuf,
+                                         const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_alltoallv, (const void* sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype,
+                                        void* recvbuf, const int recvcounts[],
+                                        const int rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm))
+MPIGPU_MPI_FN(int, Neighbor_alltoallw, (const void* sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void* recvbuf, const int recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm))
+MPIGPU_MPI_FN(int, Ineighbor_allgather, (const void* sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_allgatherv, (const void* sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void* recvbuf,
+                                          const int recvcounts[], const int displs[],
+                                          MPI_Datatype recvtype, MPI_Comm comm,
+                                          MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_alltoall, (const void* sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_alltoallv, (const void* sendbuf, const int sendcounts[],
+                                         const int sdispls[], MPI_Datatype sendtype,
+                                         void* recvbuf, const int recvcounts[],
+                                         const int rdispls[], MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Request* request))
+MPIGPU_MPI_FN(int, Ineighbor_alltoallw, (const void* sendbuf, const int sendcounts[],
+                                         const MPI_Aint sdispls[],
+                                         const MPI_Datatype sendtypes[], void* recvbuf,
+                                         const int recvcounts[], const MPI_Aint rdispls[],
+                                         const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                         MPI_Request* request))
 
 /* info objects (only MPI_INFO_NULL / MPI_INFO_ENV are usable: mpigpu takes no hints) */
 MPIGPU_MPI_FN(int, Info_create, (MPI_Info* info))

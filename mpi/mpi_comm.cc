@@ -50,18 +50,19 @@ extern "C" int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* n
 }
 MPIGPU_MPI_ALIAS(Comm_dup_with_info)
 
-// Completed before it returns (a blocking dup): the request is complete from the start. A
-// program whose members start the idup at different points (MPICH's comm_idup tests) waits.
+// Nonblocking (the core's request completes when the new communicator is registered).
 extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   if (request == nullptr)
     return mpigpu::mpi::FailWith("MPI_Comm_idup", comm, MPI_ERR_ARG, "null request");
-  if (int rc = MPIGPU_Comm_dup(comm, newcomm); rc != MPI_SUCCESS)
-    return Done("MPI_Comm_idup", comm, rc);
   mpigpu::mpi::Request* r = nullptr;
-  *request = mpigpu::mpi::NewRequest(&r);
-  r->done = true;
+  const MPI_Request h = mpigpu::mpi::NewRequest(&r);
   r->comm = comm;
-  mpigpu::mpi::EmptyStatus(&r->status);
+  if (int rc = MPIGPU_Comm_idup(comm, newcomm, &r->core); rc != MPI_SUCCESS) {
+    mpigpu::mpi::FreeRequest(h);
+    *request = MPI_REQUEST_NULL;
+    return Done("MPI_Comm_idup", comm, rc);
+  }
+  *request = h;
   return MPI_SUCCESS;
 }
 MPIGPU_MPI_ALIAS(Comm_idup)

@@ -89,8 +89,17 @@ struct Request {
   void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  // A persistent request's own handle of a derived `type` (a core dup, no attribute callbacks):
+  // the user may free theirs while the request lives (MPI), and a freed handle may name another
+  // type later. Freed with the request (FreeRequest).
+  bool owns_type = false;
   int peer = 0;
   int tag = 0;
+  // Persistent collectives (MPI_<coll>_init): the core's persistent request, which keeps its
+  // arguments; MPI_Start starts it and `core` names it while it runs (the core leaves a
+  // completed persistent request's handle valid, so completion nulls `core` here).
+  bool pcoll = false;
+  MPIGPU_Request pcore = MPIGPU_REQUEST_NULL;
   // Generalized requests (MPI_Grequest_start): complete once MPI_Grequest_complete is called
   // (by any thread: atomic), then the query function fills the status.
   bool greq = false;
@@ -115,6 +124,13 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
 int StartPersistent(Request* r);
 // Empty status (null or inactive request): source ANY_SOURCE, tag ANY_TAG, count 0.
 void EmptyStatus(MPI_Status* st);
+
+// ---- MPI-1 bound markers (mpi_lbub.cc) ----
+// "MPI_LB" / "MPI_UB" for the marker handles, else null.
+const char* MarkerName(MPI_Datatype t);
+// MPIGPU_Type_create_struct, where MPI_LB / MPI_UB entries set the new type's bounds.
+int StructWithMarkers(int count, const int blocklens[], const MPI_Aint displs[],
+                      const MPI_Datatype types[], MPI_Datatype* newtype);
 
 // ---- buffered sends (mpi_bsend.cc) ----
 // Copies (buf, count, type) into the attached buffer and starts its send; the copy's space

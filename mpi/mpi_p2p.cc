@@ -142,6 +142,13 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
 
 int StartPersistent(Request* r) {
   int rc;
+  if (r->pcoll) {
+    if ((rc = MPIGPU_Start(&r->pcore)) == MPI_SUCCESS) {
+      r->core = r->pcore;
+      r->active = true;
+    }
+    return rc;
+  }
   if (r->mode == Request::Mode::kRecv)
     rc = MPIGPU_Irecv(r->buf, BufType(r->buf), r->count, r->type, r->peer, r->tag, r->comm,
                       &r->core);
@@ -199,8 +206,12 @@ int Persistent(const char* fn, Request::Mode mode, const void* buf, int count, M
   if (!((tag >= 0 && tag <= MPIGPU_TAG_UB) || (recv && tag == MPI_ANY_TAG)))
     return mpigpu::mpi::FailWith(fn, comm, MPI_ERR_TAG, "tag out of range");
   if (int rc = MPIGPU_Type_size(type, &size); rc != MPI_SUCCESS) return Done(fn, comm, rc);
+  const bool derived = type >= MPIGPU_NUM_PREDEFINED_TYPES;  // valid: Type_size passed
+  if (derived)  // a handle of the request's own (Request::owns_type)
+    if (int rc = MPIGPU_Type_dup(type, &type); rc != MPI_SUCCESS) return Done(fn, comm, rc);
   Request* r = nullptr;
   *request = mpigpu::mpi::NewRequest(&r);
+  r->owns_type = derived;
   r->persistent = true;
   r->mode = mode;
   r->recv = recv;

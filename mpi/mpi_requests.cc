@@ -144,7 +144,11 @@ int TestOne(Request* r, int* flag, MPI_Status* st) {
     r->sendrecv = false;
     return rc != MPI_SUCCESS ? rc : src;
   }
-  if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Test(&r->core, flag, Core(st));
+  if (r->core != MPIGPU_REQUEST_NULL) {
+    const int rc = MPIGPU_Test(&r->core, flag, Core(st));
+    if (r->pcoll && *flag) r->core = MPIGPU_REQUEST_NULL;  // the core's stays valid, inactive
+    return rc;
+  }
   if (r->greq) {
     if (!r->greq_complete.load(std::memory_order_acquire)) {
       *flag = 0;
@@ -185,7 +189,11 @@ int WaitOne(Request* r, MPI_Status* st) {
     r->sendrecv = false;
     return rc != MPI_SUCCESS ? rc : src;
   }
-  if (r->core != MPIGPU_REQUEST_NULL) return MPIGPU_Wait(&r->core, Core(st));
+  if (r->core != MPIGPU_REQUEST_NULL) {
+    const int rc = MPIGPU_Wait(&r->core, Core(st));
+    if (r->pcoll) r->core = MPIGPU_REQUEST_NULL;  // the core's stays valid, inactive
+    return rc;
+  }
   int flag = 0;
   for (long round = 0;; ++round) {  // only a generalized request can be incomplete here
     const int rc = TestOne(r, &flag, st);
@@ -261,13 +269,19 @@ void FreeRequest(MPI_Request h) {
   Block* b = BlockOf(t, i);
   if (b == nullptr || !b->used[i & (kBlock - 1)].exchange(false, std::memory_order_acq_rel))
     return;
+  // Ours alone until the index is on a free list: take the type it owns first.
+  Request& r = b->reqs[i & (kBlock - 1)];
+  MPI_Datatype owned = r.owns_type ? r.type : MPI_DATATYPE_NULL;
+  r.owns_type = false;
   Spares& sp = tl_spares;
   if (sp.n < kSpares) {
     sp.idx[sp.n++] = h - 1;
-    return;
+  } else {
+    std::lock_guard<std::mutex> g(t.mu);
+    t.free.push_back(h - 1);
   }
-  std::lock_guard<std::mutex> g(t.mu);
-  t.free.push_back(h - 1);
+  // An operation in flight holds the type's definition itself (the core's TypeDesc).
+  if (owned != MPI_DATATYPE_NULL) (void)MPIGPU_Type_free(&owned);
 }
 
 void EmptyStatus(MPI_Status* st) {
@@ -435,7 +449,9 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
       mpigpu::mpi::EmptyStatus(&st[i]);
     } else {
       if (r->core != MPIGPU_REQUEST_NULL) {
-        r->core = core[i];  // null once the core completed it
+        // Null once the core completed it (a persistent collective's stays valid: all were
+        // completed when f is set).
+        r->core = r->pcoll ? MPIGPU_REQUEST_NULL : core[i];
         if (r->core != MPIGPU_REQUEST_NULL) continue;  // left active (the call failed)
         const int rrc = mpigpu::mpi::FinishReplace(r, st[i].MPI_ERROR, &st[i]);
         st[i].MPI_ERROR = rrc;
@@ -536,6 +552,7 @@ extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Statu
   const int rc = MPIGPU_Test(&r->core, &f, reinterpret_cast<MPIGPU_Status*>(&st));
   *flag = f;
   if (f) {
+    if (r->pcoll) r->core = MPIGPU_REQUEST_NULL;
     st.MPI_ERROR = rc;
     r->status = st;
     r->done = true;
@@ -553,7 +570,8 @@ extern "C" int PMPI_Request_free(MPI_Request* request) {
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Request_free", *request);
   int rc = MPI_SUCCESS;
   const MPI_Comm comm = r->comm;
-  if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Request_free(&r->core);  // completes on its own
+  if (r->pcoll) rc = MPIGPU_Request_free(&r->pcore);  // active or not; the core finishes it
+  else if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Request_free(&r->core);  // completes on its own
   mpigpu::mpi::FreeRequest(*request);
   *request = MPI_REQUEST_NULL;
   return Done("MPI_Request_free", comm, rc);

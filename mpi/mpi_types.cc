@@ -53,12 +53,15 @@ MPIGPU_TYPES_CALL(Type_create_hindexed_block,
                   (int count, int blocklength, const MPI_Aint array_of_displacements[],
                    MPI_Datatype oldtype, MPI_Datatype* newtype),
                   (count, blocklength, array_of_displacements, oldtype, newtype))
-MPIGPU_TYPES_CALL(Type_create_struct,
-                  (int count, const int array_of_blocklengths[],
-                   const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
-                   MPI_Datatype* newtype),
-                  (count, array_of_blocklengths, array_of_displacements, array_of_types,
-                   newtype))
+extern "C" int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                                       const MPI_Aint array_of_displacements[],
+                                       const MPI_Datatype array_of_types[],
+                                       MPI_Datatype* newtype) {
+  return Done("MPI_Type_create_struct", MPI_COMM_WORLD,
+              mpigpu::mpi::StructWithMarkers(count, array_of_blocklengths,
+                                             array_of_displacements, array_of_types, newtype));
+}
+MPIGPU_MPI_ALIAS(Type_create_struct)
 MPIGPU_TYPES_CALL(Type_create_subarray,
                   (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                    const int array_of_starts[], int order, MPI_Datatype oldtype,
@@ -75,9 +78,32 @@ MPIGPU_TYPES_CALL(Type_create_darray,
 MPIGPU_TYPES_CALL(Type_create_resized,
                   (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype),
                   (oldtype, lb, extent, newtype))
-MPIGPU_TYPES_CALL(Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype), (oldtype, newtype))
 MPIGPU_TYPES_CALL(Type_commit, (MPI_Datatype * datatype), (datatype))
-MPIGPU_TYPES_CALL(Type_free, (MPI_Datatype * datatype), (datatype))
+
+// Type_dup and Type_free run the attribute callbacks (the core's datatype library sits below its
+// attributes, so the two are joined here): a failing copy callback fails the dup and the copy
+// goes away; a failing delete callback fails the free and the type stays.
+extern "C" int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  if (int rc = MPIGPU_Type_dup(oldtype, newtype); rc != MPI_SUCCESS)
+    return Done("MPI_Type_dup", MPI_COMM_WORLD, rc);
+  if (int rc = MPIGPU_Type_copy_attrs_(oldtype, *newtype); rc != MPI_SUCCESS) {
+    (void)MPIGPU_Type_delete_attrs_(*newtype);  // those copied before the failing one
+    (void)MPIGPU_Type_free(newtype);
+    *newtype = MPI_DATATYPE_NULL;
+    return Done("MPI_Type_dup", MPI_COMM_WORLD, rc);
+  }
+  return MPI_SUCCESS;
+}
+MPIGPU_MPI_ALIAS(Type_dup)
+
+extern "C" int PMPI_Type_free(MPI_Datatype* datatype) {
+  // A bad or predefined handle has no attributes: Type_free gives its error.
+  if (datatype != nullptr)
+    if (int rc = MPIGPU_Type_delete_attrs_(*datatype); rc != MPI_SUCCESS)
+      return Done("MPI_Type_free", MPI_COMM_WORLD, rc);
+  return Done("MPI_Type_free", MPI_COMM_WORLD, MPIGPU_Type_free(datatype));
+}
+MPIGPU_MPI_ALIAS(Type_free)
 MPIGPU_TYPES_CALL(Type_size, (MPI_Datatype datatype, int* size), (datatype, size))
 MPIGPU_TYPES_CALL(Type_size_x, (MPI_Datatype datatype, MPI_Count* size), (datatype, size))
 MPIGPU_TYPES_CALL(Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent),
@@ -111,6 +137,11 @@ extern "C" int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* r
   if (type_name == nullptr || resultlen == nullptr)
     return mpigpu::mpi::FailWith("MPI_Type_get_name", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "null name or resultlen");
+  if (const char* marker = mpigpu::mpi::MarkerName(datatype)) {
+    std::strcpy(type_name, marker);
+    *resultlen = static_cast<int>(std::strlen(marker));
+    return MPI_SUCCESS;
+  }
   if (int rc = MPIGPU_Type_get_name(datatype, core, &len); rc != MPI_SUCCESS)
     return Done("MPI_Type_get_name", MPI_COMM_WORLD, rc);
   const std::string name = MpiName(core).substr(0, MPI_MAX_OBJECT_NAME - 1);
@@ -139,8 +170,8 @@ extern "C" int PMPI_Type_struct(int count, const int array_of_blocklengths[],
                                 const MPI_Aint array_of_displacements[],
                                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
   return Done("MPI_Type_struct", MPI_COMM_WORLD,
-              MPIGPU_Type_create_struct(count, array_of_blocklengths, array_of_displacements,
-                                        array_of_types, newtype));
+              mpigpu::mpi::StructWithMarkers(count, array_of_blocklengths,
+                                             array_of_displacements, array_of_types, newtype));
 }
 MPIGPU_MPI_ALIAS(Type_struct)
 extern "C" int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
@@ -211,43 +242,18 @@ MPIGPU_TYPES_CALL(Pack_external_size,
                   (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint* size),
                   (datarep, incount, datatype, size))
 
-// Attributes on datatypes: not supported yet (communicator attributes are; see mpi_comm).
-
-extern "C" int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn, MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval, void* extra_state) {
-  (void)type_copy_attr_fn;
-  (void)type_delete_attr_fn;
-  (void)type_keyval;
-  (void)extra_state;
-  return mpigpu::mpi::Unsupported("MPI_Type_create_keyval", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Type_create_keyval)
-
-extern "C" int PMPI_Type_free_keyval(int* type_keyval) {
-  (void)type_keyval;
-  return mpigpu::mpi::Unsupported("MPI_Type_free_keyval", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Type_free_keyval)
-
-extern "C" int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val) {
-  (void)datatype;
-  (void)type_keyval;
-  (void)attribute_val;
-  return mpigpu::mpi::Unsupported("MPI_Type_set_attr", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Type_set_attr)
-
-extern "C" int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag) {
-  (void)datatype;
-  (void)type_keyval;
-  (void)attribute_val;
-  (void)flag;
-  return mpigpu::mpi::Unsupported("MPI_Type_get_attr", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Type_get_attr)
-
-extern "C" int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
-  (void)datatype;
-  (void)type_keyval;
-  return mpigpu::mpi::Unsupported("MPI_Type_delete_attr", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Type_delete_attr)
+// Attributes on datatypes: the core's (attr.cc). MPI_TYPE_DUP_FN is this layer's function, the
+// same as the core's; MPI_TYPE_NULL_COPY_FN and _DELETE_FN are null, which the core takes.
+MPIGPU_TYPES_CALL(Type_create_keyval,
+                  (MPI_Type_copy_attr_function * type_copy_attr_fn,
+                   MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                   void* extra_state),
+                  (type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state))
+MPIGPU_TYPES_CALL(Type_free_keyval, (int* type_keyval), (type_keyval))
+MPIGPU_TYPES_CALL(Type_set_attr, (MPI_Datatype datatype, int type_keyval, void* attribute_val),
+                  (datatype, type_keyval, attribute_val))
+MPIGPU_TYPES_CALL(Type_get_attr,
+                  (MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag),
+                  (datatype, type_keyval, attribute_val, flag))
+MPIGPU_TYPES_CALL(Type_delete_attr, (MPI_Datatype datatype, int type_keyval),
+                  (datatype, type_keyval))

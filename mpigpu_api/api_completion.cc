@@ -82,7 +82,7 @@ int DoWait(Lock& lk, MPIGPU_Request* request, MPIGPU_Status* status, MPIGPU_Errh
       rc != MPIGPU_SUCCESS)
     return rc;
   if (r->handle != v) return mpigpu::api::RequestError(handle);
-  *request = MPIGPU_REQUEST_NULL;
+  if (!r->persist) *request = MPIGPU_REQUEST_NULL;  // a persistent one stays, inactive
   return mpigpu::api::CompleteP2P(r, status);
 }
 
@@ -118,8 +118,8 @@ int CompleteAll(int count, MPIGPU_Request requests[], ApiRequest* const* objs,
       continue;
     }
     MPIGPU_Errhandler rh = r->comm->errhandler;
+    if (!r->persist) requests[i] = MPIGPU_REQUEST_NULL;  // a persistent one stays, inactive
     int rc = mpigpu::api::CompleteP2P(r, st);
-    requests[i] = MPIGPU_REQUEST_NULL;
     if (rc != MPIGPU_SUCCESS && first == MPIGPU_SUCCESS) {
       first = rc;
       *h = rh;
@@ -166,8 +166,11 @@ int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU
   mpigpu::api::RequestObjects objs_of(count);
   ApiRequest** objs = objs_of.get();
   if (int rc = mpigpu::api::CheckRequests(count, requests, objs); rc != MPIGPU_SUCCESS) return rc;
+  // Inactive persistent requests count as null ones.
+  for (int i = 0; i < count; ++i)
+    if (objs[i] != nullptr && mpigpu::api::InactivePersistent(objs[i])) objs[i] = nullptr;
   bool any = false;
-  for (int i = 0; i < count; ++i) any |= requests[i] != MPIGPU_REQUEST_NULL;
+  for (int i = 0; i < count; ++i) any |= objs[i] != nullptr;
   if (!any) {
     mpigpu::api::EmptyStatus(status, MPIGPU_ANY_SOURCE);
     return MPIGPU_SUCCESS;
@@ -187,7 +190,7 @@ int DoWaitany(Lock& lk, int count, MPIGPU_Request requests[], int* index, MPIGPU
   if (r->handle != mpigpu::api::HandleValue(requests[found]))  // see ObjectDone
     return mpigpu::api::RequestError(requests[found]);
   *h = r->comm->errhandler;
-  requests[found] = MPIGPU_REQUEST_NULL;
+  if (!r->persist) requests[found] = MPIGPU_REQUEST_NULL;
   return mpigpu::api::CompleteP2P(r, status);
 }
 
@@ -209,7 +212,7 @@ int DoTest(MPIGPU_Request* request, int* flag, MPIGPU_Status* status, MPIGPU_Err
     if (!mpigpu::api::P2PDone(r)) return MPIGPU_SUCCESS;
   }
   *flag = 1;
-  *request = MPIGPU_REQUEST_NULL;
+  if (!r->persist) *request = MPIGPU_REQUEST_NULL;
   return mpigpu::api::CompleteP2P(r, status);
 }
 
@@ -273,6 +276,14 @@ int DoRequestFree(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   if (r == nullptr) return MPIGPU_ERR_REQUEST;
   *h = r->comm->errhandler;
   *request = MPIGPU_REQUEST_NULL;
+  if (r->persist) {  // from now on an ordinary collective request, if it is running
+    const bool inactive = r->sched == nullptr;
+    r->persist.reset();
+    if (inactive) {
+      mpigpu::api::FreeInactiveRequest(r);
+      return MPIGPU_SUCCESS;
+    }
+  }
   if (mpigpu::api::P2PDone(r)) (void)mpigpu::api::CompleteP2P(r, nullptr);
   else mpigpu::api::Detach(r);
   return MPIGPU_SUCCESS;

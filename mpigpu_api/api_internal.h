@@ -32,7 +32,8 @@
 
 namespace mpigpu::api {
 
-class CollSched;  // coll_sched.h
+class CollSched;        // coll_sched.h
+struct PersistentColl;  // coll_persistent.cc
 
 // A communicator: an ordered group of world ranks and two context ids (point to point and
 // collectives), so messages of different communicators, or of a collective and a user's
@@ -95,6 +96,9 @@ struct ApiRequest {
   bool detached = false;  // MPIGPU_Request_free'd: completed by the progress loop
   // A nonblocking collective (op stays null): done when its schedule is.
   std::shared_ptr<CollSched> sched;
+  // A persistent collective (MPIGPU_<coll>_init): `sched` is its current run, null while it is
+  // inactive; completion makes it inactive again and keeps the user's handle valid.
+  std::shared_ptr<PersistentColl> persist;
   // The handle of this use of the object: (gen + kHandleSalt) << 32 | (slot + 1), where slot
   // is the object's fixed index in State::requests and gen counts its uses (see below).
   uintptr_t key = 0;
@@ -139,6 +143,7 @@ struct State {
   // SELF exist from the start, so their error handlers can be set before MPIGPU_Init.
   std::vector<CommPtr> comms;
   int next_context = kFirstFreeContext;   // lowest context id this process has not used
+  int next_nb_context = 1 << 29;  // the same for Comm_idup's range (comm_objects.h)
   int node = 0;  // this process's node (JobInfo::node), for Comm_split_type
   // From which polling round of a wait the CPU is given away (sched_yield) between polls; set
   // by Init from MPIGPU_YIELD (YieldAfterRounds).
@@ -278,6 +283,15 @@ void AdvanceCollScheds();
 // Makes a nonblocking collective's schedule the operation of a new user request (*request)
 // and puts it into State::coll_scheds.
 int StartCollRequest(std::shared_ptr<CollSched> sched, MPIGPU_Request* request);
+// A new inactive persistent request for p (*request; coll_persistent.cc starts it).
+int NewPersistentRequest(std::shared_ptr<PersistentColl> p, const CommPtr& comm,
+                         MPIGPU_Request* request);
+// Frees the object of an inactive persistent request (MPIGPU_Request_free).
+void FreeInactiveRequest(ApiRequest* r);
+// Completion of a persistent request: its run's error (SUCCESS when inactive), an empty
+// status; it stays allocated, inactive (coll_persistent.cc).
+int CompletePersistent(ApiRequest* r, MPIGPU_Status* status);
+inline bool InactivePersistent(const ApiRequest* r) { return r->persist && !r->sched; }
 // One round of engine progress, then completion of detached requests that are done. Inline:
 // waits call it every round.
 inline int ProgressOnce() {

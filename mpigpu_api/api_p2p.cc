@@ -124,6 +124,7 @@ void RecycleApiRequest(ApiRequest* r) {
     // use, and staging and user only when staged.
     r->comm.reset();  // the communicator may go now (Comm_free)
     r->sched.reset();
+    r->persist.reset();
     r->op = nullptr;
     r->proc_null = r->detached = false;
     r->handle = 0;
@@ -172,6 +173,7 @@ void DeclareContexts(const CommData& c) {
 }
 
 int CompleteP2P(ApiRequest* r, MPIGPU_Status* status) {
+  if (__builtin_expect(r->persist != nullptr, 0)) return CompletePersistent(r, status);
   State& s = GetState();
   int rc = MPIGPU_SUCCESS;
   MPIGPU_Status st;
@@ -212,6 +214,18 @@ int StartCollRequest(std::shared_ptr<CollSched> sched, MPIGPU_Request* request) 
   *request = HandleFromValue(r->handle);
   return MPIGPU_SUCCESS;
 }
+
+int NewPersistentRequest(std::shared_ptr<PersistentColl> p, const CommPtr& comm,
+                         MPIGPU_Request* request) {
+  ApiRequest* r = NewApiRequest();
+  r->comm = comm;
+  r->persist = std::move(p);
+  r->handle = r->key;  // the user holds it until Request_free
+  *request = HandleFromValue(r->handle);
+  return MPIGPU_SUCCESS;
+}
+
+void FreeInactiveRequest(ApiRequest* r) { RecycleApiRequest(r); }
 
 void Detach(ApiRequest* r) {
   r->handle = 0;  // the user's handle is stale from now on

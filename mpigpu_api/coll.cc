@@ -6,25 +6,21 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
 
 int BuildBarrier(CollSched& s) {
-  const int n = s.size(), me = s.rank();
-  const TypedBuf empty = HostBytes(nullptr, 0);
-  for (int dist = 1, round = 0; dist < n; dist <<= 1, ++round) {
-    s.Recv(empty, (me - dist + n) % n, kTagBarrier + round);
-    s.Send(empty, (me + dist) % n, kTagBarrier + round);
-    s.NextRound();
-  }
+  if (s.comm()->inter) return BuildInterBarrier(s);
+  AddBarrierRounds(s);
   return MPIGPU_SUCCESS;
 }
 
 int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
                int root) {
+  if (s.comm()->inter) return BuildInterBcast(s, buf, bt, count, dt, root);
   TypedBuf b;
   if (int rc = UserBuf(buf, bt, count, dt, &b); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = CheckRoot(*s.comm(), root); rc != MPIGPU_SUCCESS) return rc;
@@ -32,7 +28,15 @@ int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Dat
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
+void AddBarrierRounds(CollSched& s) {
+  const int n = s.size(), me = s.rank();
+  const TypedBuf empty = HostBytes(nullptr, 0);
+  for (int dist = 1, round = 0; dist < n; dist <<= 1, ++round) {
+    s.Recv(empty, (me - dist + n) % n, kTagBarrier + round);
+    s.Send(empty, (me + dist) % n, kTagBarrier + round);
+    s.NextRound();
+  }
+}
 
 int AllgatherInts(Lock& lk, const CommPtr& comm, const std::vector<int>& mine,
                   std::vector<int>* all) {

@@ -6,54 +6,18 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
 
-// Per-peer counts, displacements and types of one side of an alltoall. Displacements count
-// in elements of the type's extent (regular and v forms) or in bytes (w form).
-struct Side {
-  const void* buf = nullptr;
-  MPIGPU_Buftype bt = MPIGPU_BUF_HOST;
-  int count = 0;  // regular form
-  const int* counts = nullptr;
-  const int* displs = nullptr;
-  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
-  const MPIGPU_Datatype* types = nullptr;  // w form
-  bool vform = false;                      // counts and displs given (v and w forms)
-  bool wform = false;                      // types given, displacements in bytes
-};
-
-int SideBlocks(const Side& s, int n, std::vector<TypedBuf>* out) {
-  if (s.vform && (s.counts == nullptr || s.displs == nullptr))
-    return SetLastError(MPIGPU_ERR_ARG, "null counts or displacements array");
-  if (s.wform && s.types == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null types array");
-  TypedBuf base;
-  const MPIGPU_Datatype first = s.wform ? MPIGPU_BYTE : s.type;
-  if (int rc = UserBuf(s.buf, s.bt, 0, first, &base); rc != MPIGPU_SUCCESS) return rc;
-  out->resize(n);
-  for (int r = 0; r < n; ++r) {
-    int rc;
-    if (s.wform) {
-      rc = BlockOfType(base, s.displs[r], s.counts[r], s.types[r], &(*out)[r]);
-    } else {
-      const int cnt = s.vform ? s.counts[r] : s.count;
-      const ptrdiff_t disp = s.vform ? ptrdiff_t{s.displs[r]} : ptrdiff_t{r} * s.count;
-      rc = BlockAt(base, disp * static_cast<ptrdiff_t>(base.desc.extent), cnt, &(*out)[r]);
-    }
-    if (rc != MPIGPU_SUCCESS)
-      return SetLastError(rc, "block " + std::to_string(r) + ": " + LastErrorDetail(rc));
-  }
-  return MPIGPU_SUCCESS;
-}
-
-int BuildAlltoall(CollSched& s, const Side& send, const Side& recv) {
+int BuildAlltoall(CollSched& s, const AlltoallSide& send, const AlltoallSide& recv) {
+  if (s.comm()->inter) return BuildInterAlltoall(s, send, recv);
   const int n = s.size(), me = s.rank();
   if (IsInPlace(recv.buf)) return InPlaceError("as recvbuf");
   std::vector<TypedBuf> rblocks, sblocks;
-  if (int rc = SideBlocks(recv, n, &rblocks); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = AlltoallBlocks(recv, n, &rblocks); rc != MPIGPU_SUCCESS) return rc;
   // In place: what goes out is what the receive blocks hold now, packed before any arrives.
   if (IsInPlace(send.buf)) {
     std::vector<size_t> off(n + 1, 0);
@@ -66,7 +30,7 @@ int BuildAlltoall(CollSched& s, const Side& send, const Side& recv) {
       sblocks[r] = HostBytes(staged + off[r], rblocks[r].desc.total_bytes);
     }
   } else {
-    if (int rc = SideBlocks(send, n, &sblocks); rc != MPIGPU_SUCCESS) return rc;
+    if (int rc = AlltoallBlocks(send, n, &sblocks); rc != MPIGPU_SUCCESS) return rc;
     if (int rc = LocalCopy(sblocks[me], rblocks[me]); rc != MPIGPU_SUCCESS) return rc;
   }
   for (int k = 1; k < n; ++k) {
@@ -78,7 +42,6 @@ int BuildAlltoall(CollSched& s, const Side& send, const Side& recv) {
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;
@@ -86,12 +49,12 @@ using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::Lock;
 using mpigpu::api::RunColl;
-using mpigpu::api::Side;
+using mpigpu::api::AlltoallSide;
 
 extern "C" int MPIGPU_Alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
                                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
                                int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
   Lock lk(GetState().mu);
@@ -104,7 +67,7 @@ extern "C" int MPIGPU_Ialltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
                                 int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
                                 MPIGPU_Request* request) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
   Lock lk(GetState().mu);
@@ -118,7 +81,7 @@ extern "C" int MPIGPU_Alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
                                 const int recvcounts[], const int rdispls[],
                                 MPIGPU_Datatype recvtype, MPIGPU_Comm comm) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
   sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
@@ -136,7 +99,7 @@ extern "C" int MPIGPU_Ialltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype
                                  MPIGPU_Buftype recvbuftype, const int recvcounts[],
                                  const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
                                  MPIGPU_Request* request) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
   sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
@@ -154,7 +117,7 @@ extern "C" int MPIGPU_Alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 MPIGPU_Buftype recvbuftype, const int recvcounts[],
                                 const int rdispls[], const MPIGPU_Datatype recvtypes[],
                                 MPIGPU_Comm comm) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
   sd.types = sendtypes;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;
@@ -172,7 +135,7 @@ extern "C" int MPIGPU_Ialltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype
                                  MPIGPU_Buftype recvbuftype, const int recvcounts[],
                                  const int rdispls[], const MPIGPU_Datatype recvtypes[],
                                  MPIGPU_Comm comm, MPIGPU_Request* request) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = sendcounts, sd.displs = sdispls;
   sd.types = sendtypes;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = recvcounts, rv.displs = rdispls;

@@ -6,37 +6,20 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
-namespace {
-
-// Block r of base: counts[r] elements at displs[r] extents (or r * count when displs is null).
-int Blocks(const TypedBuf& base, int n, const int* counts, int count, const int* displs,
-           std::vector<TypedBuf>* out) {
-  out->resize(n);
-  for (int r = 0; r < n; ++r) {
-    const int cnt = counts ? counts[r] : count;
-    const ptrdiff_t disp = displs ? ptrdiff_t{displs[r]} : ptrdiff_t{r} * count;
-    if (int rc = BlockAt(base, disp * static_cast<ptrdiff_t>(base.desc.extent), cnt, &(*out)[r]);
-        rc != MPIGPU_SUCCESS)
-      return SetLastError(rc, "block " + std::to_string(r) + ": " + LastErrorDetail(rc));
-  }
-  return MPIGPU_SUCCESS;
-}
-
-int CheckArrays(const int* counts, const int* displs) {
-  if (counts == nullptr || displs == nullptr)
-    return SetLastError(MPIGPU_ERR_ARG, "null counts or displacements array");
-  return MPIGPU_SUCCESS;
-}
 
 // Gather(v): counts/displs null for the regular form.
 int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
                 MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
                 const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, int root,
                 bool vform) {
+  if (s.comm()->inter)
+    return BuildInterGather(s, sendbuf, sbt, sendcount, stype, recvbuf, rbt, recvcount,
+                            recvcounts, displs, rtype, root, vform);
   const CommPtr& c = s.comm();
   if (int rc = CheckRoot(*c, root); rc != MPIGPU_SUCCESS) return rc;
   const int n = c->size();
@@ -50,11 +33,11 @@ int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendc
   }
   if (IsInPlace(recvbuf)) return InPlaceError("as recvbuf");
   if (vform)
-    if (int rc = CheckArrays(recvcounts, displs); rc != MPIGPU_SUCCESS) return rc;
+    if (int rc = CheckCountArrays(recvcounts, displs); rc != MPIGPU_SUCCESS) return rc;
   TypedBuf rb, sb;
   if (int rc = UserBuf(recvbuf, rbt, 0, rtype, &rb); rc != MPIGPU_SUCCESS) return rc;
   std::vector<TypedBuf> blocks;
-  if (int rc = Blocks(rb, n, recvcounts, recvcount, displs, &blocks); rc != MPIGPU_SUCCESS)
+  if (int rc = BlocksOf(rb, n, recvcounts, recvcount, displs, &blocks); rc != MPIGPU_SUCCESS)
     return rc;
   if (!in_place)
     if (int rc = UserBuf(sendbuf, sbt, sendcount, stype, &sb); rc != MPIGPU_SUCCESS) return rc;
@@ -68,6 +51,9 @@ int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendc
 int BuildScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
                  const int* sendcounts, const int* displs, MPIGPU_Datatype stype, void* recvbuf,
                  MPIGPU_Buftype rbt, int recvcount, MPIGPU_Datatype rtype, int root, bool vform) {
+  if (s.comm()->inter)
+    return BuildInterScatter(s, sendbuf, sbt, sendcount, sendcounts, displs, stype, recvbuf, rbt,
+                             recvcount, rtype, root, vform);
   const CommPtr& c = s.comm();
   if (int rc = CheckRoot(*c, root); rc != MPIGPU_SUCCESS) return rc;
   const int n = c->size();
@@ -81,11 +67,11 @@ int BuildScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int send
   }
   if (IsInPlace(sendbuf)) return InPlaceError("as sendbuf");
   if (vform)
-    if (int rc = CheckArrays(sendcounts, displs); rc != MPIGPU_SUCCESS) return rc;
+    if (int rc = CheckCountArrays(sendcounts, displs); rc != MPIGPU_SUCCESS) return rc;
   TypedBuf sb, rb;
   if (int rc = UserBuf(sendbuf, sbt, 0, stype, &sb); rc != MPIGPU_SUCCESS) return rc;
   std::vector<TypedBuf> blocks;
-  if (int rc = Blocks(sb, n, sendcounts, sendcount, displs, &blocks); rc != MPIGPU_SUCCESS)
+  if (int rc = BlocksOf(sb, n, sendcounts, sendcount, displs, &blocks); rc != MPIGPU_SUCCESS)
     return rc;
   if (!in_place)
     if (int rc = UserBuf(recvbuf, rbt, recvcount, rtype, &rb); rc != MPIGPU_SUCCESS) return rc;
@@ -99,14 +85,17 @@ int BuildScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int send
 int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
                    MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
                    const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, bool vform) {
+  if (s.comm()->inter)
+    return BuildInterAllgather(s, sendbuf, sbt, sendcount, stype, recvbuf, rbt, recvcount,
+                               recvcounts, displs, rtype, vform);
   const int n = s.size(), me = s.rank();
   if (IsInPlace(recvbuf)) return InPlaceError("as recvbuf");
   if (vform)
-    if (int rc = CheckArrays(recvcounts, displs); rc != MPIGPU_SUCCESS) return rc;
+    if (int rc = CheckCountArrays(recvcounts, displs); rc != MPIGPU_SUCCESS) return rc;
   TypedBuf rb, sb;
   if (int rc = UserBuf(recvbuf, rbt, 0, rtype, &rb); rc != MPIGPU_SUCCESS) return rc;
   std::vector<TypedBuf> blocks;
-  if (int rc = Blocks(rb, n, recvcounts, recvcount, displs, &blocks); rc != MPIGPU_SUCCESS)
+  if (int rc = BlocksOf(rb, n, recvcounts, recvcount, displs, &blocks); rc != MPIGPU_SUCCESS)
     return rc;
   if (!IsInPlace(sendbuf)) {
     if (int rc = UserBuf(sendbuf, sbt, sendcount, stype, &sb); rc != MPIGPU_SUCCESS) return rc;
@@ -121,7 +110,6 @@ int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int se
   return MPIGPU_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;

@@ -56,6 +56,29 @@ int BlockAt(const TypedBuf& base, ptrdiff_t byte_offset, int count, TypedBuf* ou
 int BlockOfType(const TypedBuf& base, ptrdiff_t byte_offset, int count, MPIGPU_Datatype type,
                 TypedBuf* out);
 
+// Block r of base (r < n): counts[r] elements at displs[r] extents, or `count` elements at
+// r * count when counts/displs are null (the regular forms). Errors: COUNT, TYPE, BUFFER.
+int BlocksOf(const TypedBuf& base, int n, const int* counts, int count, const int* displs,
+             std::vector<TypedBuf>* out);
+// Errors: ARG (a v-form's null counts or displacements).
+int CheckCountArrays(const int* counts, const int* displs);
+
+// Per-peer counts, displacements and types of one side of an alltoall. Displacements count
+// in elements of the type's extent (regular and v forms) or in bytes (w form).
+struct AlltoallSide {
+  const void* buf = nullptr;
+  MPIGPU_Buftype bt = MPIGPU_BUF_HOST;
+  int count = 0;  // regular form
+  const int* counts = nullptr;
+  const int* displs = nullptr;
+  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
+  const MPIGPU_Datatype* types = nullptr;  // w form
+  bool vform = false;                      // counts and displs given (v and w forms)
+  bool wform = false;                      // types given, displacements in bytes
+};
+// The n per-peer blocks of one side (IN_PLACE is the caller's to handle).
+int AlltoallBlocks(const AlltoallSide& s, int n, std::vector<TypedBuf>* out);
+
 // Packed bytes of the whole typed buffer `b` (host or device) into the host `packed`, and
 // back: the first `bytes` packed bytes of `b` from `packed`. Complete on return.
 int PackToHost(const TypedBuf& b, void* packed);
@@ -94,8 +117,54 @@ int StageInto(CollSched& s, const TypedBuf& b, unsigned char** out);
 // when the op is not commutative. acc is scratch on the other ranks.
 void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
                      unsigned char* acc, int root);
+// Rounds of a dissemination barrier: no rank leaves before every rank entered.
+void AddBarrierRounds(CollSched& s);
 // Rounds of a binomial-tree broadcast of b from root.
 void AddBcastTree(CollSched& s, const TypedBuf& b, int root);
+
+// A Reduce_scatter(_block)'s arguments over the group s addresses: block r of counts[r]
+// elements for rank r (recvcounts, or `block` each when it is null), total elements in all.
+struct ReduceScatterArgs {
+  std::shared_ptr<ReduceCtx> ctx;  // over total elements
+  std::vector<int> counts;
+  int total = 0;
+  TypedBuf sb, rb;  // the contribution (total elements) and this rank's result block
+};
+// Errors: COUNT, OP, TYPE, ARG (IN_PLACE as recvbuf), BUFFER.
+int PrepareReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                         MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
+                         MPIGPU_Op op, ReduceScatterArgs* a);
+// Rank 0 of s holds the whole result (a.total packed elements) in `result`: rank r gets block r
+// into a.rb.
+void AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* result);
+
+// ---- intercommunicators (coll_inter.cc) ----
+// MPI's intercommunicator forms, which each collective's builder hands over to when its
+// communicator is one: roots are MPIGPU_ROOT / MPIGPU_PROC_NULL in the root's group and the
+// root's remote rank in the other; IN_PLACE is erroneous (ARG). Same errors as the intra forms.
+int BuildInterBarrier(CollSched& s);
+int BuildInterBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
+                    int root);
+int BuildInterGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                     MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
+                     const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, int root,
+                     bool vform);
+int BuildInterScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                      const int* sendcounts, const int* displs, MPIGPU_Datatype stype,
+                      void* recvbuf, MPIGPU_Buftype rbt, int recvcount, MPIGPU_Datatype rtype,
+                      int root, bool vform);
+int BuildInterAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                        MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
+                        const int* recvcounts, const int* displs, MPIGPU_Datatype rtype,
+                        bool vform);
+int BuildInterAlltoall(CollSched& s, const AlltoallSide& send, const AlltoallSide& recv);
+// Reduce to `root`, or Allreduce (`all`).
+int BuildInterReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                     MPIGPU_Buftype rbt, int count, MPIGPU_Datatype dt, MPIGPU_Op op, int root,
+                     bool all);
+int BuildInterReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                            MPIGPU_Buftype rbt, const int* recvcounts, int block,
+                            MPIGPU_Datatype dt, MPIGPU_Op op);
 
 // Runs a collective on `comm` built by build(CollSched&) -> error class: to the end when
 // `request` is null, else as a nonblocking collective whose request goes to *request.

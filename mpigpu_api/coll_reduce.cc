@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 #include "mpigpu_api/ops.h"
@@ -29,10 +30,14 @@ int Contribution(const void* sendbuf, MPIGPU_Buftype sbt, const TypedBuf& recv, 
   return UserBuf(sendbuf, sbt, count, dt, out);
 }
 
+}  // namespace
+
 // Reduce to `root`, or Allreduce (`all`).
 int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
                 MPIGPU_Buftype rbt, int count, MPIGPU_Datatype dt, MPIGPU_Op op, int root,
                 bool all) {
+  if (s.comm()->inter)
+    return BuildInterReduce(s, sendbuf, sbt, recvbuf, rbt, count, dt, op, root, all);
   if (!all)
     if (int rc = CheckRoot(*s.comm(), root); rc != MPIGPU_SUCCESS) return rc;
   auto ctx = std::make_shared<ReduceCtx>();
@@ -57,62 +62,78 @@ int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* rec
   return MPIGPU_SUCCESS;
 }
 
-// Reduce_scatter with block r of counts[r] elements for rank r (counts: n entries, or null
-// with `block` elements each).
-int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
-                       MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
-                       MPIGPU_Op op) {
+}  // namespace
+
+int PrepareReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                         MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
+                         MPIGPU_Op op, ReduceScatterArgs* a) {
   const int n = s.size(), me = s.rank();
   if (recvcounts == nullptr && block < 0)
     return SetLastError(MPIGPU_ERR_COUNT, "recvcount " + std::to_string(block) + " is negative");
-  std::vector<int> counts(n, block);
-  if (recvcounts != nullptr) counts.assign(recvcounts, recvcounts + n);
+  a->counts.assign(n, block);
+  if (recvcounts != nullptr) a->counts.assign(recvcounts, recvcounts + n);
   int64_t total = 0;
   for (int r = 0; r < n; ++r) {
-    if (counts[r] < 0)
+    if (a->counts[r] < 0)
       return SetLastError(MPIGPU_ERR_COUNT, "recvcounts[" + std::to_string(r) + "] = " +
-                                                std::to_string(counts[r]) + " is negative");
-    total += counts[r];
+                                                std::to_string(a->counts[r]) + " is negative");
+    total += a->counts[r];
   }
   if (total > INT_MAX)
     return SetLastError(MPIGPU_ERR_COUNT, "the counts add up to more than INT_MAX elements");
-  auto ctx = std::make_shared<ReduceCtx>();
-  if (int rc = MakeReduceCtx(op, dt, static_cast<int>(total), ctx.get()); rc != MPIGPU_SUCCESS)
-    return rc;
-  const int mine = counts[me];
-  TypedBuf rb, sb;
+  a->total = static_cast<int>(total);
+  a->ctx = std::make_shared<ReduceCtx>();
+  if (int rc = MakeReduceCtx(op, dt, a->total, a->ctx.get()); rc != MPIGPU_SUCCESS) return rc;
+  const int mine = a->counts[me];
   if (IsInPlace(recvbuf)) return InPlaceError("as recvbuf");
   if (IsInPlace(sendbuf)) {
     // The contribution is the whole recvbuf; the result lands at its start.
-    if (int rc = UserBuf(recvbuf, rbt, static_cast<int>(total), dt, &sb); rc != MPIGPU_SUCCESS)
-      return rc;
-    if (int rc = BlockAt(sb, 0, mine, &rb); rc != MPIGPU_SUCCESS) return rc;
-  } else {
-    if (int rc = UserBuf(recvbuf, rbt, mine, dt, &rb); rc != MPIGPU_SUCCESS) return rc;
-    if (int rc = UserBuf(sendbuf, sbt, static_cast<int>(total), dt, &sb); rc != MPIGPU_SUCCESS)
-      return rc;
+    if (int rc = UserBuf(recvbuf, rbt, a->total, dt, &a->sb); rc != MPIGPU_SUCCESS) return rc;
+    return BlockAt(a->sb, 0, mine, &a->rb);
   }
-  if (total == 0) return MPIGPU_SUCCESS;
+  if (int rc = UserBuf(recvbuf, rbt, mine, dt, &a->rb); rc != MPIGPU_SUCCESS) return rc;
+  return UserBuf(sendbuf, sbt, a->total, dt, &a->sb);
+}
 
-  unsigned char* acc = nullptr;
-  if (int rc = StageInto(s, sb, &acc); rc != MPIGPU_SUCCESS) return rc;
-  AddReduceToRoot(s, ctx, acc, 0);
+void AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* result) {
   // Rank 0 sends block r of the result to rank r.
-  const size_t elem = ctx->desc.size;
-  const size_t my_bytes = static_cast<size_t>(mine) * elem;
+  const int n = s.size(), me = s.rank();
+  const size_t elem = a.ctx->desc.size;
+  const size_t my_bytes = static_cast<size_t>(a.counts[me]) * elem;
+  const TypedBuf rb = a.rb;
   if (me == 0) {
-    size_t off = static_cast<size_t>(counts[0]) * elem;
+    size_t off = static_cast<size_t>(a.counts[0]) * elem;
     for (int r = 1; r < n; ++r) {
-      const size_t bytes = static_cast<size_t>(counts[r]) * elem;
-      s.Send(HostBytes(acc + off, bytes), r, kTagScatter);
+      const size_t bytes = static_cast<size_t>(a.counts[r]) * elem;
+      s.Send(HostBytes(result + off, bytes), r, kTagScatter);
       off += bytes;
     }
-    s.Then([acc, my_bytes, rb] { return UnpackFromHost(acc, my_bytes, rb); });
+    s.Then([result, my_bytes, rb] { return UnpackFromHost(result, my_bytes, rb); });
   } else {
     unsigned char* block_buf = s.Buffer(my_bytes);
     s.Recv(HostBytes(block_buf, my_bytes), 0, kTagScatter);
     s.Then([block_buf, my_bytes, rb] { return UnpackFromHost(block_buf, my_bytes, rb); });
   }
+}
+
+namespace {
+
+// Reduce_scatter with block r of counts[r] elements for rank r (counts: n entries, or null
+// with `block` elements each): Reduce to rank 0, which sends the blocks out.
+int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                       MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
+                       MPIGPU_Op op) {
+  if (s.comm()->inter)
+    return BuildInterReduceScatter(s, sendbuf, sbt, recvbuf, rbt, recvcounts, block, dt, op);
+  ReduceScatterArgs a;
+  if (int rc = PrepareReduceScatter(s, sendbuf, sbt, recvbuf, rbt, recvcounts, block, dt, op, &a);
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  if (a.total == 0) return MPIGPU_SUCCESS;
+  unsigned char* acc = nullptr;
+  if (int rc = StageInto(s, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;
+  AddReduceToRoot(s, a.ctx, acc, 0);
+  AddScatterResult(s, a, acc);
   return MPIGPU_SUCCESS;
 }
 
@@ -120,6 +141,9 @@ int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, vo
 // r - 1 and passes x0 op ... op xr on.
 int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
               MPIGPU_Buftype rbt, int count, MPIGPU_Datatype dt, MPIGPU_Op op, bool inclusive) {
+  if (s.comm()->inter)
+    return SetLastError(MPIGPU_ERR_COMM, std::string(inclusive ? "Scan" : "Exscan") +
+                                             " is not defined on an intercommunicator");
   auto ctx = std::make_shared<ReduceCtx>();
   if (int rc = MakeReduceCtx(op, dt, count, ctx.get()); rc != MPIGPU_SUCCESS) return rc;
   if (IsInPlace(recvbuf)) return InPlaceError("as recvbuf");
@@ -142,6 +166,8 @@ int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvb
   if (inclusive) s.Then([mine, bytes, rb] { return UnpackFromHost(mine, bytes, rb); });
   return MPIGPU_SUCCESS;
 }
+
+namespace {
 
 int DoReduceLocal(const void* inbuf, MPIGPU_Buftype ibt, void* inoutbuf, MPIGPU_Buftype iobt,
                   int count, MPIGPU_Datatype dt, MPIGPU_Op op) {

@@ -32,12 +32,12 @@ unsigned char* CollSched::Buffer(size_t bytes) {
 
 void CollSched::Advance() {
   while (!done_) {
-    Round& round = rounds_[cur_];
     if (!started_) {
       started_ = true;
-      for (const Xfer& x : round.xfers) {
+      for (const Xfer& x : rounds_[cur_].xfers) {
         ApiRequest* r = nullptr;
-        const int rc = StartP2P(x.recv, x.b, c_, x.peer, tag_base_ + x.tag, c_->ctx_coll, &r);
+        const CommPtr& on = x.local ? c_->local_comm : c_;
+        const int rc = StartP2P(x.recv, x.b, on, x.peer, tag_base_ + x.tag, on->ctx_coll, &r);
         if (rc != MPIGPU_SUCCESS) {
           Fail(rc);
           break;
@@ -49,9 +49,10 @@ void CollSched::Advance() {
       if (!P2PDone(r)) return;
     for (ApiRequest* r : inflight_) Fail(CompleteP2P(r, MPIGPU_STATUS_IGNORE));
     inflight_.clear();
+    // By index: a step may add rounds (NextRound and more), which may move rounds_.
     if (rc_ == MPIGPU_SUCCESS)
-      for (auto& step : round.steps)
-        if (int rc = step(); rc != MPIGPU_SUCCESS) {
+      for (size_t i = 0; i < rounds_[cur_].steps.size(); ++i)
+        if (int rc = rounds_[cur_].steps[i](); rc != MPIGPU_SUCCESS) {
           Fail(rc);
           break;
         }

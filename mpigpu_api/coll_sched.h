@@ -28,20 +28,30 @@ class CollSched {
   CollSched(const CollSched&) = delete;
   CollSched& operator=(const CollSched&) = delete;
 
-  const CommPtr& comm() const { return c_; }
-  int rank() const { return c_->rank; }
-  int size() const { return c_->size(); }
+  // The communicator that comm(), rank(), size(), Send and Recv address: the collective's own,
+  // or after OnLocal(true) (an intercommunicator's collectives, coll_inter.cc) the
+  // intracommunicator over its local group, so the intra algorithms run inside one group.
+  void OnLocal(bool local) { local_ = local; }
+  const CommPtr& comm() const { return local_ ? c_->local_comm : c_; }
+  int rank() const { return comm()->rank; }
+  int size() const { return comm()->size(); }
   // `bytes` of zeroed host memory owned by the schedule (stable until it is destroyed).
   unsigned char* Buffer(size_t bytes);
 
   // Building: transfers and steps join the current round; NextRound closes it.
-  void Send(const TypedBuf& b, int peer, int tag) { rounds_.back().xfers.push_back({false, b, peer, tag}); }
-  void Recv(const TypedBuf& b, int peer, int tag) { rounds_.back().xfers.push_back({true, b, peer, tag}); }
+  void Send(const TypedBuf& b, int peer, int tag) {
+    rounds_.back().xfers.push_back({false, local_, b, peer, tag});
+  }
+  void Recv(const TypedBuf& b, int peer, int tag) {
+    rounds_.back().xfers.push_back({true, local_, b, peer, tag});
+  }
   // fn runs after the current round's transfers completed (steps in the order given).
   void Then(std::function<int()> fn) { rounds_.back().steps.push_back(std::move(fn)); }
   void NextRound() {
     if (!rounds_.back().xfers.empty() || !rounds_.back().steps.empty()) rounds_.emplace_back();
   }
+  // A step of the last round may build more (NextRound first): a schedule whose length depends
+  // on what it received (an agreement that retries) goes on.
 
   // Running: starts and completes what it can, never blocks.
   void Advance();
@@ -53,6 +63,7 @@ class CollSched {
  private:
   struct Xfer {
     bool recv;
+    bool local;  // on c_->local_comm
     TypedBuf b;
     int peer;
     int tag;
@@ -67,6 +78,7 @@ class CollSched {
 
   CommPtr c_;
   int tag_base_;
+  bool local_ = false;
   std::vector<Round> rounds_;
   std::vector<std::unique_ptr<unsigned char[]>> buffers_;
   size_t cur_ = 0;

@@ -13,38 +13,10 @@
 
 namespace mpigpu::api {
 
-namespace {
-
-// Whether a communicator is an intercommunicator, for builds whose CommData knows them
-// (CommData::inter); false where it does not.
-template <class C, class = void>
-struct HasInter : std::false_type {};
-template <class C>
-struct HasInter<C, std::void_t<decltype(std::declval<const C&>().inter)>> : std::true_type {};
-template <class C>
-bool IsInter(const C& c) {
-  if constexpr (HasInter<C>::value) {
-    return c.inter;
-  } else {
-    return false;
-  }
-}
-
-}  // namespace
-
 int CommOf(MPIGPU_Comm comm, CommPtr* c) {
   if (int rc = CheckActive(); rc != MPIGPU_SUCCESS) return rc;
   *c = LookupComm(comm);
   if (!*c) return MPIGPU_ERR_COMM;
-  // The algorithms here address one group; an intercommunicator's ranks name the other one.
-  if (IsInter(**c)) {
-#ifdef MPIGPU_ERR_UNSUPPORTED_OPERATION
-    constexpr int kInterError = MPIGPU_ERR_UNSUPPORTED_OPERATION;
-#else
-    constexpr int kInterError = MPIGPU_ERR_COMM;
-#endif
-    return SetLastError(kInterError, "collectives on intercommunicators are not supported yet");
-  }
   return MPIGPU_SUCCESS;
 }
 
@@ -96,6 +68,49 @@ int BlockOfType(const TypedBuf& base, ptrdiff_t byte_offset, int count, MPIGPU_D
 
 int BlockAt(const TypedBuf& base, ptrdiff_t byte_offset, int count, TypedBuf* out) {
   return BlockOfType(base, byte_offset, count, base.desc.type, out);
+}
+
+// Block r of base: counts[r] elements at displs[r] extents (or r * count when displs is null).
+int BlocksOf(const TypedBuf& base, int n, const int* counts, int count, const int* displs,
+             std::vector<TypedBuf>* out) {
+  out->resize(n);
+  for (int r = 0; r < n; ++r) {
+    const int cnt = counts ? counts[r] : count;
+    const ptrdiff_t disp = displs ? ptrdiff_t{displs[r]} : ptrdiff_t{r} * count;
+    if (int rc = BlockAt(base, disp * static_cast<ptrdiff_t>(base.desc.extent), cnt, &(*out)[r]);
+        rc != MPIGPU_SUCCESS)
+      return SetLastError(rc, "block " + std::to_string(r) + ": " + LastErrorDetail(rc));
+  }
+  return MPIGPU_SUCCESS;
+}
+
+int CheckCountArrays(const int* counts, const int* displs) {
+  if (counts == nullptr || displs == nullptr)
+    return SetLastError(MPIGPU_ERR_ARG, "null counts or displacements array");
+  return MPIGPU_SUCCESS;
+}
+
+int AlltoallBlocks(const AlltoallSide& s, int n, std::vector<TypedBuf>* out) {
+  if (s.vform && (s.counts == nullptr || s.displs == nullptr))
+    return SetLastError(MPIGPU_ERR_ARG, "null counts or displacements array");
+  if (s.wform && s.types == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null types array");
+  TypedBuf base;
+  const MPIGPU_Datatype first = s.wform ? MPIGPU_BYTE : s.type;
+  if (int rc = UserBuf(s.buf, s.bt, 0, first, &base); rc != MPIGPU_SUCCESS) return rc;
+  out->resize(n);
+  for (int r = 0; r < n; ++r) {
+    int rc;
+    if (s.wform) {
+      rc = BlockOfType(base, s.displs[r], s.counts[r], s.types[r], &(*out)[r]);
+    } else {
+      const int cnt = s.vform ? s.counts[r] : s.count;
+      const ptrdiff_t disp = s.vform ? ptrdiff_t{s.displs[r]} : ptrdiff_t{r} * s.count;
+      rc = BlockAt(base, disp * static_cast<ptrdiff_t>(base.desc.extent), cnt, &(*out)[r]);
+    }
+    if (rc != MPIGPU_SUCCESS)
+      return SetLastError(rc, "block " + std::to_string(r) + ": " + LastErrorDetail(rc));
+  }
+  return MPIGPU_SUCCESS;
 }
 
 namespace {

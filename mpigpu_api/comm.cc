@@ -1,6 +1,6 @@
-// Communicators: rank/size, the constructors (dup, idup, split, split_type, create,
+// Communicators: rank/size, the constructors (dup, split, split_type, create,
 // create_group), compare, names, free and error handlers. How context ids are agreed on:
-// comm_objects.h.
+// comm_objects.h. Comm_idup: comm_idup.cc.
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -15,7 +15,7 @@
 namespace mpigpu::api {
 
 int TakeContexts(int ctx, int count) {
-  if (ctx > INT_MAX / 2 - count) return SetLastError(MPIGPU_ERR_INTERN, "out of context ids");
+  if (ctx > kNbFirstContext - count) return SetLastError(MPIGPU_ERR_INTERN, "out of context ids");
   State& s = GetState();
   s.next_context = std::max(s.next_context, ctx + count);
   return MPIGPU_SUCCESS;
@@ -350,14 +350,6 @@ extern "C" int MPIGPU_Comm_size(MPIGPU_Comm comm, int* size) {
 extern "C" int MPIGPU_Comm_dup(MPIGPU_Comm comm, MPIGPU_Comm* newcomm) {
   Lock lk(GetState().mu);
   return Finish("MPIGPU_Comm_dup", comm, api::DoDup(lk, comm, newcomm));
-}
-
-extern "C" int MPIGPU_Comm_idup(MPIGPU_Comm comm, MPIGPU_Comm* newcomm, MPIGPU_Request* request) {
-  Lock lk(GetState().mu);
-  if (request == nullptr)
-    return Finish("MPIGPU_Comm_idup", comm, mpigpu::SetLastError(MPIGPU_ERR_ARG, "null request"));
-  *request = MPIGPU_REQUEST_NULL;
-  return Finish("MPIGPU_Comm_idup", comm, api::DoDup(lk, comm, newcomm));
 }
 
 extern "C" int MPIGPU_Comm_split(MPIGPU_Comm comm, int color, int key, MPIGPU_Comm* newcomm) {

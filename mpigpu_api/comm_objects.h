@@ -10,7 +10,15 @@
 // only ever uses ids below its own next free one, so the new ids are unused by everyone who
 // could exchange messages on them; communicators over disjoint groups (split colors, Comm_create
 // with disjoint groups) may share ids, as their messages cannot meet. Ids are never reused
-// (2^30 communicators per process before they run out: MPIGPU_ERR_INTERN).
+// (2^28 communicators per process before they run out: MPIGPU_ERR_INTERN).
+//
+// Nonblocking dups (Comm_idup, comm_idup.cc) take ids from a range of their own
+// [kNbFirstContext, 2^30), with a next free id of their own (State::next_nb_context): a blocking
+// constructor agrees while idups on other communicators may complete in its progress, and
+// idups on different communicators complete in any order, so an id one of them proposed may
+// be gone at some member by the time the largest is known. Their agreement therefore checks:
+// each member takes the largest proposal only if it is still free there, and the members
+// repeat with new proposals until every one could take it (comm_idup.cc).
 #pragma once
 
 #include <memory>
@@ -36,6 +44,7 @@ constexpr int kBuildTagMask = (1 << 28) - 1;
 // Reserves `count` consecutive context ids from `ctx` (the members' largest next free id): this
 // process moves past them. Errors: INTERN (out of ids).
 int TakeContexts(int ctx, int count);
+constexpr int kNbFirstContext = 1 << 29;
 // Registers `c` (contexts declared to the engine) and returns its handle.
 int RegisterComm(CommPtr c, MPIGPU_Comm* out);
 // A communicator over `members` (world ranks, in order; this process among them) on contexts
@@ -75,6 +84,11 @@ std::vector<int> FactorDims(int n, int k);
 // ---- intercommunicators (intercomm.cc) ----
 // (An intercommunicator keeps an intracommunicator over its local group, CommData::local_comm,
 // for agreeing on contexts and for Intercomm_merge.)
+// An intercommunicator of `local` (this process among them) with `remote` on contexts ctx,
+// ctx+1, its local intracommunicator on ctx+2, ctx+3, with `parent`'s error handler. Not
+// registered.
+CommPtr MakeInter(const std::vector<int>& local, const std::vector<int>& remote, int ctx,
+                  const CommData& parent);
 // Dup of an intercommunicator (both groups agree on the contexts).
 int DupInter(Lock& lk, const CommPtr& inter, CommPtr* made);
 // Comm_split of an intercommunicator: each color's local members with the remote group's

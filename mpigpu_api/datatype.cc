@@ -581,14 +581,25 @@ std::vector<TypePiece> FlattenPieces(const TypeDesc& desc) {
   return out;
 }
 
+namespace {
+// The packer takes a null typed buffer as MPI_BOTTOM; one whose type does not lie at absolute
+// addresses (past page 0, as ResolveTypedBuf's rule) is an error here.
+int NullTyped(const TypeDesc& desc, const void* buf, size_t bytes, const char* what) {
+  if (buf != nullptr || bytes == 0 || desc.true_lb >= 4096) return MPIGPU_SUCCESS;
+  return SetLastError(MPIGPU_ERR_ARG, std::string(what) + ": null buffer");
+}
+}  // namespace
+
 int Pack(const TypeDesc& desc, const void* buf, size_t packed_offset, size_t bytes,
          void* packed) {
+  if (int rc = NullTyped(desc, buf, bytes, "Pack"); rc != MPIGPU_SUCCESS) return rc;
   return PackerCode(PackPieces(PackDir::kPack, desc.shape(), const_cast<void*>(buf),
                                MemLoc::Host(), packed_offset, bytes, packed, MemLoc::Host()));
 }
 
 int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_t bytes,
            void* buf) {
+  if (int rc = NullTyped(desc, buf, bytes, "Unpack"); rc != MPIGPU_SUCCESS) return rc;
   return PackerCode(PackPieces(PackDir::kUnpack, desc.shape(), buf, MemLoc::Host(),
                                packed_offset, bytes, const_cast<void*>(packed), MemLoc::Host()));
 }

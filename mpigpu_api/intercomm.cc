@@ -62,6 +62,8 @@ int LocalLargest(Lock& lk, const CommPtr& local, int* out) {
   return MPIGPU_SUCCESS;
 }
 
+}  // namespace
+
 CommPtr MakeInter(const std::vector<int>& local, const std::vector<int>& remote, int ctx,
                   const CommData& parent) {
   // The remote group addresses messages; the local one is this process's.
@@ -82,6 +84,8 @@ CommPtr MakeInter(const std::vector<int>& local, const std::vector<int>& remote,
   c->local_comm = MakeIntraComm(local, ctx + 2, parent);
   return c;
 }
+
+namespace {
 
 int DoCreate(Lock& lk, MPIGPU_Comm local_comm, int local_leader, MPIGPU_Comm peer_comm,
              int remote_leader, int tag, MPIGPU_Comm* newcomm) {

@@ -82,6 +82,8 @@ typedef long long MPIGPU_Count;
 #define MPIGPU_ANY_SOURCE (-2)
 #define MPIGPU_ANY_TAG (-1)
 #define MPIGPU_PROC_NULL (-3)
+/* The root argument of a rooted collective on an intercommunicator at the root itself. */
+#define MPIGPU_ROOT (-4)
 /* Largest user tag: valid tags are 0..MPIGPU_TAG_UB. */
 #define MPIGPU_TAG_UB ((1 << 30) - 1)
 #define MPIGPU_UNDEFINED (-32766)
@@ -362,7 +364,10 @@ int MPIGPU_Comm_test_inter(MPIGPU_Comm comm, int* flag);
 
 /* ---- intercommunicators ----
  * Point-to-point calls on an intercommunicator name ranks of the remote group. Collectives on
- * intercommunicators are not supported (MPIGPU_ERR_UNSUPPORTED_OPERATION where checked). */
+ * intercommunicators follow MPI: data goes from one group to the other; a rooted one takes
+ * MPIGPU_ROOT at the root, MPIGPU_PROC_NULL at the rest of its group and the root's rank in
+ * the remote group at the other group; MPIGPU_IN_PLACE is an error (ARG), Scan/Exscan are
+ * errors (COMM). */
 
 /* Collective over local_comm (and the remote group's members over theirs): the leaders talk over
  * peer_comm with tag. Errors: COMM, RANK (a leader), TAG, ARG. */
@@ -423,8 +428,10 @@ int MPIGPU_Comm_get_attr(MPIGPU_Comm comm, int comm_keyval, void* attribute_val,
 /* Errors: COMM, KEYVAL (bad key, or not set on comm), the delete callback's code. */
 int MPIGPU_Comm_delete_attr(MPIGPU_Comm comm, int comm_keyval);
 
-/* Datatype attributes (the same rules; copy callbacks run on MPIGPU_Type_dup, delete callbacks
- * on MPIGPU_Type_free, where the datatype code calls MPIGPU_Type_copy_attrs_/delete_attrs_). */
+/* Datatype attributes (the same rules). The datatype library sits below the attributes, so
+ * MPIGPU_Type_dup and MPIGPU_Type_free do not run callbacks themselves: a caller that uses
+ * attributes on types runs MPIGPU_Type_copy_attrs_ after a dup and MPIGPU_Type_delete_attrs_
+ * before a free, as the MPI layer's MPI_Type_dup and MPI_Type_free do (mpi/mpi_types.cc). */
 typedef int MPIGPU_Type_copy_attr_function(MPIGPU_Datatype oldtype, int type_keyval,
                                            void* extra_state, void* attribute_val_in,
                                            void* attribute_val_out, int* flag);
@@ -724,6 +731,137 @@ int MPIGPU_Iscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
 int MPIGPU_Iexscan(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
                    MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype, MPIGPU_Op op,
                    MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Neighborhood collectives over comm's topology (Cartesian: per dimension the -1 then the +1
+ * neighbour; graph: Graph_neighbors; distributed graph: sources in, destinations out). Block k
+ * goes to out-neighbour k and comes from in-neighbour k; PROC_NULL neighbours leave their blocks
+ * alone. The w forms' displacements are in bytes. Errors: as the collectives above, TOPOLOGY
+ * (no topology). */
+int MPIGPU_Neighbor_allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                             MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                             int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                              const int sendcounts[], const int sdispls[],
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              const int recvcounts[], const int rdispls[],
+                              MPIGPU_Datatype recvtype, MPIGPU_Comm comm);
+int MPIGPU_Neighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                              const int sendcounts[], const MPIGPU_Aint sdispls[],
+                              const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                              MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                              const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
+                              MPIGPU_Comm comm);
+int MPIGPU_Ineighbor_allgather(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, int recvcount,
+                               MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                               MPIGPU_Request* request);
+int MPIGPU_Ineighbor_allgatherv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                MPIGPU_Datatype sendtype, void* recvbuf,
+                                MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                const int displs[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoall(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                              int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                              MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoallv(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                               const int sendcounts[], const int sdispls[],
+                               MPIGPU_Datatype sendtype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                               MPIGPU_Request* request);
+int MPIGPU_Ineighbor_alltoallw(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                               const int sendcounts[], const MPIGPU_Aint sdispls[],
+                               const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               const MPIGPU_Aint rdispls[], const MPIGPU_Datatype recvtypes[],
+                               MPIGPU_Comm comm, MPIGPU_Request* request);
+/* Persistent forms (MPI 4.0): the nonblocking forms' arguments, plus an info (ignored), make an
+ * inactive persistent *request; every MPIGPU_Start runs the collective once with the buffers'
+ * contents of that moment. Completion (Wait/Test/Waitall/Testall/Waitany) leaves the handle
+ * valid and the request inactive, ready for the next Start; a completion call on an inactive
+ * request returns at once with an empty status, and Waitany skips inactive ones as it does null
+ * handles. Request_free frees it, active or not (an active one finishes first, unseen). The
+ * init calls are collective (every rank, the same order as every other collective of the
+ * communicator), and they check the arguments; the starts of different persistent collectives
+ * may come in any order on different ranks. Counts, displacements and types arrays are copied
+ * at init. */
+int MPIGPU_Barrier_init(MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Bcast_init(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
+                      int root, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Reduce_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                       MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                       MPIGPU_Op op, int root, MPIGPU_Comm comm, MPIGPU_Info info,
+                       MPIGPU_Request* request);
+int MPIGPU_Allreduce_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                          MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                          MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info,
+                          MPIGPU_Request* request);
+int MPIGPU_Gather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                       MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                       int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                       MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Gatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                        MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                        const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                        int root, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Scatter_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                        MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                        int recvcount, MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
+                        MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Scatterv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                         const int sendcounts[], const int displs[], MPIGPU_Datatype sendtype,
+                         void* recvbuf, MPIGPU_Buftype recvbuftype, int recvcount,
+                         MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm, MPIGPU_Info info,
+                         MPIGPU_Request* request);
+int MPIGPU_Allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                          MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                          int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                          MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                           MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                           const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
+                           MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                         MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype recvbuftype,
+                         int recvcount, MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                         MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                          const int sendcounts[], const int sdispls[], MPIGPU_Datatype sendtype,
+                          void* recvbuf, MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                          const int rdispls[], MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                          MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                          const int sendcounts[], const int sdispls[],
+                          const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                          MPIGPU_Buftype recvbuftype, const int recvcounts[], const int rdispls[],
+                          const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm, MPIGPU_Info info,
+                          MPIGPU_Request* request);
+int MPIGPU_Reduce_scatter_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                               MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                               MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                               MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Reduce_scatter_block_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                     void* recvbuf, MPIGPU_Buftype recvbuftype, int recvcount,
+                                     MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
+                                     MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Scan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                     MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                     MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
+                       MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
+                       MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+/* Starts an inactive persistent request (ERR_REQUEST: not persistent, or already active). */
+int MPIGPU_Start(MPIGPU_Request* request);
+/* Starts each of requests[0..count-1] in order; stops at the first error. */
+int MPIGPU_Startall(int count, MPIGPU_Request requests[]);
 /* Local: inoutbuf = inbuf op inoutbuf (no communication). Errors: COUNT, TYPE, BUFFER, OP. */
 int MPIGPU_Reduce_local(const void* inbuf, MPIGPU_Buftype inbuftype, void* inoutbuf,
                         MPIGPU_Buftype inoutbuftype, int count, MPIGPU_Datatype datatype,

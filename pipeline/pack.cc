@@ -54,7 +54,9 @@ Status PackDevice(PackDir dir, const TypeShape& shape, char* user, MemLoc user_l
 
 Status PackPieces(PackDir dir, const TypeShape& shape, void* user, MemLoc user_loc,
                   size_t packed_offset, size_t bytes, void* plain, MemLoc plain_loc) {
-  if (bytes > 0 && (user == nullptr || plain == nullptr))
+  // A null `user` is MPI_BOTTOM when the shape's offsets are absolute addresses: the caller,
+  // who knows the type's bounds, has refused it otherwise.
+  if (bytes > 0 && plain == nullptr)
     return Status(Err::kInvalidArg, dir == PackDir::kPack ? "Pack: null buffer"
                                                           : "Unpack: null buffer");
   char* u = static_cast<char*>(user);

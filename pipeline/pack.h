@@ -22,8 +22,9 @@ namespace mpigpu {
 // `dir`. Host on both sides: memcpy per block (blocks are typically small, and the
 // streaming-store path of HostCopy pays off only for large runs, which the transport copies
 // itself). A device on either side: one Copy2D per piece on that device's legacy default
-// stream, then one synchronisation of that stream. Errors: kInvalidArg (range past
-// total_bytes, null pointer with bytes > 0), a failed copy's.
+// stream, then one synchronisation of that stream. `user` may be null (MPI_BOTTOM) when the
+// shape's offsets are absolute addresses; callers refuse a null `user` otherwise. Errors:
+// kInvalidArg (range past total_bytes, null `plain` with bytes > 0), a failed copy's.
 Status PackPieces(PackDir dir, const TypeShape& shape, void* user, MemLoc user_loc,
                   size_t packed_offset, size_t bytes, void* plain, MemLoc plain_loc);
 

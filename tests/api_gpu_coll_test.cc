@@ -1,7 +1,7 @@
 // Every collective (tests/coll_suite.h) on device buffers (MPIGPU_BUF_GPU) between forked ranks
 // sharing one GPU: data movement straight between device blocks, reductions staged through the
-// host, derived types through the packer, user ops on staged copies. Ranks skip without a CUDA
-// device.
+// host, derived types through the packer, user ops on staged copies; and the intercommunicator
+// forms (tests/inter_coll_suite.h). Ranks skip without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 
 #include "tests/api_test_util.h"
 #include "tests/coll_suite.h"
+#include "tests/inter_coll_suite.h"
 #include "memcopy/memcopy.h"
 #include "tests/multiproc.h"
 
@@ -50,6 +51,19 @@ TEST(ApiGpuCollTest, EveryCollectiveOnDeviceBuffers) {
     if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
     EXPECT_EQ(r, "") << n << " ranks";
   }
+}
+
+// The intercommunicator forms (tests/inter_coll_suite.h) on device buffers, 2 + 3 ranks.
+TEST(ApiGpuCollTest, IntercommunicatorCollectivesOnDeviceBuffers) {
+  std::string r = RunJob(
+      5,
+      [](int) {
+        if (CudaDeviceCount() == 0) return kRankSkip;
+        return RunApiRank([](int rank) { RunInterCollSuite(rank, 5, 2, DeviceMem()); });
+      },
+      300);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 }  // namespace

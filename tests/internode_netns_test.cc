@@ -265,15 +265,21 @@ TEST_F(Netns, ARankKilledOnTheOtherHostFailsItsPeerWithinTwoSeconds) {
   const std::string r = RunJob(2, [](int rank) {
     auto e = mpigpu::testing::JoinJob();
     int64_t v = 1;
-    if (rank == 1) {  // one message first, so the pair's connection exists, then death
+    // A round trip first, so the pair's connection exists and carried both ways (a completed
+    // send may still sit in the sender's buffer: only the reply proves it went), then death.
+    if (rank == 1) {
       Request* s = nullptr;
       RANK_CHECK(e->Isend(Host(&v, sizeof v), 0, 1, 0, &s).ok());
+      WaitOk(*e, s);
+      RANK_CHECK(e->Irecv(Host(&v, sizeof v), 0, 3, 0, &s).ok());
       WaitOk(*e, s);
       usleep(200 * 1000);
       raise(SIGKILL);
     }
     Request* q = nullptr;
     RANK_CHECK(e->Irecv(Host(&v, sizeof v), 1, 1, 0, &q).ok());
+    WaitOk(*e, q);
+    RANK_CHECK(e->Isend(Host(&v, sizeof v), 1, 3, 0, &q).ok());
     WaitOk(*e, q);
     RANK_CHECK(e->Irecv(Host(&v, sizeof v), 1, 2, 0, &q).ok());  // never sent
     const double t0 = MonotonicSeconds();

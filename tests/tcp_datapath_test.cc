@@ -104,6 +104,12 @@ void SendOk(Engine* e, const UserBuffer& b, int dst, int tag) {
   RANK_CHECK(st.ok());
 }
 
+void RecvOk(Engine* e, const UserBuffer& b, int src, int tag) {
+  Request* q = nullptr;
+  RANK_CHECK(e->Irecv(b, src, tag, 0, &q).ok());
+  RANK_CHECK(WaitDone(e, q).ok());
+}
+
 // Runs body(rank, engine) in two ranks; every rank skips when `gpu` and there is no GPU.
 std::string RunPairJob(bool gpu, const std::function<void(int, Engine*)>& body,
                        int timeout_s = 240) {
@@ -237,6 +243,82 @@ TEST(TcpDatapathTest, FramesOfASenderThatAlreadyLeftAreAllDelivered) {
       for (size_t j = 0; j < 8; ++j)
         RANK_CHECK(b.host()[i * 16 + j] == mpigpu::testing::PatternByte(91, i * 16 + j));
   }), "");
+}
+
+// One connection carries both directions of a pair (a reply carries the ACK of what it
+// answers): after a ping-pong, each rank sends on the connection its peer's messages came on.
+// The first sender is either rank (the receiver, waiting, may dial it too).
+TEST(TcpDatapathTest, APairTalksOnOneConnection) {
+  for (int first : {0, 1}) {
+    EXPECT_EQ(RunPairJob(false, [first](int rank, Engine* e) {
+      for (int i = 0; i < 50; ++i) {
+        int v = i * 2 + rank;
+        if (rank == first) {
+          SendOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1 - rank, 3);
+          RecvOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1 - rank, 3);
+          RANK_CHECK(v == i * 2 + (1 - rank));
+        } else {
+          int got = -1;
+          RecvOk(e, mpigpu::testing::HostBuffer(&got, sizeof got), 1 - rank, 3);
+          RANK_CHECK(got == i * 2 + (1 - rank));
+          SendOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1 - rank, 3);
+        }
+      }
+      const TransportStats s = e->stats();
+      if (s.stream_shared_pairs != 1)
+        std::fprintf(stderr, "rank %d: shared pairs %llu, connections %llu\n", rank,
+                     static_cast<unsigned long long>(s.stream_shared_pairs),
+                     static_cast<unsigned long long>(s.stream_connections));
+      RANK_CHECK(s.stream_shared_pairs == 1);
+      RANK_CHECK(s.stream_connections >= 1 && s.stream_connections <= 2);
+    }), "") << "first sender: rank " << first;
+  }
+}
+
+// The higher rank sends and finalizes at once, while the lower rank is not yet looking: its
+// dial holds the messages until the lower rank's answer, which nobody reads after Finalize
+// began; Close sends them anyway, and they arrive in order.
+TEST(TcpDatapathTest, AHigherRankThatSendsAndLeavesAtOnceIsHeard) {
+  EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
+    constexpr int kMsgs = 20;
+    if (rank == 1) {
+      for (int i = 0; i < kMsgs; ++i) SendOk(e, mpigpu::testing::HostBuffer(&i, sizeof i), 0, 8);
+      return;  // RunPairJob finalizes at once
+    }
+    ::usleep(300 * 1000);  // not polling: the answer to rank 1's dial comes late
+    for (int i = 0; i < kMsgs; ++i) {
+      int v = -1;
+      RecvOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1, 8);
+      RANK_CHECK(v == i);
+    }
+  }), "");
+}
+
+// Both ranks send first, at once: both dial; the higher rank's frames wait for the lower's
+// answer and move to the lower rank's dial, in order; one connection carries both directions.
+TEST(TcpDatapathTest, SimultaneousFirstSendsKeepOrder) {
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
+      constexpr int kMsgs = 200;
+      std::vector<int> in(kMsgs, -1);
+      std::vector<Request*> reqs;
+      for (int i = 0; i < kMsgs; ++i) {
+        Request* q = nullptr;
+        RANK_CHECK(e->Irecv(mpigpu::testing::HostBuffer(&in[static_cast<size_t>(i)], sizeof(int)), 1 - rank, 4, 0, &q).ok());
+        reqs.push_back(q);
+      }
+      std::vector<int> out(kMsgs);
+      for (int i = 0; i < kMsgs; ++i) {
+        out[static_cast<size_t>(i)] = rank * 100000 + i;
+        Request* q = nullptr;
+        RANK_CHECK(e->Isend(mpigpu::testing::HostBuffer(&out[static_cast<size_t>(i)], sizeof(int)), 1 - rank, 4, 0, &q).ok());
+        reqs.push_back(q);
+      }
+      for (Request* q : reqs) RANK_CHECK(WaitDone(e, q, 30).ok());
+      for (int i = 0; i < kMsgs; ++i) RANK_CHECK(in[static_cast<size_t>(i)] == (1 - rank) * 100000 + i);
+      RANK_CHECK(e->stats().stream_shared_pairs == 1);  // the lower rank's dial carries both
+    }), "") << "round " << round;
+  }
 }
 
 TEST(TcpDatapathGpuTest, EveryLocationPairSizesAroundEagerChunkAndStage) {

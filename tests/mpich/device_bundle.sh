@@ -1,18 +1,49 @@
 #!/usr/bin/env bash
-# Puts what the GPU machine needs for the suite's GPU memory types (it has no network) under
-# .device/mpich (ignored by git, carried to the device): an opt installation of this checkout
-# (the wrappers find their prefix from their own location, so it moves) and the suite's source
-# from the cache. Then, on the device machine (under MPS for one GPU, see device-steps.sh):
-#   MPICH_SUITE_CACHE=$PWD/.device/mpich/cache tests/mpich/run.sh --gpu \
-#     --prefix $PWD/.device/mpich/prefix --out $PWD/.device/mpich/results-gpu
-# (needs perl, python3, make, a C compiler and the CUDA toolkit at $CUDA_HOME there).
+# Prepares the suite's GPU memory types (pt2pt/testlist.gpu, coll/testlist.gpu) for the GPU
+# machine, which has no network and little time: here, an opt installation of this checkout and
+# the suite configured --with-cuda against it, its GPU programs built, all under one fixed
+# absolute path (the Makefiles and wrappers name it), then copied to .device/mpich-gpu (ignored by
+# git, carried to the device) with the CUDA runtime the programs link. On the device:
+#   ln -sfn "$PWD/.device/mpich-gpu" /tmp/mpigpu-mpich-gpu
+#   LD_LIBRARY_PATH=/tmp/mpigpu-mpich-gpu/cudart tests/mpich/run.sh --gpu \
+#     --prebuilt /tmp/mpigpu-mpich-gpu --out "$OUT/mpich-gpu"
+# (one GPU: under MPS, see benchmarks/results/device-steps.sh).
+#   tests/mpich/device_bundle.sh [--no-build]   (--no-build: install from bazel-bin -c opt as is)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+stage=/tmp/mpigpu-mpich-gpu
+cuda=${CUDA_HOME:-/usr/local/cuda}
 suite=$("$top/tests/mpich/fetch.sh")
-dst=$top/.device/mpich
-rm -rf "$dst/prefix" "$dst/cache"
-mkdir -p "$dst/cache/mpich-4.0.2/test"
-"$top/tools/install.sh" --prefix "$dst/prefix" >&2
-strip "$dst/prefix/lib/"*.so "$dst/prefix/bin/mpigpurun" 2>/dev/null || true
-cp -a "$suite" "$dst/cache/mpich-4.0.2/test/mpi"
-du -sh "$dst"
+rm -rf "$stage"
+mkdir -p "$stage/cudart"
+if [ "${1:-}" = --no-build ]; then
+  "$top/tools/install.sh" --prefix "$stage/prefix" --no-build --from "$(cd "$top" && bazel info -c opt bazel-bin)" >&2
+else
+  "$top/tools/install.sh" --prefix "$stage/prefix" >&2
+fi
+chmod -R u+w "$stage/prefix"
+strip "$stage/prefix/lib/"*.so "$stage/prefix/bin/"mpigpu* 2>/dev/null || true
+cp -a "$suite" "$stage/build"
+# The options of run.sh (not --enable-strictmpi: see there).
+(cd "$stage/build" && ./configure --with-mpi="$stage/prefix" --disable-fortran --disable-cxx \
+   --disable-spawn --disable-rma --disable-romio --disable-ft-tests \
+   --enable-xfail --enable-threads=multiple --with-cuda="$cuda" >configure.log 2>&1) ||
+  { tail -20 "$stage/build/configure.log" >&2; exit 1; }
+grep -q '^#define HAVE_CUDA 1' "$stage/build/include/mpitestconf.h" ||
+  { echo "device_bundle.sh: the suite did not configure with CUDA" >&2; exit 1; }
+(cd "$stage/build/util" && make -j"$(nproc)" >/dev/null)
+for d in pt2pt coll; do
+  progs=$(awk '!/^#/ && NF { print $1 }' "$stage/build/$d/testlist.gpu" | sort -u)
+  # shellcheck disable=SC2086
+  (cd "$stage/build/$d" && make -j"$(nproc)" $progs >/dev/null)
+done
+# Only the directories runtests needs on the device (the top-level files stay: the Makefiles'
+# regeneration rules name them).
+(cd "$stage/build" && for e in */; do
+   case "$e" in pt2pt/|coll/|util/|dtpools/|include/|confdb/) ;; *) rm -rf "$e" ;; esac
+ done)
+cp -L "$cuda"/lib64/libcudart.so.[0-9]* "$stage/cudart/"
+rm -rf "$top/.device/mpich-gpu"
+mkdir -p "$top/.device"
+cp -a "$stage" "$top/.device/mpich-gpu"
+du -sh "$top/.device/mpich-gpu"

@@ -12,6 +12,9 @@
 #   --gpu          the suite's GPU memory types: configured --with-cuda ($CUDA_HOME, default
 #                  /usr/local/cuda), runs pt2pt/testlist.gpu and coll/testlist.gpu (-memtype=
 #                  device|reg_host|shared|random); --dirs defaults to "pt2pt coll"
+#   --prebuilt DIR a suite configured and built elsewhere by tests/mpich/device_bundle.sh
+#                  (DIR/prefix, DIR/build; for the GPU machine, which has no network): nothing
+#                  is fetched, installed or configured
 #   --timeout S    per-test limit in seconds (MPITEST_TIMEOUT; a testlist's timeLimit wins)
 #   --out DIR      results (default $CACHE/results): summary.md, failures.txt, <dir>.tap, <dir>.log
 #   --check        exit 1 if an entry fails that tests/mpich/expected_failures.txt does not list
@@ -21,7 +24,7 @@ cmdline="tests/mpich/run.sh $*"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${MPICH_SUITE_CACHE:-/var/cache/mpigpu-mpich}
-prefix="" dirs="" subset="" timeout=60 out="" check=0 gpu=0
+prefix="" dirs="" subset="" timeout=60 out="" check=0 gpu=0 prebuilt=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix=$2; shift 2 ;;
@@ -31,7 +34,8 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --check) check=1; shift ;;
     --gpu) gpu=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prebuilt) prebuilt=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,8 +44,14 @@ if [ -z "$dirs" ]; then
 fi
 case "$timeout" in ''|*[!0-9]*) echo "run.sh: --timeout needs whole seconds" >&2; exit 2 ;; esac
 [ -z "$subset" ] || [ "$subset" = ci ] || { echo "run.sh: --subset takes 'ci'" >&2; exit 2; }
-mkdir -p "$cache"
-suite=$("$here/fetch.sh" "$cache")
+if [ -n "$prebuilt" ]; then
+  [ -f "$prebuilt/build/runtests" ] && [ -d "$prebuilt/prefix" ] ||
+    { echo "run.sh: $prebuilt is not a device_bundle.sh bundle (no build/runtests, prefix/)" >&2; exit 1; }
+  prefix=$prebuilt/prefix
+else
+  mkdir -p "$cache"
+  suite=$("$here/fetch.sh" "$cache")
+fi
 if [ -z "$prefix" ]; then
   prefix=$cache/prefix
   "$top/tools/install.sh" --prefix "$prefix" >&2
@@ -54,17 +64,22 @@ out=$(cd "$out" && pwd)
 
 # Configured in a copy of the suite (runtests wants the testlists beside the programs); made
 # afresh when the prefix or the options change. Fortran, C++, spawn, RMA and I/O are left out
-# (the issue skips them); --enable-strictmpi keeps MPICH extensions out; --enable-xfail runs
-# the entries MPICH itself marks as expected failures, so every entry is counted.
+# (the issue skips them); --enable-xfail runs the entries MPICH itself marks as expected
+# failures, so every entry is counted. Not --enable-strictmpi: in these directories it only
+# makes runtests skip the entries marked strict=false (persistent collectives, the MPI-1
+# *_oldapi calls) and compiles out a few extra checks (USE_STRICT_MPI: reductions on MPI_CHAR,
+# complex sums, Comm_dup's NULL on error, an ignored info key); the MPICH extensions (MPIX_*,
+# impls/mpich) stay out anyway, as mpi.h does not define MPICH.
 opts=(--with-mpi="$prefix" --disable-fortran --disable-cxx --disable-spawn --disable-rma
-      --disable-romio --disable-ft-tests --enable-strictmpi --enable-xfail
-      --enable-threads=multiple)
+      --disable-romio --disable-ft-tests --enable-xfail --enable-threads=multiple)
 [ $gpu -eq 1 ] && opts+=(--with-cuda="${CUDA_HOME:-/usr/local/cuda}")
 # One build directory per prefix: runs against different installations (other checkouts) can
 # go on at the same time.
 build=$cache/build-$(printf '%s' "$prefix $gpu" | md5sum | cut -c1-10)
 stamp="${opts[*]} $(stat -c %Y "$prefix/lib/libmpi.so")"
-if [ ! -f "$build/.mpigpu-stamp" ] || [ "$(cat "$build/.mpigpu-stamp")" != "$stamp" ]; then
+if [ -n "$prebuilt" ]; then
+  build=$(cd "$prebuilt/build" && pwd)
+elif [ ! -f "$build/.mpigpu-stamp" ] || [ "$(cat "$build/.mpigpu-stamp")" != "$stamp" ]; then
   rm -rf "$build"
   cp -a "$suite" "$build"
   echo "run.sh: configuring the suite in $build" >&2
@@ -86,7 +101,7 @@ if [ "$subset" = ci ]; then
 fi
 
 start=$(date -u +%FT%TZ)
-if [ -z "$subset" ]; then
+if [ -z "$subset" ] && [ -z "$prebuilt" ]; then
   # Builds every program first, all cores at once (runtests then only runs them); a program that
   # does not build is counted as failing by runtests, which tries to build it again.
   for d in $dirs; do

@@ -74,6 +74,11 @@ struct TransportStats {
   uint64_t stream_bytes_sent_copied = 0;
   uint64_t stream_bytes_read = 0;
   uint64_t stream_bytes_read_copied = 0;
+  // Connections to ranks a stream channel made (dialled and made, or accepted and admitted):
+  // one per pair unless both dialled at once.
+  uint64_t stream_connections = 0;
+  // Peers whose messages to this rank came on the connection this rank sends to them on.
+  uint64_t stream_shared_pairs = 0;
 };
 
 // What every back-end may ask of the engine.

@@ -18,7 +18,7 @@ StreamChannel::~StreamChannel() {
   for (Out& o : out_)
     if (o.fd >= 0) ::close(o.fd);
   for (In& in : in_)
-    if (in.fd >= 0) ::close(in.fd);
+    if (in.fd >= 0 && !in.shared) ::close(in.fd);
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
@@ -49,6 +49,13 @@ Status StreamChannel::Connect(int dst, bool* later) {
   o.fd = fd;
   o.connecting = true;
   o.dialled_at = MonotonicSeconds();
+  // Its reader: the peer may answer on it (it adopts it unless it dialled us too).
+  In& reader = NewIn();
+  reader.fd = fd;
+  reader.rank = dst;
+  reader.shared = true;
+  reader.dialled = true;
+  reader.accepted_at = o.dialled_at;
   Tune(fd);
   Hello hello{};
   hello.magic = kHelloMagic;
@@ -56,6 +63,9 @@ Status StreamChannel::Connect(int dst, bool* later) {
   const std::string secret = HelloSecret();
   std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));
   Append(o, &hello, sizeof hello);
+  // A dial to a lower rank carries its hello, then holds our frames until that rank says
+  // whether it takes this connection (it may have dialled us: then we move to its dial).
+  o.held_from = rank_ > dst ? o.buf.size() : 0;
   return Status::Ok();
 }
 
@@ -80,6 +90,7 @@ bool StreamChannel::Connected(Out& o, int dst) {
     return false;
   }
   o.connecting = false;
+  ++stats_.stream_connections;
   return true;
 }
 
@@ -89,8 +100,13 @@ Status StreamChannel::Flush(Out& o) {
   while (!o.broken && !o.idle()) {
     iovec iov[2];
     int n_iov = 0;
-    if (o.owned() > 0) iov[n_iov++] = {o.buf.data() + o.head, o.owned()};
-    if (o.lent_len > 0) iov[n_iov++] = {const_cast<unsigned char*>(o.lent), o.lent_len};
+    if (o.held_from > 0) {  // only the hello goes before the answer
+      if (o.head >= o.held_from) break;
+      iov[n_iov++] = {o.buf.data() + o.head, o.held_from - o.head};
+    } else {
+      if (o.owned() > 0) iov[n_iov++] = {o.buf.data() + o.head, o.owned()};
+      if (o.lent_len > 0) iov[n_iov++] = {const_cast<unsigned char*>(o.lent), o.lent_len};
+    }
     msghdr m{};
     m.msg_iov = iov;
     m.msg_iovlen = static_cast<size_t>(n_iov);
@@ -116,7 +132,8 @@ Status StreamChannel::Flush(Out& o) {
   if (o.broken || o.owned() == 0) {
     o.buf.clear();
     o.head = 0;
-  } else if (o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
+    if (o.held_from > 0) o.held_from = 0;  // broken: nothing will be answered
+  } else if (o.held_from == 0 && o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
     o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(o.head));
     o.head = 0;
   }
@@ -139,6 +156,10 @@ void StreamChannel::AddStats(TransportStats* s) const {
   s->stream_bytes_sent_copied += stats_.stream_bytes_sent_copied;
   s->stream_bytes_read += stats_.stream_bytes_read;
   s->stream_bytes_read_copied += stats_.stream_bytes_read_copied;
+  s->stream_connections += stats_.stream_connections;
+  for (const In& in : in_)
+    s->stream_shared_pairs += in.carried && in.rank >= 0 && in.fd >= 0 &&
+                              out_[static_cast<size_t>(in.rank)].fd == in.fd;
 }
 
 void StreamChannel::Settle(int dst) {
@@ -172,13 +193,13 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   }
   // Nothing goes behind a lent payload; a lent one goes only to an idle connection (it is read
   // from the owner's memory, so it cannot wait behind bytes of our own).
-  if (o.lent_len > 0 || (p.lend && !o.idle())) {
+  if (o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0))) {
     (void)Flush(o);
     if (o.broken) {
       *copy_error = Lost(dst);
       return true;
     }
-    if (o.lent_len > 0 || (p.lend && !o.idle())) return false;
+    if (o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0))) return false;
   }
   if (o.owned() > kMaxBuffered) {
     (void)Flush(o);
@@ -193,7 +214,7 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   } else if (p.user->loc.is_host() && p.user->layout.contiguous()) {
     direct = static_cast<const unsigned char*>(p.user->ptr) + p.offset;
   }
-  if ((direct != nullptr || p.len == 0) && o.idle() && !o.connecting) {
+  if ((direct != nullptr || p.len == 0) && o.idle() && !o.connecting && o.held_from == 0) {
     unsigned char frame[sizeof head + sizeof *h];
     std::memcpy(frame, &head, sizeof head);
     std::memcpy(frame + sizeof head, h, sizeof *h);
@@ -261,17 +282,14 @@ Status StreamChannel::Accept() {
       continue;
     }
     Tune(fd);
-    // A closed slot is reused: strangers that come and go do not grow the list.
-    auto slot = std::find_if(in_.begin(), in_.end(), [](const In& in) { return in.fd < 0; });
-    if (slot == in_.end()) slot = in_.insert(in_.end(), In());
-    *slot = In();
-    slot->fd = fd;
-    slot->accepted_at = MonotonicSeconds();
+    In& in = NewIn();
+    in.fd = fd;
+    in.accepted_at = MonotonicSeconds();
   }
 }
 
 void StreamChannel::Drop(In& in) {
-  ::close(in.fd);
+  if (!in.shared) ::close(in.fd);
   in.fd = -1;
   in.closed = true;
   in.buf = {};
@@ -294,8 +312,9 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   std::memcpy(&hello, in.buf.data(), sizeof hello);
   const bool known = hello.magic == kHelloMagic && hello.rank >= 0 &&
                      hello.rank < host_->size() && Admit(in.fd, hello);
-  bool twice = false;
-  for (const In& other : in_) twice |= known && &other != &in && other.rank == hello.rank;
+  bool twice = false;  // a second accepted connection (our own dial to it does not count)
+  for (const In& other : in_)
+    twice |= known && &other != &in && !other.dialled && other.rank == hello.rank;
   if (!known || twice) {  // not one of the job's ranks, or a second connection: refused
     MPIGPU_WARN("%s channel: refusing a connection that is not a rank of this job",
                 caps().name);
@@ -304,6 +323,27 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   }
   in.rank = hello.rank;
   *at = sizeof hello;
+  ++stats_.stream_connections;
+  Out& o = out_[static_cast<size_t>(in.rank)];
+  if (in.rank > rank_) {  // a higher rank's dial waits for our answer
+    const bool take = o.fd < 0 && !o.broken;  // we have not dialled it: one connection
+    const Answer answer;
+    Answer a = answer;
+    a.head.magic = take ? kTakenMagic : kRefusedMagic;
+    if (take) {  // the answer goes first on what becomes our way to it too
+      o.fd = in.fd;
+      in.shared = true;
+      Append(o, &a, sizeof a);
+      (void)Flush(o);
+    } else if (::send(in.fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof a) {
+      MPIGPU_INFO("%s channel: could not answer rank %d's connection", caps().name, in.rank);
+    }
+  } else if (o.fd < 0 && !o.broken) {  // a lower rank's dial, and we have none: ours too
+    o.fd = in.fd;
+    in.shared = true;
+  } else if (o.held_from > 0) {  // we both dialled: ours gives way (it carried only its hello)
+    MoveTo(o, in);
+  }
   return true;
 }
 
@@ -322,12 +362,26 @@ Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
       at += kHead;
       continue;
     }
+    if (head.magic == kTakenMagic || head.magic == kRefusedMagic) {  // on our dial, to a lower rank
+      Out& o = out_[static_cast<size_t>(in.rank)];
+      if (in.dialled && in.shared && o.fd == in.fd && o.held_from > 0) {
+        if (head.magic == kTakenMagic) {
+          o.held_from = 0;  // ours carries the pair: the held frames go
+          (void)Flush(o);
+        } else {
+          o.refused = true;  // its dial comes (Greet moves us there)
+        }
+      }
+      at += kHead;
+      continue;
+    }
     if (head.magic != kFrameMagic || head.len > kMaxPayload)
       return Status(Err::kInternal, std::string(caps().name) + " channel: a bad frame from rank " +
                                         std::to_string(in.rank));
     MsgHeader h;
     std::memcpy(&h, in.buf.data() + at + sizeof head, sizeof h);
     h.src = in.rank;  // the connection says who sent it
+    in.carried = true;
     const unsigned char* payload = in.buf.data() + at + kHead;
     const size_t here = std::min<size_t>(in.have - at - kHead, head.len);
     if (head.len > 0) {
@@ -475,6 +529,7 @@ Status StreamChannel::Ready() {
   for (size_t d = 0; d < out_.size(); ++d) {
     const Out& o = out_[d];
     if (o.fd < 0 || o.broken || o.connecting || o.idle()) continue;
+    if (o.held_from > 0 && o.head >= o.held_from) continue;  // waiting for the answer
     poll_fds_.push_back({o.fd, POLLOUT, 0});
     poll_who_.push_back(-2 - static_cast<long>(d));
   }
@@ -515,6 +570,39 @@ Status StreamChannel::Poll(ChannelSink* sink) {
   return Status::Ok();
 }
 
+// A closed slot is reused: strangers that come and go do not grow the list. (A deque: an In
+// being read keeps its address when one is added, e.g. by a dial from inside a sink callback.)
+StreamChannel::In& StreamChannel::NewIn() {
+  auto slot = std::find_if(in_.begin(), in_.end(), [](const In& in) { return in.fd < 0; });
+  if (slot == in_.end()) {
+    in_.emplace_back();
+    return in_.back();
+  }
+  *slot = In();
+  return *slot;
+}
+
+// Both dialled: the lower rank's dial carries the pair. Ours (to that lower rank) has carried
+// only its hello (held_from), so what waits behind it moves, in order, to theirs; ours stays
+// open and read (the peer's goodbye comes there), owned by its reader now.
+void StreamChannel::MoveTo(Out& o, In& theirs) {
+  const bool said_hello = !o.connecting && o.head >= o.held_from;
+  for (In& ours : in_) {
+    if (!ours.shared || !ours.dialled || ours.fd != o.fd) continue;
+    ours.shared = false;
+    if (!said_hello) Drop(ours);  // a dial that never said hello would only be a stranger there
+  }
+  const size_t keep_from = std::max(o.head, o.held_from);  // a hello not yet sent stays behind
+  o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(keep_from));
+  o.head = 0;
+  o.held_from = 0;
+  o.refused = false;
+  o.connecting = false;
+  o.fd = theirs.fd;
+  theirs.shared = true;
+  (void)Flush(o);
+}
+
 bool StreamChannel::Pending() const {
   for (const In& in : in_) {
     if (in.fd < 0 || in.closed) continue;
@@ -526,30 +614,25 @@ bool StreamChannel::Pending() const {
 
 PeerState StreamChannel::Peer(int peer, bool probe) {
   if (peer < 0 || peer >= static_cast<int>(out_.size()) || peer == rank_) return PeerState::kAlive;
+  // A goodbye on any of its connections means it finalized (its exit may then reset another
+  // one, e.g. a dial of ours whose hello it never read); a close without one, that it is lost.
+  bool bye = false, closed = false;
   for (const In& in : in_)
-    if (in.rank == peer && in.closed) return in.bye ? PeerState::kFinalized : PeerState::kLost;
+    if (in.rank == peer) {
+      bye |= in.bye;
+      closed |= in.closed;
+    }
+  if (bye) return PeerState::kFinalized;
+  if (closed) return PeerState::kLost;
   Out& o = out_[peer];
   if (probe && o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only)
     bool later = false;
     (void)Connect(peer, &later);
   }
-  if (o.fd >= 0 && !o.broken) {
-    (void)Flush(o);
-    // The peer writes on our connection only its goodbye: readable means that, a close or a
-    // reset.
-    pollfd p{o.fd, POLLIN | POLLRDHUP, 0};
-    if (!o.connecting && ::poll(&p, 1, 0) > 0) {
-      Goodbye bye;
-      bye.head.magic = 0;
-      o.bye = ::recv(o.fd, &bye, sizeof bye, MSG_DONTWAIT) == sizeof bye &&
-              bye.head.magic == kByeMagic;
-      o.broken = true;
-    }
-  }
-  if (!o.broken) return PeerState::kAlive;
-  bool bye = o.bye;
-  for (const In& in : in_) bye |= in.rank == peer && in.bye;
-  return bye ? PeerState::kFinalized : PeerState::kLost;
+  // What the peer sends on our connection (its messages, its goodbye, a close) is read by the
+  // In that shares it, at Poll.
+  if (o.fd >= 0 && !o.broken) (void)Flush(o);
+  return o.broken ? PeerState::kLost : PeerState::kAlive;
 }
 
 // Finalize: a goodbye on every connection, after what is still buffered on ours (bounded: a peer
@@ -557,12 +640,15 @@ PeerState StreamChannel::Peer(int peer, bool probe) {
 Status StreamChannel::Close() {
   const double deadline = MonotonicSeconds() + 2;
   const Goodbye goodbye;
-  for (In& in : in_)  // nothing else goes this way: the socket has room for it
-    if (in.fd >= 0 && in.rank >= 0 && !in.closed)
+  for (In& in : in_)  // only reads this way (a shared one gets its goodbye from its Out below)
+    if (in.fd >= 0 && in.rank >= 0 && !in.closed && !in.shared)
       (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
     if (o.fd < 0 || o.broken) continue;
     Settle(static_cast<int>(&o - out_.data()));  // its owner may be gone after finalize
+    // A dial still waiting for its answer sends what it holds now: all our frames to that rank
+    // are on it (none moved), and the peer reads it whatever it answered, so the order holds.
+    o.held_from = 0;
     Append(o, &goodbye, sizeof goodbye);
     while (!o.broken && (o.connecting || !o.idle()) && MonotonicSeconds() < deadline) {
       (void)Flush(o);

@@ -2,14 +2,29 @@
 // the socket's family. The Unix-socket loopback back-end (sock_channel.h) and the TCP netmod
 // (internode/tcp/tcp_channel.h) are it plus how to listen, dial and admit.
 //
-// A rank dials a peer on its first message to it and uses that connection for its messages to
-// that peer only (the peer's come on the connection the peer opens): no connect race. Its first
-// bytes are a Hello (who opens it, and the job's secret where the family needs one); the
-// listener hands the hello to Admit and refuses what does not pass, a second connection for a
-// rank included. Then frames: FrameHead (the payload's length), the MsgHeader (src set by the
-// receiver from the connection), the payload. At Close a rank sends a goodbye frame on every
-// connection, both directions, so that its peers tell a finalized rank (goodbye, then EOF) from
-// a lost one (EOF or a reset without it).
+// One connection per pair carries both directions, so a reply carries the ACK of the message it
+// answers (two connections cost four packets a round trip). A rank dials a peer on its first
+// message to it (or to watch it while waiting on it), unless the peer's connection came first:
+// an admitted connection from a rank we have not dialled becomes our way to it too. When both
+// dial at once, the lower rank's dial carries the pair: a dial to a lower rank sends its hello
+// and holds our frames until that rank answers, Taken (it had not dialled: this connection
+// carries both directions) or Refused (it dialled us too: when its hello arrives, the held
+// frames move there, in order, and our dial stays open only to be read). So a rank sends all
+// its messages to a peer on one connection and the pair's order holds; the first message from
+// a higher rank to a lower one waits for the answer, which the higher rank's progress reads (as
+// Open MPI's TCP transport queues until its connection handshake completes); at Close a held
+// dial sends what it holds (the peer reads it, whatever it answered). The connection's first bytes are a
+// Hello (who opens it, and the job's secret where the family needs one); the listener hands the
+// hello to Admit and refuses what does not pass, a second accepted connection for a rank
+// included; the dialler checks the other end with Trust. Then frames: FrameHead (the payload's
+// length), the MsgHeader (src set by the receiver from the connection), the payload. At Close a
+// rank sends a goodbye frame on every connection, once each, after what is still buffered, so
+// that its peers tell a finalized rank (a goodbye on any of its connections, then EOF) from a
+// lost one (EOF or a reset without one).
+//
+// A connection we send on is an Out (it owns the fd); one we read is an In. A shared connection
+// is both: an In with `shared` reads the fd its rank's Out owns: our dial's reader (made with
+// the dial), an accepted connection we send on too, or the lower rank's dial we moved to.
 //
 // Writes are non-blocking. A frame whose payload is contiguous host memory goes out with one
 // sendmsg (head, header, payload straight from the sender's memory) when nothing waits on the
@@ -31,6 +46,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -101,27 +117,37 @@ class StreamChannel : public Channel {
   };
   static constexpr uint32_t kFrameMagic = 0x6d706766;  // "mpgf"
   static constexpr uint32_t kByeMagic = 0x6d706762;    // "mpgb"
+  // A lower rank's answer to a higher rank's dial: it takes it (for both directions), or it
+  // dialled the higher rank itself (refused: the higher rank moves to that dial).
+  static constexpr uint32_t kTakenMagic = 0x6d706774;    // "mpgt"
+  static constexpr uint32_t kRefusedMagic = 0x6d706772;  // "mpgr"
   // The goodbye, the same frame on either kind of connection: a frame head and an empty header.
   struct Goodbye {
     FrameHead head{0, kByeMagic};
     MsgHeader none{};
   };
+  using Answer = Goodbye;  // the same shape; head.magic kTakenMagic or kRefusedMagic
   struct Out {  // our connection to a peer
     int fd = -1;
     bool connecting = false;  // dialled, not yet made
     double dialled_at = 0;
     bool broken = false;  // refused, a write failed, or the peer closed: no more sends
-    bool bye = false;     // the peer said goodbye on it (it finalized) before closing
     std::vector<unsigned char> buf;  // bytes not yet taken by the socket
     size_t head = 0;                 // first of them
     const unsigned char* lent = nullptr;  // then these lent bytes (none queued behind them)
     size_t lent_len = 0;
+    // A dial to a lower rank: bytes from here on (our frames) wait for its answer; 0: none wait.
+    size_t held_from = 0;
+    bool refused = false;  // it answered that it dialled us: we move to its dial when it comes
     size_t owned() const { return buf.size() - head; }
     bool idle() const { return owned() == 0 && lent_len == 0; }
   };
   struct In {  // a connection from a peer (rank -1 until its hello)
     int fd = -1;
     int rank = -1;
+    bool shared = false;   // fd is out_[rank].fd, which owns it (never closed through the In)
+    bool dialled = false;  // our own dial (no hello on it), not an accepted connection
+    bool carried = false;  // a message came on it
     bool closed = false;
     bool bye = false;  // its rank said goodbye before closing
     double accepted_at = 0;
@@ -155,6 +181,8 @@ class StreamChannel : public Channel {
   // for (the socket may hold more), else the socket is drained (or closed, or the sink stopped).
   Status ReadPlaced(In& in, ChannelSink* sink, bool* more, bool* stop);
   Status Lost(int dst) const;
+  In& NewIn();
+  void MoveTo(Out& o, In& theirs);
   bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
   void Drop(In& in);
   void Append(Out& o, const void* p, size_t n);
@@ -162,7 +190,7 @@ class StreamChannel : public Channel {
   TransportStats stats_;  // its stream_* counters
   int listen_fd_ = -1;
   std::vector<Out> out_;
-  std::vector<In> in_;
+  std::deque<In> in_;
   // Poll's poll() set, remade each call: what each entry is (-1 the listening socket, i >= 0
   // in_[i], -2 - d out_[d]).
   std::vector<pollfd> poll_fds_;

@@ -1,0 +1,46 @@
+// The schedule builders of the collectives (coll.cc, coll_gather.cc, coll_alltoall.cc,
+// coll_reduce.cc): each validates its arguments and adds its rounds to a schedule, reading the
+// user's send data (staging it where it must) at build time. The blocking and nonblocking calls
+// build once per call; persistent collectives (coll_persistent.cc) build afresh at every
+// MPIGPU_Start, so every start sees the buffers' contents of that moment.
+#pragma once
+
+#include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_internal.h"
+#include "mpigpu_api/coll_sched.h"
+
+namespace mpigpu::api {
+
+int BuildBarrier(CollSched& s);
+int BuildBcast(CollSched& s, void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
+               int root);
+
+// Gather(v) / Scatter(v) / Allgather(v): counts/displs null for the regular form.
+int BuildGather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
+                const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, int root,
+                bool vform);
+int BuildScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                 const int* sendcounts, const int* displs, MPIGPU_Datatype stype, void* recvbuf,
+                 MPIGPU_Buftype rbt, int recvcount, MPIGPU_Datatype rtype, int root, bool vform);
+int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
+                   MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
+                   const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, bool vform);
+
+// One side of an alltoall (coll_internal.h).
+using Side = AlltoallSide;
+int BuildAlltoall(CollSched& s, const Side& send, const Side& recv);
+
+// Reduce to `root`, or Allreduce (`all`).
+int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                MPIGPU_Buftype rbt, int count, MPIGPU_Datatype dt, MPIGPU_Op op, int root,
+                bool all);
+// Reduce_scatter (recvcounts) or Reduce_scatter_block (recvcounts null, `block` each).
+int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+                       MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
+                       MPIGPU_Op op);
+// Scan (`inclusive`) or Exscan.
+int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
+              MPIGPU_Buftype rbt, int count, MPIGPU_Datatype dt, MPIGPU_Op op, bool inclusive);
+
+}  // namespace mpigpu::api
