@@ -2,12 +2,19 @@
 //   mpi_overhead_bench lookup              ns per buffer-location lookup (BufType): NULL, host
 //                                           (malloc), and with a GPU pinned, managed and device
 //                                           pointers. One process, no MPI_Init needed.
+//   mpi_overhead_bench parts               the lookup's parts (runtime vs driver queries, context
+//                                           state queries), ns per call; needs a GPU.
+//   valgrind --tool=callgrind mpi_overhead_bench self [--iters N]
+//                                           instructions per message of each interface (one
+//                                           rank sending to itself; see Self).
 //   mpigpurun -n 2 mpi_overhead_bench pingpong [--device] [--rounds R] [--iters N]
 //                                           half round-trip latency, 1 B .. 64 KiB (and 1 MiB
 //                                           bandwidth-sized messages), through MPI_Send/Recv and
 //                                           through MPIGPU_Send/Recv with the tag given, the two
 //                                           interleaved in ABBA order over R rounds; medians.
 //                                           --device: buffers in device memory (D->D).
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -68,6 +75,119 @@ int Lookup() {
   return 0;
 }
 
+// The lookup's parts, each on its own (ns per call): the runtime's cudaPointerGetAttributes, the
+// driver's cuPointerGetAttribute (memory type only), cuPointerGetAttributes (type + ordinal), and
+// the context queries a "no context, no device memory" fast path would need. Needs a device.
+template <typename F>
+double PerCallNs(int n, F f) {
+  volatile long sink = f();
+  const double t0 = Now();
+  for (int i = 0; i < n; ++i) sink = sink + f();
+  return (Now() - t0) * 1e9 / n;
+}
+
+template <typename Fn>
+Fn Driver(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return reinterpret_cast<Fn>(p);
+}
+
+int LookupParts() {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("lookup parts: no CUDA device\n");
+    return 0;
+  }
+  auto get1 = Driver<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute");
+  auto getn = Driver<PFN_cuPointerGetAttributes_v7000>("cuPointerGetAttributes");
+  auto ctxstate = Driver<PFN_cuDevicePrimaryCtxGetState_v7000>("cuDevicePrimaryCtxGetState");
+  auto ctxcur = Driver<PFN_cuCtxGetCurrent_v4000>("cuCtxGetCurrent");
+  if (!get1 || !getn || !ctxstate || !ctxcur) {
+    std::fprintf(stderr, "driver entry points missing\n");
+    return 1;
+  }
+  const int n = 500000;
+  unsigned flags = 0;
+  int active = -1;
+  ctxstate(0, &flags, &active);
+  std::printf("lookup parts, ns per call (%d calls); primary context active before any "
+              "allocation: %d\n", n, active);
+  std::printf("  cuDevicePrimaryCtxGetState %8.1f\n", PerCallNs(n, [&] {
+                ctxstate(0, &flags, &active);
+                return active;
+              }));
+  std::printf("  cuCtxGetCurrent            %8.1f\n", PerCallNs(n, [&] {
+                CUcontext c = nullptr;
+                ctxcur(&c);
+                return c != nullptr;
+              }));
+  std::vector<char> big(8 << 20);
+  char stack[64];
+  // cuPointerGetAttributes with n of (memory type, managed, ordinal) on p.
+  auto attrs = [&](int n, const void* p) {
+    unsigned t = 0, managed = 0;
+    int ord = -1;
+    CUpointer_attribute at[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* v[3] = {&t, &managed, &ord};
+    getn(n, at, v, reinterpret_cast<CUdeviceptr>(p));
+    return static_cast<long>(t) + managed + ord;
+  };
+  std::printf("  before any CUDA context, malloc 8 MiB: cuPGAs(1) %.1f, cuPGAs(3) %.1f, "
+              "BufType %.1f\n",
+              PerCallNs(n, [&] { return attrs(1, big.data()); }),
+              PerCallNs(n, [&] { return attrs(3, big.data()); }),
+              PerCallNs(n, [&] { return static_cast<long>(mpigpu::mpi::BufType(big.data())); }));
+  void *pinned = nullptr, *managed = nullptr, *dev = nullptr;
+  if (cudaMallocHost(&pinned, 4096) != cudaSuccess || cudaMallocManaged(&managed, 4096) != cudaSuccess ||
+      cudaMalloc(&dev, 4096) != cudaSuccess) {
+    std::fprintf(stderr, "CUDA allocation failed\n");
+    return 1;
+  }
+  struct Kind {
+    const char* name;
+    void* p;
+  } kinds[] = {{"stack", stack}, {"malloc 8 MiB", big.data()}, {"pinned", pinned},
+               {"managed", managed}, {"device", dev}};
+  std::printf("  %-14s %10s %10s %10s %10s %10s %10s  (type)\n", "pointer", "cudaPGA", "cuPGA(1)",
+              "cuPGAs(2)", "cuPGAs(1)", "cuPGAs(3)", "BufType");
+  for (const Kind& k : kinds) {
+    const CUdeviceptr d = reinterpret_cast<CUdeviceptr>(k.p);
+    unsigned type = 0;
+    const double rt = PerCallNs(n, [&] {
+      cudaPointerAttributes a{};
+      if (cudaPointerGetAttributes(&a, k.p) != cudaSuccess) (void)cudaGetLastError();
+      return static_cast<long>(a.type);
+    });
+    const double one = PerCallNs(n, [&] {
+      type = 0;
+      get1(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d);
+      return static_cast<long>(type);
+    });
+    const double two = PerCallNs(n, [&] {
+      unsigned t = 0;
+      int ord = -1;
+      CUpointer_attribute at[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+      void* v[2] = {&t, &ord};
+      getn(2, at, v, d);
+      return static_cast<long>(t) + ord;
+    });
+    const double bt = PerCallNs(n, [&] { return static_cast<long>(mpigpu::mpi::BufType(k.p)); });
+    const double a1 = PerCallNs(n, [&] { return attrs(1, k.p); });
+    const double a3 = PerCallNs(n, [&] { return attrs(3, k.p); });
+    std::printf("  %-14s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f  (%u)\n", k.name, rt, one, two,
+                a1, a3, bt, type);
+  }
+  cudaFree(dev);
+  cudaFree(managed);
+  cudaFreeHost(pinned);
+  return 0;
+}
+
 // One timed run: `iters` round trips of `bytes` between ranks 0 and 1; half round trip in us.
 double RoundTrips(bool mpi, void* buf, MPIGPU_Buftype bt, int bytes, int iters, int rank) {
   const int peer = 1 - rank;
@@ -93,6 +213,64 @@ double RoundTrips(bool mpi, void* buf, MPIGPU_Buftype bt, int bytes, int iters, 
     }
   }
   return (Now() - t0) * 1e6 / (2.0 * iters);
+}
+
+// One rank sends to itself (eager, so each call returns at once and no time is spent waiting):
+// the instructions per iteration are the same every run, so `valgrind --tool=callgrind` shows
+// each interface's cost per message exactly (inclusive cost of SelfMpi vs SelfCore, divided by
+// the iterations). Blocking Send+Recv, then Isend+Irecv+Wait+Wait.
+__attribute__((noinline)) void SelfMpi(void* buf, int bytes, int iters) {
+  for (int i = 0; i < iters; ++i) {
+    MPI_Send(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF);
+    MPI_Recv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+  }
+}
+__attribute__((noinline)) void SelfCore(void* buf, int bytes, int iters) {
+  for (int i = 0; i < iters; ++i) {
+    MPIGPU_Send(buf, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF);
+    MPIGPU_Recv(buf, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF,
+                MPIGPU_STATUS_IGNORE);
+  }
+}
+__attribute__((noinline)) void SelfMpiNb(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i) {
+    MPI_Request r[2];
+    MPI_Irecv(b + bytes, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[0]);
+    MPI_Isend(b, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[1]);
+    MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+  }
+}
+__attribute__((noinline)) void SelfCoreNb(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i) {
+    MPIGPU_Request r[2];
+    MPIGPU_Irecv(b + bytes, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, &r[0]);
+    MPIGPU_Isend(b, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, &r[1]);
+    MPIGPU_Wait(&r[1], MPIGPU_STATUS_IGNORE);
+    MPIGPU_Wait(&r[0], MPIGPU_STATUS_IGNORE);
+  }
+}
+
+int Self(int iters) {
+  MPI_Init(nullptr, nullptr);
+  std::vector<char> host(1 << 20);  // malloc'd by mmap, as the ping-pong's buffer
+  {  // one-time costs (tables made on first use) land here, not in the loops callgrind reports
+    MPI_Request r[2];
+    MPI_Irecv(host.data() + 1, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[0]);
+    MPI_Isend(host.data(), 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[1]);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  }
+  for (int bytes : {1, 1024}) {
+    SelfMpi(host.data(), bytes, iters);
+    SelfCore(host.data(), bytes, iters);
+    SelfMpiNb(host.data(), bytes, iters);
+    SelfCoreNb(host.data(), bytes, iters);
+  }
+  std::printf("self: %d iterations of each loop at 1 and 1024 bytes\n", iters);
+  MPI_Finalize();
+  return 0;
 }
 
 double Median(std::vector<double> v) {
@@ -122,6 +300,14 @@ int PingPong(bool device, int rounds, int iters) {
     bt = MPIGPU_BUF_GPU;
   } else {
     buf = host.data();
+  }
+  if (rank == 0) {  // whether MPI_Init made a CUDA context (a "no context" fast path's premise)
+    int active = -1, ndev = 0;
+    unsigned flags = 0;
+    if (cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0)
+      if (auto st = Driver<PFN_cuDevicePrimaryCtxGetState_v7000>("cuDevicePrimaryCtxGetState"))
+        st(0, &flags, &active);
+    std::printf("devices %d, primary context of device 0 active after MPI_Init: %d\n", ndev, active);
   }
   if (rank == 0)
     std::printf("half round trip (us), %s buffers, median of %d rounds x %d iterations, ABBA\n"
@@ -167,7 +353,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (mode == "lookup") return Lookup();
+  if (mode == "parts") return LookupParts();
+  if (mode == "self") return Self(iters);
   if (mode == "pingpong") return PingPong(device, rounds, iters);
-  std::fprintf(stderr, "usage: mpi_overhead_bench lookup | pingpong [--device] [--rounds R] [--iters N]\n");
+  std::fprintf(stderr, "usage: mpi_overhead_bench lookup | parts | self [--iters N] | pingpong [--device] [--rounds R] [--iters N]\n");
   return 2;
 }

@@ -21,8 +21,14 @@ namespace mpigpu::mpi {
 // Asks CUDA only when the process can have device memory (a device exists) and the pointer is
 // not in the brk heap or the main thread's stack; NULL, MPI_BOTTOM and MPI_IN_PLACE are host.
 MPIGPU_Buftype BufType(const void* buf);
-// Called by MPI_Init: decides whether BufType ever asks CUDA, reads the heap and stack ranges.
+// Called by MPI_Init: decides whether BufType ever asks CUDA (and through which call), reads the
+// heap and stack ranges.
 void InitBufTypes();
+// The tag for what the driver said about a pointer: device memory of a device the tag can name
+// gives MPIGPU_BUF_GPU_DEVICE(ordinal); managed memory and everything else give MPIGPU_BUF_HOST.
+MPIGPU_Buftype ClassifyPointer(bool device, bool managed, int ordinal);
+// BufType through the runtime's cudaPointerGetAttributes, no shortcut (tests compare the two).
+MPIGPU_Buftype BufTypeByRuntime(const void* buf);
 
 // ---- errors (mpi_errors.cc) ----
 // Applies comm's error handler to the failed call `fn` (rc != MPI_SUCCESS) and returns rc:
@@ -64,7 +70,6 @@ class KeepStatusError {
 // complete from the start (`done`, status kept).
 struct Request {
   enum class Mode { kSend, kSsend, kRsend, kBsend, kRecv };
-  bool in_use = false;
   MPIGPU_Request core = MPIGPU_REQUEST_NULL;  // active core operation, or null
   // Isendrecv: the send half (completed first; `core` is the receive, whose status counts).
   MPIGPU_Request core_send = MPIGPU_REQUEST_NULL;

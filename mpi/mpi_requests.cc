@@ -8,9 +8,9 @@
 // request, inactive between completions.
 #include <sched.h>
 
+#include <atomic>
 #include <climits>
 #include <cstddef>
-#include <deque>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -31,16 +31,54 @@ namespace {
 
 inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
 
-// Objects live in a deque (stable addresses) and are reused through the free list. The mutex
-// guards the table's shape; a request's fields belong to the thread that holds its handle.
+// Objects live in blocks of kBlock that are never moved or freed (stable addresses) and are
+// reused through free lists: each thread's few spares (no lock), then the shared one (under the
+// mutex). Who writes what: a block's pointer is published once, under the mutex (release), and
+// read by LookupRequest without it (acquire). A slot's `used` flag (beside the object, so that
+// resetting the object never touches it) is set by NewRequest (release, after the object is
+// reset) in the thread that took the slot, then the only holder of its index; cleared by
+// FreeRequest with an exchange (acq_rel: of two racing frees of one handle, a program error, one
+// frees); read by LookupRequest (acquire). A request's fields belong to the thread that holds its
+// handle. So MPI_Wait/Test find their request without a lock, and a thread that makes and frees
+// requests in turn (Isend, Wait, Isend, ...) takes none either.
+constexpr int kBlockBits = 8;
+constexpr int kBlock = 1 << kBlockBits;
+constexpr int kMaxBlocks = 1 << 16;  // 16 Mi requests alive at once
+struct Block {
+  Request reqs[kBlock];
+  std::atomic<bool> used[kBlock] = {};
+};
 struct Table {
   std::mutex mu;
-  std::deque<Request> reqs;
+  std::atomic<Block*> blocks[kMaxBlocks] = {};
+  int size = 0;  // slots handed out so far (under mu)
   std::vector<int> free;
 };
 Table& Tab() {
   static Table* t = new Table;
   return *t;
+}
+
+// A thread's spare slots (indices: not in use, held by no one else); what is left when the
+// thread ends goes back to the shared list.
+constexpr int kSpares = 8;
+struct Spares {
+  int n = 0;
+  int idx[kSpares];
+  ~Spares() {
+    if (n == 0) return;
+    Table& t = Tab();
+    std::lock_guard<std::mutex> g(t.mu);
+    t.free.insert(t.free.end(), idx, idx + n);
+    n = 0;  // a request freed later on this thread (atexit) starts a new, leaked list
+  }
+};
+thread_local Spares tl_spares;
+
+// Slot i (0-based) of the table: its block, or null when i never named a slot.
+inline Block* BlockOf(const Table& t, unsigned i) {
+  if ((i >> kBlockBits) >= static_cast<unsigned>(kMaxBlocks)) return nullptr;
+  return t.blocks[i >> kBlockBits].load(std::memory_order_acquire);
 }
 
 // Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
@@ -187,39 +225,59 @@ void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, 
 
 MPI_Request NewRequest(Request** r) {
   Table& t = Tab();
-  std::lock_guard<std::mutex> g(t.mu);
+  Spares& sp = tl_spares;
   int i;
-  if (!t.free.empty()) {
-    i = t.free.back();
-    t.free.pop_back();
-    t.reqs[i].~Request();
-    new (&t.reqs[i]) Request();
+  bool fresh = false;  // never used: constructed with its block
+  if (sp.n > 0) {
+    i = sp.idx[--sp.n];
   } else {
-    i = static_cast<int>(t.reqs.size());
-    t.reqs.emplace_back();
+    std::lock_guard<std::mutex> g(t.mu);
+    if (!t.free.empty()) {
+      i = t.free.back();
+      t.free.pop_back();
+    } else {
+      if (t.size >= kMaxBlocks * kBlock) throw std::bad_alloc();  // as a full deque would
+      i = t.size++;
+      if ((i & (kBlock - 1)) == 0)
+        t.blocks[i >> kBlockBits].store(new Block, std::memory_order_release);
+      fresh = true;
+    }
   }
-  t.reqs[i].in_use = true;
-  *r = &t.reqs[i];
+  Block* b = BlockOf(t, static_cast<unsigned>(i));
+  Request* q = &b->reqs[i & (kBlock - 1)];
+  if (!fresh) {  // a used slot starts afresh
+    q->~Request();
+    new (q) Request();
+  }
+  b->used[i & (kBlock - 1)].store(true, std::memory_order_release);
+  *r = q;
   return i + 1;
 }
 
 Request* LookupRequest(MPI_Request h) {
-  Table& t = Tab();
-  std::lock_guard<std::mutex> g(t.mu);
-  if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return nullptr;
-  return &t.reqs[h - 1];
+  if (h <= 0) return nullptr;
+  const unsigned i = static_cast<unsigned>(h - 1);
+  Block* b = BlockOf(Tab(), i);
+  if (b == nullptr || !b->used[i & (kBlock - 1)].load(std::memory_order_acquire)) return nullptr;
+  return &b->reqs[i & (kBlock - 1)];
 }
 
 void FreeRequest(MPI_Request h) {
+  if (h <= 0) return;
   Table& t = Tab();
-  MPI_Datatype owned = MPI_DATATYPE_NULL;
-  {
+  const unsigned i = static_cast<unsigned>(h - 1);
+  Block* b = BlockOf(t, i);
+  if (b == nullptr || !b->used[i & (kBlock - 1)].exchange(false, std::memory_order_acq_rel))
+    return;
+  // Ours alone until the index is on a free list: take the type it owns first.
+  Request& r = b->reqs[i & (kBlock - 1)];
+  MPI_Datatype owned = r.owns_type ? r.type : MPI_DATATYPE_NULL;
+  r.owns_type = false;
+  Spares& sp = tl_spares;
+  if (sp.n < kSpares) {
+    sp.idx[sp.n++] = h - 1;
+  } else {
     std::lock_guard<std::mutex> g(t.mu);
-    if (h <= 0 || static_cast<size_t>(h) > t.reqs.size() || !t.reqs[h - 1].in_use) return;
-    Request& r = t.reqs[h - 1];
-    if (r.owns_type) owned = r.type;
-    r.owns_type = false;
-    r.in_use = false;
     t.free.push_back(h - 1);
   }
   // An operation in flight holds the type's definition itself (the core's TypeDesc).
