@@ -13,7 +13,7 @@ device_env
 O=${OUT:-/tmp/out66}; mkdir -p "$O"
 { device_info; date -u; } >"$O/info.txt" 2>&1
 part_t() {
-  gpu_tests api_gpu_coll_test api_gpu_persistent_test mpi_buftype_test transport_test
+  gpu_tests api_gpu_coll_test api_gpu_persistent_test mpi_buftype_test
   echo "== tcp_datapath_test (MPIGPU_SHM=0)"
   MPIGPU_SHM=0 timeout 180 $B/tcp_datapath_test 2>&1 | grep -E "$GPU_TEST_LINES"
   echo "== mpi_gpu_test (2 ranks)"; timeout 120 $R $B/mpi_gpu_test 2>&1 | tail -3
@@ -30,6 +30,7 @@ part_m() {
     timeout 330 tests/mpich/run.sh --gpu --prebuilt /tmp/mpigpu-mpich-gpu --timeout 400 \
     --out "$O/mpich-gpu" 2>&1 | tail -25
   mps_stop
+  tar czf "$O/mpich-gpu.tgz" -C "$O" mpich-gpu && rm -rf "$O/mpich-gpu"  # $OUT holds 8 files
 }
 part_p() {
   mps_start
