@@ -63,7 +63,7 @@ TEST(MpiBufType, HostMemoryOfEveryKindIsHost) {
   ExpectTag(m, MPIGPU_BUF_HOST, "raw mmap");
   munmap(m, 1 << 20);
   std::thread t([] {
-    char s[64];
+    char s[64] = {};
     ExpectTag(s, MPIGPU_BUF_HOST, "another thread's stack");
     std::vector<char> v(1 << 20);  // a thread arena's memory
     ExpectTag(v.data(), MPIGPU_BUF_HOST, "another thread's heap");
