@@ -208,11 +208,9 @@ if [ $packets = 1 ]; then
   for lib in mpigpu ompi; do
     for iters in 2000 22000; do
       before=$(out_segs)
-      if [ $lib = mpigpu ]; then
-        lat_opts="-i $iters -x 0"; run_mpigpu latency 8:8 "$out/raw/packets-$lib-$iters.csv"
-      else
-        lat_opts="-i $iters -x 0"; run_ompi latency 8 8 "$out/raw/packets-$lib-$iters.csv"
-      fi
+      lat_opts="-i $iters -x 0"
+      if [ $lib = mpigpu ]; then run_mpigpu latency 8:8 "$out/raw/packets-$lib-$iters.csv"
+      else run_ompi latency 8 8 "$out/raw/packets-$lib-$iters.csv"; fi
       seg[$lib-$iters]=$(( $(out_segs) - before ))
     done
   done

@@ -27,9 +27,7 @@ int BuildAllgather(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, int se
                    MPIGPU_Datatype stype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
                    const int* recvcounts, const int* displs, MPIGPU_Datatype rtype, bool vform);
 
-// One side of an alltoall (coll_internal.h).
-using Side = AlltoallSide;
-int BuildAlltoall(CollSched& s, const Side& send, const Side& recv);
+int BuildAlltoall(CollSched& s, const AlltoallSide& send, const AlltoallSide& recv);
 
 // Reduce to `root`, or Allreduce (`all`).
 int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,

@@ -106,7 +106,7 @@ using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::InitColl;
 using mpigpu::api::Lock;
-using mpigpu::api::Side;
+using mpigpu::api::AlltoallSide;
 namespace api = mpigpu::api;
 
 extern "C" int MPIGPU_Start(MPIGPU_Request* request) {
@@ -275,7 +275,7 @@ extern "C" int MPIGPU_Alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuft
                                     MPIGPU_Buftype recvbuftype, int recvcount,
                                     MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Info,
                                     MPIGPU_Request* request) {
-  Side sd, rv;
+  AlltoallSide sd, rv;
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
   Lock lk(GetState().mu);
@@ -295,7 +295,7 @@ extern "C" int MPIGPU_Alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                   auto sc = CopyArray(sendcounts, n), sdis = CopyArray(sdispls, n);
                   auto rc = CopyArray(recvcounts, n), rdis = CopyArray(rdispls, n);
                   return [=](CollSched& s) {
-                    Side sd, rv;
+                    AlltoallSide sd, rv;
                     sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = Data(sc);
                     sd.displs = Data(sdis), sd.type = sendtype;
                     rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = Data(rc);
@@ -318,7 +318,7 @@ extern "C" int MPIGPU_Alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                   auto rc = CopyArray(recvcounts, n), rdis = CopyArray(rdispls, n);
                   auto st = CopyArray(sendtypes, n), rt = CopyArray(recvtypes, n);
                   return [=](CollSched& s) {
-                    Side sd, rv;
+                    AlltoallSide sd, rv;
                     sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = Data(sc);
                     sd.displs = Data(sdis), sd.types = Data(st);
                     rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = Data(rc);

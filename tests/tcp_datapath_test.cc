@@ -34,6 +34,7 @@ namespace {
 
 using mpigpu::testing::FillPattern;
 using mpigpu::testing::FirstMismatch;
+using mpigpu::testing::HostBuffer;
 using mpigpu::testing::RunJob;
 
 constexpr size_t kChunk = ChanLmt::kChunk;
@@ -254,14 +255,14 @@ TEST(TcpDatapathTest, APairTalksOnOneConnection) {
       for (int i = 0; i < 50; ++i) {
         int v = i * 2 + rank;
         if (rank == first) {
-          SendOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1 - rank, 3);
-          RecvOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1 - rank, 3);
+          SendOk(e, HostBuffer(&v, sizeof v), 1 - rank, 3);
+          RecvOk(e, HostBuffer(&v, sizeof v), 1 - rank, 3);
           RANK_CHECK(v == i * 2 + (1 - rank));
         } else {
           int got = -1;
-          RecvOk(e, mpigpu::testing::HostBuffer(&got, sizeof got), 1 - rank, 3);
+          RecvOk(e, HostBuffer(&got, sizeof got), 1 - rank, 3);
           RANK_CHECK(got == i * 2 + (1 - rank));
-          SendOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1 - rank, 3);
+          SendOk(e, HostBuffer(&v, sizeof v), 1 - rank, 3);
         }
       }
       const TransportStats s = e->stats();
@@ -282,13 +283,13 @@ TEST(TcpDatapathTest, AHigherRankThatSendsAndLeavesAtOnceIsHeard) {
   EXPECT_EQ(RunPairJob(false, [](int rank, Engine* e) {
     constexpr int kMsgs = 20;
     if (rank == 1) {
-      for (int i = 0; i < kMsgs; ++i) SendOk(e, mpigpu::testing::HostBuffer(&i, sizeof i), 0, 8);
+      for (int i = 0; i < kMsgs; ++i) SendOk(e, HostBuffer(&i, sizeof i), 0, 8);
       return;  // RunPairJob finalizes at once
     }
     ::usleep(300 * 1000);  // not polling: the answer to rank 1's dial comes late
     for (int i = 0; i < kMsgs; ++i) {
       int v = -1;
-      RecvOk(e, mpigpu::testing::HostBuffer(&v, sizeof v), 1, 8);
+      RecvOk(e, HostBuffer(&v, sizeof v), 1, 8);
       RANK_CHECK(v == i);
     }
   }), "");
@@ -304,18 +305,21 @@ TEST(TcpDatapathTest, SimultaneousFirstSendsKeepOrder) {
       std::vector<Request*> reqs;
       for (int i = 0; i < kMsgs; ++i) {
         Request* q = nullptr;
-        RANK_CHECK(e->Irecv(mpigpu::testing::HostBuffer(&in[static_cast<size_t>(i)], sizeof(int)), 1 - rank, 4, 0, &q).ok());
+        RANK_CHECK(e->Irecv(HostBuffer(&in[static_cast<size_t>(i)], sizeof(int)), 1 - rank, 4, 0,
+                            &q).ok());
         reqs.push_back(q);
       }
       std::vector<int> out(kMsgs);
       for (int i = 0; i < kMsgs; ++i) {
         out[static_cast<size_t>(i)] = rank * 100000 + i;
         Request* q = nullptr;
-        RANK_CHECK(e->Isend(mpigpu::testing::HostBuffer(&out[static_cast<size_t>(i)], sizeof(int)), 1 - rank, 4, 0, &q).ok());
+        RANK_CHECK(e->Isend(HostBuffer(&out[static_cast<size_t>(i)], sizeof(int)), 1 - rank, 4, 0,
+                            &q).ok());
         reqs.push_back(q);
       }
       for (Request* q : reqs) RANK_CHECK(WaitDone(e, q, 30).ok());
-      for (int i = 0; i < kMsgs; ++i) RANK_CHECK(in[static_cast<size_t>(i)] == (1 - rank) * 100000 + i);
+      for (int i = 0; i < kMsgs; ++i)
+        RANK_CHECK(in[static_cast<size_t>(i)] == (1 - rank) * 100000 + i);
       RANK_CHECK(e->stats().stream_shared_pairs == 1);  // the lower rank's dial carries both
     }), "") << "round " << round;
   }

@@ -24,10 +24,11 @@ fi
 chmod -R u+w "$stage/prefix"
 strip "$stage/prefix/lib/"*.so "$stage/prefix/bin/"mpigpu* 2>/dev/null || true
 cp -a "$suite" "$stage/build"
-# The options of run.sh (not --enable-strictmpi: see there).
-(cd "$stage/build" && ./configure --with-mpi="$stage/prefix" --disable-fortran --disable-cxx \
-   --disable-spawn --disable-rma --disable-romio --disable-ft-tests \
-   --enable-xfail --enable-threads=multiple --with-cuda="$cuda" >configure.log 2>&1) ||
+# run.sh's options, with CUDA.
+# shellcheck source=tests/mpich/suite_options.sh
+source "$top/tests/mpich/suite_options.sh"
+CUDA_HOME=$cuda suite_options "$stage/prefix" 1
+(cd "$stage/build" && ./configure "${SUITE_OPTS[@]}" >configure.log 2>&1) ||
   { tail -20 "$stage/build/configure.log" >&2; exit 1; }
 grep -q '^#define HAVE_CUDA 1' "$stage/build/include/mpitestconf.h" ||
   { echo "device_bundle.sh: the suite did not configure with CUDA" >&2; exit 1; }

@@ -70,9 +70,10 @@ out=$(cd "$out" && pwd)
 # *_oldapi calls) and compiles out a few extra checks (USE_STRICT_MPI: reductions on MPI_CHAR,
 # complex sums, Comm_dup's NULL on error, an ignored info key); the MPICH extensions (MPIX_*,
 # impls/mpich) stay out anyway, as mpi.h does not define MPICH.
-opts=(--with-mpi="$prefix" --disable-fortran --disable-cxx --disable-spawn --disable-rma
-      --disable-romio --disable-ft-tests --enable-xfail --enable-threads=multiple)
-[ $gpu -eq 1 ] && opts+=(--with-cuda="${CUDA_HOME:-/usr/local/cuda}")
+# shellcheck source=tests/mpich/suite_options.sh
+source "$here/suite_options.sh"
+suite_options "$prefix" "$gpu"
+opts=("${SUITE_OPTS[@]}")
 # One build directory per prefix: runs against different installations (other checkouts) can
 # go on at the same time.
 build=$cache/build-$(printf '%s' "$prefix $gpu" | md5sum | cut -c1-10)

@@ -132,7 +132,7 @@ Status StreamChannel::Flush(Out& o) {
   if (o.broken || o.owned() == 0) {
     o.buf.clear();
     o.head = 0;
-    if (o.held_from > 0) o.held_from = 0;  // broken: nothing will be answered
+    o.held_from = 0;  // nothing waits (or, broken, nothing will be answered)
   } else if (o.held_from == 0 && o.head > (size_t{1} << 20) && o.head > o.buf.size() / 2) {
     o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(o.head));
     o.head = 0;
@@ -327,8 +327,7 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   Out& o = out_[static_cast<size_t>(in.rank)];
   if (in.rank > rank_) {  // a higher rank's dial waits for our answer
     const bool take = o.fd < 0 && !o.broken;  // we have not dialled it: one connection
-    const Answer answer;
-    Answer a = answer;
+    Answer a;
     a.head.magic = take ? kTakenMagic : kRefusedMagic;
     if (take) {  // the answer goes first on what becomes our way to it too
       o.fd = in.fd;
@@ -365,11 +364,11 @@ Status StreamChannel::Parse(In& in, ChannelSink* sink, bool* stop) {
     if (head.magic == kTakenMagic || head.magic == kRefusedMagic) {  // on our dial, to a lower rank
       Out& o = out_[static_cast<size_t>(in.rank)];
       if (in.dialled && in.shared && o.fd == in.fd && o.held_from > 0) {
+        // Taken: ours carries the pair, the held frames go. Refused: its dial comes, and Greet
+        // moves them there.
         if (head.magic == kTakenMagic) {
-          o.held_from = 0;  // ours carries the pair: the held frames go
+          o.held_from = 0;
           (void)Flush(o);
-        } else {
-          o.refused = true;  // its dial comes (Greet moves us there)
         }
       }
       at += kHead;
@@ -596,7 +595,6 @@ void StreamChannel::MoveTo(Out& o, In& theirs) {
   o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(keep_from));
   o.head = 0;
   o.held_from = 0;
-  o.refused = false;
   o.connecting = false;
   o.fd = theirs.fd;
   theirs.shared = true;

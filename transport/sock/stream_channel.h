@@ -13,14 +13,14 @@
 // its messages to a peer on one connection and the pair's order holds; the first message from
 // a higher rank to a lower one waits for the answer, which the higher rank's progress reads (as
 // Open MPI's TCP transport queues until its connection handshake completes); at Close a held
-// dial sends what it holds (the peer reads it, whatever it answered). The connection's first bytes are a
-// Hello (who opens it, and the job's secret where the family needs one); the listener hands the
-// hello to Admit and refuses what does not pass, a second accepted connection for a rank
-// included; the dialler checks the other end with Trust. Then frames: FrameHead (the payload's
-// length), the MsgHeader (src set by the receiver from the connection), the payload. At Close a
-// rank sends a goodbye frame on every connection, once each, after what is still buffered, so
-// that its peers tell a finalized rank (a goodbye on any of its connections, then EOF) from a
-// lost one (EOF or a reset without one).
+// dial sends what it holds (the peer reads it, whatever it answered). The connection's first
+// bytes are a Hello (who opens it, and the job's secret where the family needs one); the
+// listener hands the hello to Admit and refuses what does not pass, a second accepted
+// connection for a rank included; the dialler checks the other end with Trust. Then frames:
+// FrameHead (the payload's length), the MsgHeader (src set by the receiver from the
+// connection), the payload. At Close a rank sends a goodbye frame on every connection, once
+// each, after what is still buffered, so that its peers tell a finalized rank (a goodbye on any
+// of its connections, then EOF) from a lost one (EOF or a reset without one).
 //
 // A connection we send on is an Out (it owns the fd); one we read is an In. A shared connection
 // is both: an In with `shared` reads the fd its rank's Out owns: our dial's reader (made with
@@ -138,7 +138,6 @@ class StreamChannel : public Channel {
     size_t lent_len = 0;
     // A dial to a lower rank: bytes from here on (our frames) wait for its answer; 0: none wait.
     size_t held_from = 0;
-    bool refused = false;  // it answered that it dialled us: we move to its dial when it comes
     size_t owned() const { return buf.size() - head; }
     bool idle() const { return owned() == 0 && lent_len == 0; }
   };
