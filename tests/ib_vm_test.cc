@@ -16,6 +16,7 @@
 //   - The link under rxe0 taken down mid-rendezvous (IB_VM_LINK_DEV, a step of its own): both
 //     ranks' requests end with PROC_FAILED, none hangs (the waits are bounded).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -153,24 +154,37 @@ TEST(IbVmTest, FourRanksEveryPairAroundThresholdsFromAnySource) {
   EXPECT_EQ(r, "");
 }
 
-// `victim` starts its side of a rendezvous of `bytes`, progresses for a moment (the READs are
-// under way: on rxe in the VM a message this size takes many seconds), then is killed; the
-// survivor's request must end with PROC_FAILED, not hang.
+// The victim dies while the receiver's READs are under way, whatever the speed of the machine:
+// the receiver's buffer starts zeroed and the sender's holds 0x5A, so the first READ chunk that
+// lands shows in byte 0 while the last is still to come (64 MiB: many chunks). Then the receiver,
+// as victim, kills itself; as survivor it tells the sender through a pipe made before the fork,
+// and the sender, polling that pipe while it progresses, kills itself. The survivor's request
+// must end with PROC_FAILED within seconds, not hang.
 std::string KillMidRendezvous(bool kill_sender) {
   const size_t bytes = size_t{64} << 20;
-  return RunJob(2, [&](int rank) {
+  int go[2];
+  if (::pipe2(go, O_NONBLOCK | O_CLOEXEC) != 0) return "pipe2 failed";
+  std::string r = RunJob(2, [&](int rank) {
     auto e = JoinJob();
-    std::vector<unsigned char> buf(bytes, 0x5A);
     const bool sender = rank == 0;
-    const bool victim = sender == kill_sender;
+    std::vector<unsigned char> buf(bytes, sender ? 0x5A : 0x00);
     Request* q = nullptr;
     RANK_CHECK((sender ? e->Isend(HostBuffer(buf.data(), bytes), 1, 3, 0, &q)
                        : e->Irecv(HostBuffer(buf.data(), bytes), 0, 3, 0, &q)).ok());
-    if (victim) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
-      while (std::chrono::steady_clock::now() < until && !q->done()) RANK_CHECK(e->Progress().ok());
-      if (q->done()) std::fprintf(stderr, "the transfer ended before the kill: too fast to test\n");
-      RANK_CHECK(!q->done());
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    if (!sender) {  // progress until the first chunk landed
+      const volatile unsigned char* first = buf.data();
+      while (*first == 0 && !q->done() && std::chrono::steady_clock::now() < until)
+        RANK_CHECK(e->Progress().ok());
+      if (q->done()) std::fprintf(stderr, "the whole message landed at once: too fast to test\n");
+      RANK_CHECK(*first == 0x5A && !q->done());
+      if (!kill_sender) ::kill(::getpid(), SIGKILL);
+      RANK_CHECK(::write(go[1], "k", 1) == 1);
+    } else if (kill_sender) {  // progress until the receiver says its READs are under way
+      char c = 0;
+      while (::read(go[0], &c, 1) != 1 && std::chrono::steady_clock::now() < until)
+        RANK_CHECK(e->Progress().ok());
+      RANK_CHECK(c == 'k' && !q->done());
       ::kill(::getpid(), SIGKILL);
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -183,6 +197,9 @@ std::string KillMidRendezvous(bool kill_sender) {
     (void)e->Finalize();  // PROC_FAILED: the job lost a rank
     return 0;
   }, 120, {kill_sender ? 0 : 1});
+  ::close(go[0]);
+  ::close(go[1]);
+  return r;
 }
 
 TEST(IbVmTest, ASenderKilledWhileItsBufferIsReadFailsTheReceive) {

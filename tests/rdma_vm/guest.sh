@@ -16,7 +16,11 @@ run_step() { # name timeout cmd
   local a=$(up) rc
   ( cd /guest && timeout -k 5 "$2" bash -c "$3" ) < /dev/null > "$L/$1.log" 2>&1; rc=$?
   record "$1" $rc "$(echo "$(up) - $a" | bc)"
-  [ $rc -eq 0 ] || { echo "---- tail of $1.log"; tail -n 30 "$L/$1.log"; echo "----"; }
+  [ $rc -eq 0 ] && return
+  # The lines that say why first (the tail alone may miss a failure early in a long log).
+  echo "---- why, from $1.log"
+  grep -n -E -A3 'rank check failed|Failure$|too fast|FAILED  \]|error:' "$L/$1.log" | head -n 40
+  echo "---- tail of $1.log"; tail -n 30 "$L/$1.log"; echo "----"
 }
 echo "[guest] start t=$(up)s kernel $(uname -r)"
 ip link set lo up && ip link set dummy0 up && ip addr add $RDMA_VM_ADDR/24 dev dummy0 || exit 90
