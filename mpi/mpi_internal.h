@@ -78,6 +78,10 @@ struct Request {
   // the send half is done too.
   bool replace = false;
   std::vector<unsigned char> replace_tmp;
+  // Ibsend / started Bsend_init: its core send out of the attached buffer (the buffer's to
+  // complete), claimed as `core` by MPI_Cancel (mpi_bsend.cc, ClaimBuffered).
+  MPIGPU_Request bsend_core = MPIGPU_REQUEST_NULL;
+  bool bsend_claimed = false;
   bool done = false;                          // complete without a core request; `status` holds
   MPI_Status status{};
   bool recv = false;
@@ -134,8 +138,19 @@ int StructWithMarkers(int count, const int blocklens[], const MPI_Aint displs[],
 
 // ---- buffered sends (mpi_bsend.cc) ----
 // Copies (buf, count, type) into the attached buffer and starts its send; the copy's space
-// comes back when the send completes. Errors: BUFFER (no room: attach a larger buffer).
-int BufferedSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+// comes back when the send completes. `from`: the Ibsend request it completes (null for
+// Bsend), which keeps the core send's handle for MPI_Cancel (from->bsend_core).
+// Errors: BUFFER (no room: attach a larger buffer).
+int BufferedSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 Request* from = nullptr);
+// MPI_Cancel of an Ibsend request r: true when its core send (r->bsend_core) is still in the
+// buffer's list (no later Bsend or detach reaped it); it is then r's `core` to complete and free (its space stays taken meanwhile, and
+// MPI_Buffer_detach completes it into r), after which ReleaseClaimed gives the space back;
+// UnclaimBuffered hands it back to the buffer's care instead (r was freed). Under the
+// buffer's mutex; r must not be completed by two threads at once (as MPI requires).
+bool ClaimBuffered(Request* r);
+void ReleaseClaimed(Request* r);
+void UnclaimBuffered(Request* r);
 
 // ---- local copies (mpi_p2p.cc) ----
 // Copies `count` elements of `type` at `src` into `dst` as (dcount, dtype), either side host

@@ -129,7 +129,7 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
   r->recv = false;
   if (mode == Request::Mode::kBsend) {
     // Complete once buffered: the attached buffer holds the copy.
-    const int rc = BufferedSend(buf, count, type, dest, tag, comm);
+    const int rc = BufferedSend(buf, count, type, dest, tag, comm, r);
     EmptyStatus(&r->status);
     r->status.MPI_ERROR = rc;
     r->done = rc == MPI_SUCCESS;

@@ -90,6 +90,8 @@ void PollPause(long round) {
 // inactive one now. Then frees it (or, persistent, makes it inactive) and nulls *h.
 void Retire(MPI_Request* h, Request* r) {
   r->done = false;
+  if (r->bsend_claimed) ReleaseClaimed(r);  // its core send completed: the space comes back
+  r->bsend_core = MPIGPU_REQUEST_NULL;
   if (r->persistent) {
     r->active = false;
     return;
@@ -571,6 +573,7 @@ extern "C" int PMPI_Request_free(MPI_Request* request) {
   int rc = MPI_SUCCESS;
   const MPI_Comm comm = r->comm;
   if (r->pcoll) rc = MPIGPU_Request_free(&r->pcore);  // active or not; the core finishes it
+  else if (r->bsend_claimed) mpigpu::mpi::UnclaimBuffered(r);  // the attached buffer's care again
   else if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Request_free(&r->core);  // completes on its own
   mpigpu::mpi::FreeRequest(*request);
   *request = MPI_REQUEST_NULL;
@@ -578,8 +581,10 @@ extern "C" int PMPI_Request_free(MPI_Request* request) {
 }
 MPIGPU_MPI_ALIAS(Request_free)
 
-// A receive no message has matched yet is withdrawn (its status says cancelled); sends and
-// matched receives complete normally (MPI allows a cancel to fail: Test_cancelled says false).
+// A receive no message has matched yet is withdrawn (its status says cancelled); a send's
+// message is taken back if its receiver has not matched it yet (the core asks the receiver;
+// see MPIGPU_Cancel), a buffered send's too; matched ones complete normally (MPI allows a
+// cancel to fail: Test_cancelled says false).
 extern "C" int PMPI_Cancel(MPI_Request* request) {
   if (request == nullptr || *request == MPI_REQUEST_NULL)
     return mpigpu::mpi::FailWith("MPI_Cancel", MPI_COMM_WORLD, MPI_ERR_REQUEST, "null request");
@@ -589,7 +594,11 @@ extern "C" int PMPI_Cancel(MPI_Request* request) {
     const int rc = r->cancel_fn(r->extra_state, r->greq_complete.load(std::memory_order_acquire));
     return Done("MPI_Cancel", r->comm, rc);
   }
-  if (!r->recv || r->core == MPIGPU_REQUEST_NULL) return MPI_SUCCESS;  // completes normally
+  // A buffered send completed when it was copied: its core send, out of the attached buffer,
+  // becomes this request's, so that Wait reports how the cancel ended.
+  if (r->core == MPIGPU_REQUEST_NULL && r->bsend_core != MPIGPU_REQUEST_NULL && r->done)
+    (void)mpigpu::mpi::ClaimBuffered(r);
+  if (r->core == MPIGPU_REQUEST_NULL || r->pcoll) return MPI_SUCCESS;  // completes normally
   return Done("MPI_Cancel", r->comm, MPIGPU_Cancel(&r->core));
 }
 MPIGPU_MPI_ALIAS(Cancel)

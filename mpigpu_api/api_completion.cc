@@ -361,8 +361,10 @@ extern "C" int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype dat
   return Finish("MPIGPU_Get_count", kWorld, DoGetCount(status, datatype, count));
 }
 
-// Withdraws a receive no message has matched yet (it completes, its status cancelled); sends
-// and matched receives complete as they would (MPI allows a cancel to fail).
+// Withdraws a receive no message has matched yet (it completes, its status cancelled), or asks
+// the receiver of a send to give its message back if no receive matched it yet (the request
+// completes once it answered: cancelled, or as it would have). A matched receive completes as it
+// would (MPI allows a cancel to fail).
 extern "C" int MPIGPU_Cancel(MPIGPU_Request* request) {
   Lock lk(GetState().mu);
   int rc = CheckActive();
@@ -373,7 +375,8 @@ extern "C" int MPIGPU_Cancel(MPIGPU_Request* request) {
     rc = MPIGPU_ERR_REQUEST;
   if (rc == MPIGPU_SUCCESS) {
     h = r->comm->errhandler;
-    if (r->recv && r->op != nullptr && !r->op->done()) (void)GetState().engine->CancelRecv(r->op);
+    if (r->op != nullptr && r->recv && !r->op->done()) (void)GetState().engine->CancelRecv(r->op);
+    if (r->op != nullptr && !r->recv) GetState().engine->CancelSend(r->op);
   }
   return FinishCompletion("MPIGPU_Cancel", h, rc);
 }

@@ -581,8 +581,12 @@ int MPIGPU_Iprobe(int source, int tag, MPIGPU_Comm comm, int* flag, MPIGPU_Statu
  * Errors: TYPE, ARG. */
 int MPIGPU_Get_count(const MPIGPU_Status* status, MPIGPU_Datatype datatype, int* count);
 /* Asks to cancel *request: a receive no message has matched yet completes at once, its status
- * cancelled (MPIGPU_Status's private field; MPI_Test_cancelled reads it); a send or a matched
- * receive completes normally. Complete the request with Wait/Test as usual.
+ * cancelled (MPIGPU_Status's private field; MPI_Test_cancelled reads it). A send asks its
+ * receiver to give the message back: if no receive matched it yet it is dropped there and the
+ * send completes cancelled (even one that had completed, eager); else it completes normally. The
+ * request is not complete until the receiver answered (its progress, within a Wait/Test); a
+ * receiver that dies first fails it with PROC_FAILED. A matched receive completes normally.
+ * Complete the request with Wait/Test as usual.
  * Errors: REQUEST, ARG, NOT_INITIALIZED. */
 int MPIGPU_Cancel(MPIGPU_Request* request);
 /* Frees *request (the operation still completes) and sets it to MPIGPU_REQUEST_NULL.

@@ -118,6 +118,8 @@ Status Engine::StartUp(const JobInfo& job) {
   pending_.resize(size_);
   peer_failed_.assign(size_, false);
   outstanding_.assign(size_, 0);
+  sent_to_.assign(size_, 0);
+  arrived_from_.assign(size_, 0);
   MPIGPU_INFO("joined job %s: rank %d of %d on node %d", job_.jobid().c_str(), rank_, size_,
               job_.info().node());
   LogPaths();
@@ -349,8 +351,8 @@ void Engine::FreeRequest(Request* req) {
 
 void Engine::Release(Request* req) {
   if (req == nullptr) return;
-  if (req->done_) FreeRequest(req);
-  else req->released_ = true;
+  if (req->done()) FreeRequest(req);
+  else req->released_ = true;  // freed when it completes (and its cancel, if any, is answered)
 }
 
 void Engine::Complete(Request* req, Status st) {
@@ -367,12 +369,12 @@ void Engine::Complete(Request* req, Status st) {
   req->op_.reset();
   req->offer_op_.reset();
   if (req->peer_ >= 0) --outstanding_[req->peer_];
-  if (req->released_) FreeRequest(req);
+  if (req->released_ && !req->cancel_pending_) FreeRequest(req);
 }
 
 Status Engine::Wait(Request* req, double timeout_s) {
   const double deadline = timeout_s < 0 ? -1 : MonotonicSeconds() + timeout_s;
-  while (!req->done_) {
+  while (!req->done()) {
     MPIGPU_RETURN_IF_ERROR(Progress());
     if (deadline > 0 && MonotonicSeconds() > deadline) return Status(Err::kTimeout, "request did not complete");
   }
@@ -494,6 +496,7 @@ void Engine::FailPeer(int rank, const std::string& why) {
   std::vector<Request*> waiting(waiting_sends_.begin(), waiting_sends_.end());
   for (Request* r : waiting)
     if (r->peer_ == rank) Complete(r, st);
+  EndCancels(rank, st);
 }
 
 bool Engine::InjectFault(const std::string& what) {
@@ -535,7 +538,7 @@ Status Engine::Finalize() {
   // 1. Our sends must finish: peers may still need our buffers (CMA, ring). Copies we run for a
   // peer count too: its send waits for their answer.
   auto sends_busy = [&] {
-    if (pending_count_ > 0 || !waiting_sends_.empty()) return true;
+    if (pending_count_ > 0 || !waiting_sends_.empty() || !cancelling_.empty()) return true;
     for (auto& b : backends_->lmts)
       if (b->Serving()) return true;
     return false;

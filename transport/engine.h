@@ -118,6 +118,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   Status Iprobe(int src, int tag, int context, bool* found, MsgInfo* info) override;
   Status Issend(const UserBuffer& buf, int dst, int tag, int context, Request** out) override;
   bool CancelRecv(Request* req) override;
+  void CancelSend(Request* req) override;
 
   // Does all work possible now; returns an engine-level error (a broken segment), request
   // errors stay with their requests.
@@ -184,6 +185,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   // An arrived message no receive matched yet (key: its envelope).
   struct Unexpected : MatchEntry {
     MsgHeader hdr{};
+    uint64_t number = 0;  // arrived_from_[hdr.src] when it came
     std::vector<unsigned char> payload;  // eager data, or an RTS's offer
   };
 
@@ -213,6 +215,10 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   // Asks the pair's back-ends after req->lmt_index_ to take the matched receive.
   void OfferToLmts(Request* req, const unsigned char* offer);
   Status ProgressBackends();
+  // Send cancellation (engine_cancel.cc): a cancel's ask (receiver) or answer (sender) arrived;
+  // a failed peer's cancels end.
+  Status OnCoreControl(const MsgHeader& h);
+  void EndCancels(int rank, const Status& why);
   void CheckPeers();
   // Whether `rank` takes part in `context` (SetContextMembers; undeclared: every rank).
   bool ContextHas(int context, int rank) const;
@@ -251,6 +257,11 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   UnexpectedQueue<Unexpected> unexpected_;  // arrivals in arrival order (owned)
   std::vector<Request*> free_requests_;  // recycled
   std::unordered_set<Request*> waiting_sends_;  // RTS sent: the ids an answer may name
+  std::unordered_set<Request*> cancelling_;  // sends whose cancel awaits its answer (ids too)
+  // Per peer, the messages (eager and RTS) handed to its channel / taken from it so far. A pair's
+  // messages arrive in order, so both sides number each one alike: a cancel names its message by
+  // that number (channels need not carry any id of ours; the shared-memory fastbox does not).
+  std::vector<uint64_t> sent_to_, arrived_from_;
   HostCopyEngine host_copier_;
   DefaultStreamOrder default_stream_;  // device sends wait for the program's default stream
   std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use

@@ -7,6 +7,7 @@
 
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
+#include "transport/core/wire_ids.h"
 #include "transport/engine.h"
 
 namespace mpigpu::transport {
@@ -70,9 +71,17 @@ bool Engine::TrySend(OutMsg& msg) {
     if (msg.req != nullptr) Complete(msg.req, std::move(copy_error));
     return true;
   }
+  if (msg.hdr.type != MsgType::kCtl) {
+    if (msg.req != nullptr) msg.req->number_ = sent_to_[msg.dst];
+    ++sent_to_[msg.dst];
+  }
   if (msg.req != nullptr) {
-    if (msg.hdr.type == MsgType::kEager) Complete(msg.req, Status::Ok());
-    else waiting_sends_.insert(msg.req);  // an RTS: answers may name it now
+    if (msg.hdr.type == MsgType::kEager) {
+      msg.req->sent_eager_ = true;
+      Complete(msg.req, Status::Ok());
+    } else {
+      waiting_sends_.insert(msg.req);
+    }  // an RTS: answers may name it now
   }
   return true;
 }
@@ -94,7 +103,10 @@ bool Engine::TrySendNow(const UserBuffer& buf, int dst, int tag, int context) {
       !buf.layout.contiguous() || bytes > EagerMax(dst) || (bytes > 0 && buf.ptr == nullptr) ||
       peer_failed_[dst] || !pending_[dst].empty())
     return false;
-  if (chan_[dst]->TrySendEagerNow(dst, tag, context, buf.ptr, bytes)) return true;
+  if (chan_[dst]->TrySendEagerNow(dst, tag, context, buf.ptr, bytes)) {
+    ++sent_to_[dst];
+    return true;
+  }
   OutMsg msg = Eager(dst, tag, context, buf);
   return TrySend(msg);  // false: no room; nothing was sent
 }
@@ -110,6 +122,7 @@ bool Engine::TryRecvNow(const UserBuffer& buf, int src, int tag, int context, in
   if (!posted_.empty() || !unexpected_.empty()) return false;
   if (!chan_[src]->TryRecvEagerNow(src, tag, context, buf.ptr, capacity, spins, info))
     return false;  // not this receive's message
+  ++arrived_from_[src];
   *st = TruncationOf(*info, capacity);
   return true;
 }
@@ -126,11 +139,13 @@ Status Engine::Deliver(const MsgHeader& h, const unsigned char* payload, size_t 
     case MsgType::kRts: {
       if (h.type == MsgType::kEager ? h.bytes != len : len > kCtlPayloadMax)
         return BadPayload(h, len);
+      const uint64_t number = arrived_from_[h.src]++;
       Request* req = posted_.FindAndRemove(MatchKey{h.context, h.src, h.tag});
       if (req == nullptr) {
         auto* u = new Unexpected();
         u->key = MatchKey{h.context, h.src, h.tag};
         u->hdr = h;
+        u->number = number;
         u->payload.assign(payload, payload + len);  // eager data, or the RTS's offer
         unexpected_.PushBack(u);
         return Status::Ok();
@@ -145,6 +160,7 @@ Status Engine::Deliver(const MsgHeader& h, const unsigned char* payload, size_t 
     }
     case MsgType::kCtl:
       if (LmtBackend* b = by_wire_id_[h.lmt]) return b->OnControl(h, payload, len);
+      if (h.lmt == kWireIdCore) return OnCoreControl(h);
       break;
   }
   return UnknownMessage(h);

@@ -274,7 +274,8 @@ static void synchronous(int rank, int peer) {
 }
 
 /* A cancelled receive takes no message: the message sent after it goes to the next receive.
- * A cancelled send is not cancelled (allowed): it is delivered. */
+ * A send its receiver matched is not cancelled (allowed): it is delivered; one nobody matched is
+ * taken back. */
 static void cancel(int rank, int peer) {
   int v = 0, flag = -1;
   MPI_Request r;
@@ -293,18 +294,51 @@ static void cancel(int rank, int peer) {
     CHECK_OK(MPI_Send(&v, 1, MPI_INT, peer, 94, MPI_COMM_WORLD)); /* now send */
     CHECK_OK(MPI_Recv(&v, 1, MPI_INT, peer, 95, MPI_COMM_WORLD, &st));
     CHECK(v == 77);
-    CHECK_OK(MPI_Recv(&v, 1, MPI_INT, peer, 96, MPI_COMM_WORLD, &st));
+    CHECK_OK(MPI_Irecv(&v, 1, MPI_INT, peer, 96, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Send(NULL, 0, MPI_INT, peer, 93, MPI_COMM_WORLD)); /* posted */
+    CHECK_OK(MPI_Wait(&r, &st));
     CHECK(v == 78);
+    CHECK_OK(MPI_Send(NULL, 0, MPI_INT, peer, 93, MPI_COMM_WORLD)); /* received */
+    CHECK_OK(MPI_Recv(NULL, 0, MPI_INT, peer, 92, MPI_COMM_WORLD, &st)); /* 97 cancelled */
+    CHECK_OK(MPI_Iprobe(peer, 97, MPI_COMM_WORLD, &flag, &st));
+    CHECK(flag == 0);
   } else {
     CHECK_OK(MPI_Recv(&v, 1, MPI_INT, peer, 94, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     v = 77;
     CHECK_OK(MPI_Send(&v, 1, MPI_INT, peer, 95, MPI_COMM_WORLD));
+    /* A send its receiver matched already: the cancel fails, the message was delivered. */
+    CHECK_OK(MPI_Recv(NULL, 0, MPI_INT, peer, 93, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     v = 78;
     CHECK_OK(MPI_Isend(&v, 1, MPI_INT, peer, 96, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Recv(NULL, 0, MPI_INT, peer, 93, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     CHECK_OK(MPI_Cancel(&r));
     CHECK_OK(MPI_Wait(&r, &st));
     CHECK_OK(MPI_Test_cancelled(&st, &flag));
     CHECK(flag == 0);
+    /* One nobody received: taken back (eager, and a buffered send's copy). */
+    CHECK_OK(MPI_Isend(&v, 1, MPI_INT, peer, 97, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Cancel(&r));
+    CHECK_OK(MPI_Wait(&r, &st));
+    CHECK_OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 1);
+    {
+      static char bbuf[64 + MPI_BSEND_OVERHEAD];
+      void* old;
+      int oldsize;
+      CHECK_OK(MPI_Buffer_attach(bbuf, (int)sizeof bbuf));
+      CHECK_OK(MPI_Ibsend(&v, 1, MPI_INT, peer, 97, MPI_COMM_WORLD, &r));
+      CHECK_OK(MPI_Cancel(&r));
+      CHECK_OK(MPI_Wait(&r, &st));
+      CHECK_OK(MPI_Test_cancelled(&st, &flag));
+      CHECK(flag == 1);
+      CHECK_OK(MPI_Ibsend(&v, 1, MPI_INT, peer, 97, MPI_COMM_WORLD, &r)); /* its space is back */
+      CHECK_OK(MPI_Cancel(&r));
+      CHECK_OK(MPI_Buffer_detach(&old, &oldsize)); /* completes it into r */
+      CHECK_OK(MPI_Wait(&r, &st));
+      CHECK_OK(MPI_Test_cancelled(&st, &flag));
+      CHECK(flag == 1 && old == bbuf);
+    }
+    CHECK_OK(MPI_Send(NULL, 0, MPI_INT, peer, 92, MPI_COMM_WORLD));
   }
 }
 

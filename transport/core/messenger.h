@@ -31,6 +31,12 @@ class Messenger {
   // Withdraws a receive no message has matched yet: it completes at once, ok, with cancelled()
   // true, and the call returns true. False (nothing done) for a send or a matched receive.
   virtual bool CancelRecv(Request* req) = 0;
+  // Asks to withdraw a send (MPI_Cancel): a message its receiver has not matched yet is taken
+  // back, and the request completes (or stays complete) with cancelled() true; a matched one
+  // goes on as if never cancelled. Until the receiver answered, the request is not done(), even
+  // an eager one whose buffer already went out; a dead receiver fails it (kPeerFailed). No
+  // effect on a receive, a send already asked for, or one that completed by a match or failed.
+  virtual void CancelSend(Request* req) = 0;
   // Starts a receive into buf; src may be kAnySource, tag kAnyTag.
   virtual Status Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) = 0;
   // A blocking send's shortcut: true when the message went out at once and no request exists

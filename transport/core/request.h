@@ -66,13 +66,16 @@ class LmtOpPool {
 
 class Request : public MatchEntry {
  public:
-  bool done() const { return done_; }
+  // Complete, and no cancel of it is waiting for the receiver's answer (an eager send's buffer
+  // went out at once, but whether its message was taken back is not known until then).
+  bool done() const { return done_ && !cancel_pending_; }
   // The first error of this request (kTruncate, kPeerFailed, ...), ok otherwise.
   const Status& status() const { return status_; }
   // Receive: the matched envelope and the sender's size. Send: the destination and tag.
   const MsgInfo& info() const { return info_; }
   bool is_send() const { return kind_ == Kind::kSend; }
-  // A receive withdrawn by Messenger::CancelRecv before any message matched it.
+  // A receive withdrawn by Messenger::CancelRecv before any message matched it, or a send whose
+  // message its receiver gave back unmatched (Messenger::CancelSend).
   bool cancelled() const { return cancelled_; }
 
   // What the core and the back-ends share (the core's fields are written by the core only).
@@ -89,6 +92,9 @@ class Request : public MatchEntry {
   bool done_ = false;
   bool released_ = false;  // the caller let go: delete on completion
   bool cancelled_ = false;  // see cancelled()
+  bool cancel_pending_ = false;  // send: CancelSend asked the receiver, no answer yet
+  bool sent_eager_ = false;  // send: completed by its one eager message (cancellable until matched)
+  uint64_t number_ = 0;  // send: its message's number among those to its peer (engine sent_to_)
   Status status_;
   MsgInfo info_;
   int peer_ = -1;  // send: destination; recv: source (kAnySource until matched)
