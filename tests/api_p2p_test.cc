@@ -727,6 +727,36 @@ TEST(ApiP2pTest, PeerDeathGivesProcFailed) {
   EXPECT_EQ(r, "");
 }
 
+// A send's cancel waits for its receiver's answer; a receiver that dies first (here: it sleeps
+// without progress, then is killed) fails the request with PROC_FAILED instead of a hang.
+TEST(ApiP2pTest, ACancelWhoseReceiverDiesFailsTheSend) {
+  std::string r = RunJob(
+      2,
+      [](int rank) {
+        API_OK(MPIGPU_Init(nullptr, nullptr));
+        API_OK(MPIGPU_Barrier(kWorld));
+        if (rank == 1) {
+          usleep(300 * 1000);  // the message and the cancel's ask arrive, unanswered
+          kill(getpid(), SIGKILL);
+        }
+        API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
+        int v = 3;
+        MPIGPU_Request q;
+        MPIGPU_Status st;
+        API_OK(MPIGPU_Isend(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 1, 0, kWorld, &q));
+        API_OK(MPIGPU_Cancel(&q));
+        int flag = 1;
+        API_OK(MPIGPU_Test(&q, &flag, &st));
+        RANK_CHECK(flag == 0);  // done only once answered
+        API_FAILS(MPIGPU_ERR_PROC_FAILED, MPIGPU_Wait(&q, &st));
+        RANK_CHECK(st.MPIGPU_ERROR == MPIGPU_ERR_PROC_FAILED && st.cancelled == 0);
+        (void)MPIGPU_Finalize();
+        return 0;
+      },
+      30, {1});
+  EXPECT_EQ(r, "");
+}
+
 // A rank's death fails wildcard receives only on communicators it belongs to.
 TEST(ApiP2pTest, PeerDeathFailsWildcardsOnlyWhereThePeerIsAMember) {
   std::string r = RunJob(
