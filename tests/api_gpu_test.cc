@@ -91,6 +91,61 @@ TEST(ApiGpuTest, ContiguousPingPongAroundEagerLimit) {
   EXPECT_EQ(r, "");
 }
 
+// Cancel takes back a device send nobody matched (its RTS carries a CUDA IPC offer, which the
+// sender's back-end drops when the send completes cancelled); the second send with the same
+// envelope, into a device or a host buffer, arrives whole.
+TEST(ApiGpuTest, CancelTakesBackDeviceSends) {
+  std::string r = RunGpuJob(2, [](int rank) {
+    uint32_t seed = 40;
+    for (size_t bytes : {size_t{1}, size_t{64} << 10, size_t{4} << 20}) {
+      for (int to_host = 0; to_host < 2; ++to_host, ++seed) {
+        const int tag = 300 + static_cast<int>(seed);
+        void* a = DevAlloc(bytes);
+        void* b = DevAlloc(bytes + 1);
+        std::vector<unsigned char> host(bytes + 1, 0xEE);
+        if (rank == 0) {
+          FillPattern(host.data(), bytes, seed + 1000);
+          ToDev(a, host.data(), bytes);
+          FillPattern(host.data(), bytes, seed);
+          ToDev(b, host.data(), bytes);
+          MPIGPU_Request q, keep;
+          MPIGPU_Status st;
+          API_OK(MPIGPU_Isend(a, MPIGPU_BUF_GPU, static_cast<int>(bytes), MPIGPU_BYTE, 1, tag,
+                              kWorld, &q));
+          API_OK(MPIGPU_Isend(b, MPIGPU_BUF_GPU, static_cast<int>(bytes), MPIGPU_BYTE, 1, tag,
+                              kWorld, &keep));
+          API_OK(MPIGPU_Cancel(&q));
+          API_OK(MPIGPU_Wait(&q, &st));
+          RANK_CHECK(st.cancelled == 1);
+          API_OK(MPIGPU_Send(nullptr, MPIGPU_BUF_HOST, 0, MPIGPU_BYTE, 1, 1, kWorld));  // go
+          API_OK(MPIGPU_Wait(&keep, &st));
+          RANK_CHECK(st.cancelled == 0);
+        } else {
+          CUDA_OK(cudaMemset(b, 0xEE, bytes + 1));
+          CUDA_OK(cudaDeviceSynchronize());
+          API_OK(MPIGPU_Recv(nullptr, MPIGPU_BUF_HOST, 0, MPIGPU_BYTE, 0, 1, kWorld,
+                             MPIGPU_STATUS_IGNORE));
+          MPIGPU_Status st;
+          void* dst = to_host ? static_cast<void*>(host.data()) : b;
+          API_OK(MPIGPU_Recv(dst, to_host ? MPIGPU_BUF_HOST : MPIGPU_BUF_GPU_DEVICE(0),
+                             static_cast<int>(bytes), MPIGPU_BYTE, 0, tag, kWorld, &st));
+          std::vector<unsigned char> got = to_host ? host : FromDev(b, bytes + 1);
+          RANK_CHECK(st.count_bytes == bytes && st.cancelled == 0);
+          RANK_CHECK(FirstMismatch(got.data(), bytes, seed) == -1 && got[bytes] == 0xEE);
+          int flag = 1;
+          API_OK(MPIGPU_Iprobe(0, tag, kWorld, &flag, &st));
+          RANK_CHECK(flag == 0);
+        }
+        API_OK(MPIGPU_Barrier(kWorld));
+        CUDA_OK(cudaFree(a));
+        CUDA_OK(cudaFree(b));
+      }
+    }
+  });
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
 // MPIGPU_Alloc_mem memory is pinned where a GPU exists, and host<->device messages from and to
 // it (rendezvous sized: the single-copy IPC paths) arrive whole.
 TEST(ApiGpuTest, AllocMemIsPinnedAndMeetsDeviceBuffers) {
