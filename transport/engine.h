@@ -23,6 +23,9 @@
 // Every message from one sender travels through its channel in order, and messages that find no
 // room wait in a per-destination FIFO, so MPI's non-overtaking order holds.
 //
+// Send cancellation (MPI_Cancel of a send, engine_cancel.cc): the receiver's engine takes the
+// message back while no receive has matched it, and answers; the send completes on the answer.
+//
 // Progress: every call that waits or tests calls Progress(), which polls the channels (arrivals
 // are matched or handed to their back-end), moves the waiting messages, advances the busy
 // back-ends and, every few milliseconds, checks that the peers with outstanding work are alive
