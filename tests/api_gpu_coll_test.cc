@@ -66,5 +66,70 @@ TEST(ApiGpuCollTest, IntercommunicatorCollectivesOnDeviceBuffers) {
   EXPECT_EQ(r, "");
 }
 
+// Neighborhood collectives on device buffers: a periodic ring of 3 ranks (each has two
+// neighbours, left then right), allgather and alltoall of 1000 ints, blocking and nonblocking.
+TEST(ApiGpuCollTest, NeighborhoodCollectivesOnDeviceBuffers) {
+  std::string r = RunJob(
+      3,
+      [](int) {
+        if (CudaDeviceCount() == 0) return kRankSkip;
+        return RunApiRank([](int rank) {
+          const Mem m = DeviceMem();
+          const int n = 3, cnt = 1000;
+          int dims[1] = {n}, periods[1] = {1};
+          MPIGPU_Comm ring;
+          API_OK(MPIGPU_Cart_create(MPIGPU_COMM_WORLD, 1, dims, periods, 0, &ring));
+          const int left = (rank + n - 1) % n, right = (rank + 1) % n;
+          const size_t bytes = sizeof(int) * cnt;
+          for (int nonblocking = 0; nonblocking < 2; ++nonblocking) {
+            // allgather: my block to both; I get left's then right's.
+            std::vector<int> mine(cnt), two(2 * cnt, -1);
+            for (int i = 0; i < cnt; ++i) mine[i] = rank * 100000 + i;
+            void* s = m.alloc(bytes);
+            void* g = m.alloc(2 * bytes);
+            m.put(s, mine.data(), bytes);
+            m.put(g, two.data(), 2 * bytes);
+            MPIGPU_Request q;
+            if (nonblocking) {
+              API_OK(MPIGPU_Ineighbor_allgather(s, m.bt, cnt, MPIGPU_INT, g, m.bt, cnt, MPIGPU_INT,
+                                                ring, &q));
+              API_OK(MPIGPU_Wait(&q, MPIGPU_STATUS_IGNORE));
+            } else {
+              API_OK(MPIGPU_Neighbor_allgather(s, m.bt, cnt, MPIGPU_INT, g, m.bt, cnt, MPIGPU_INT,
+                                               ring));
+            }
+            m.get(two.data(), g, 2 * bytes);
+            for (int i = 0; i < cnt; ++i)
+              RANK_CHECK(two[i] == left * 100000 + i && two[cnt + i] == right * 100000 + i);
+            // alltoall: block 0 goes left, block 1 right; I get left's block 1, right's block 0.
+            std::vector<int> out(2 * cnt);
+            for (int i = 0; i < 2 * cnt; ++i) out[i] = rank * 100000 + 7 * i;
+            void* a = m.alloc(2 * bytes);
+            m.put(a, out.data(), 2 * bytes);
+            m.put(g, std::vector<int>(2 * cnt, -1).data(), 2 * bytes);
+            if (nonblocking) {
+              API_OK(MPIGPU_Ineighbor_alltoall(a, m.bt, cnt, MPIGPU_INT, g, m.bt, cnt, MPIGPU_INT,
+                                               ring, &q));
+              API_OK(MPIGPU_Wait(&q, MPIGPU_STATUS_IGNORE));
+            } else {
+              API_OK(MPIGPU_Neighbor_alltoall(a, m.bt, cnt, MPIGPU_INT, g, m.bt, cnt, MPIGPU_INT,
+                                              ring));
+            }
+            m.get(two.data(), g, 2 * bytes);
+            for (int i = 0; i < cnt; ++i)
+              RANK_CHECK(two[i] == left * 100000 + 7 * (cnt + i) &&
+                         two[cnt + i] == right * 100000 + 7 * i);
+            m.free(s);
+            m.free(g);
+            m.free(a);
+          }
+          API_OK(MPIGPU_Comm_free(&ring));
+        });
+      },
+      300);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
 }  // namespace
 }  // namespace mpigpu::testing
