@@ -23,9 +23,41 @@
 
 namespace mpigpu::api {
 
+// Private duplicates of the derived datatypes a persistent collective was given: MPI lets the
+// program free its handles once the init call returned (a freed handle may then name another
+// type), so each run builds from these, freed with the request.
+class TypeKeeper {
+ public:
+  TypeKeeper() = default;
+  TypeKeeper(const TypeKeeper&) = delete;
+  TypeKeeper& operator=(const TypeKeeper&) = delete;
+  ~TypeKeeper() {
+    for (MPIGPU_Datatype& d : dups_) (void)MPIGPU_Type_free(&d);
+  }
+  // t itself when predefined (or not a valid type: the init's check build reports it).
+  MPIGPU_Datatype operator()(MPIGPU_Datatype t) {
+    if (IsPredefinedType(t)) return t;
+    MPIGPU_Datatype d = MPIGPU_DATATYPE_NULL;
+    if (MPIGPU_Type_dup(t, &d) != MPIGPU_SUCCESS) return t;
+    dups_.push_back(d);
+    return d;
+  }
+  // A copy of an array of n types, each kept (null for a null array).
+  std::shared_ptr<const std::vector<MPIGPU_Datatype>> Array(const MPIGPU_Datatype* a, int n) {
+    if (a == nullptr) return nullptr;
+    auto v = std::make_shared<std::vector<MPIGPU_Datatype>>(a, a + n);
+    for (MPIGPU_Datatype& t : *v) t = (*this)(t);
+    return v;
+  }
+
+ private:
+  std::vector<MPIGPU_Datatype> dups_;
+};
+
 struct PersistentColl {
   CommPtr comm;
   int tag_base = 0;
+  TypeKeeper types;                      // the types `build` names (destroyed after it)
   std::function<int(CollSched&)> build;  // owns copies of the arrays it was given
 };
 
@@ -55,8 +87,8 @@ const T* Data(const std::shared_ptr<const std::vector<T>>& v) {
   return v ? v->data() : nullptr;
 }
 
-// The init calls: make(n) gives the build function for a communicator of n ranks (arrays are
-// copied there). Checks by building once, unrun.
+// The init calls: make(n, keeper) gives the build function for a communicator of n ranks (arrays
+// are copied there, derived types kept by `keeper`). Checks by building once, unrun.
 template <class Make>
 int InitColl(MPIGPU_Comm comm, MPIGPU_Request* request, Make make) {
   if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
@@ -65,7 +97,7 @@ int InitColl(MPIGPU_Comm comm, MPIGPU_Request* request, Make make) {
   if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
   auto p = std::make_shared<PersistentColl>();
   p->comm = c;
-  p->build = make(c->size());
+  p->build = make(c->size(), p->types);
   p->tag_base = NbcTagBase(*c);
   {
     CollSched check(c, p->tag_base);
@@ -105,6 +137,7 @@ using mpigpu::api::Data;
 using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::InitColl;
+using mpigpu::api::TypeKeeper;
 using mpigpu::api::Lock;
 using mpigpu::api::AlltoallSide;
 namespace api = mpigpu::api;
@@ -134,7 +167,7 @@ extern "C" int MPIGPU_Startall(int count, MPIGPU_Request requests[]) {
 
 extern "C" int MPIGPU_Barrier_init(MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Barrier_init", comm, InitColl(comm, request, [](int) {
+  return Finish("MPIGPU_Barrier_init", comm, InitColl(comm, request, [](int, TypeKeeper&) {
                   return [](CollSched& s) { return api::BuildBarrier(s); };
                 }));
 }
@@ -143,9 +176,10 @@ extern "C" int MPIGPU_Bcast_init(void* buf, MPIGPU_Buftype buftype, int count,
                                  MPIGPU_Datatype datatype, int root, MPIGPU_Comm comm,
                                  MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Bcast_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Bcast_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
-                    return api::BuildBcast(s, buf, buftype, count, datatype, root);
+                    return api::BuildBcast(s, buf, buftype, count, kdt, root);
                   };
                 }));
 }
@@ -155,10 +189,11 @@ extern "C" int MPIGPU_Reduce_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                                   MPIGPU_Op op, int root, MPIGPU_Comm comm, MPIGPU_Info,
                                   MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Reduce_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Reduce_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
                     return api::BuildReduce(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
-                                            datatype, op, root, false);
+                                            kdt, op, root, false);
                   };
                 }));
 }
@@ -168,10 +203,11 @@ extern "C" int MPIGPU_Allreduce_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
                                      MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allreduce_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Allreduce_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
                     return api::BuildReduce(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
-                                            datatype, op, 0, true);
+                                            kdt, op, 0, true);
                   };
                 }));
 }
@@ -182,10 +218,12 @@ extern "C" int MPIGPU_Gather_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                                   MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
                                   MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Gather_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Gather_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   return [=](CollSched& s) {
-                    return api::BuildGather(s, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
-                                            recvbuftype, recvcount, nullptr, nullptr, recvtype,
+                    return api::BuildGather(s, sendbuf, sendbuftype, sendcount, ksend, recvbuf,
+                                            recvbuftype, recvcount, nullptr, nullptr, krecv,
                                             root, false);
                   };
                 }));
@@ -197,11 +235,13 @@ extern "C" int MPIGPU_Gatherv_init(const void* sendbuf, MPIGPU_Buftype sendbufty
                                    const int displs[], MPIGPU_Datatype recvtype, int root,
                                    MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Gatherv_init", comm, InitColl(comm, request, [=](int n) {
+  return Finish("MPIGPU_Gatherv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   auto counts = CopyArray(recvcounts, n), dis = CopyArray(displs, n);
                   return [=](CollSched& s) {
-                    return api::BuildGather(s, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
-                                            recvbuftype, 0, Data(counts), Data(dis), recvtype,
+                    return api::BuildGather(s, sendbuf, sendbuftype, sendcount, ksend, recvbuf,
+                                            recvbuftype, 0, Data(counts), Data(dis), krecv,
                                             root, true);
                   };
                 }));
@@ -213,10 +253,12 @@ extern "C" int MPIGPU_Scatter_init(const void* sendbuf, MPIGPU_Buftype sendbufty
                                    MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
                                    MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scatter_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Scatter_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   return [=](CollSched& s) {
                     return api::BuildScatter(s, sendbuf, sendbuftype, sendcount, nullptr, nullptr,
-                                             sendtype, recvbuf, recvbuftype, recvcount, recvtype,
+                                             ksend, recvbuf, recvbuftype, recvcount, krecv,
                                              root, false);
                   };
                 }));
@@ -229,11 +271,13 @@ extern "C" int MPIGPU_Scatterv_init(const void* sendbuf, MPIGPU_Buftype sendbuft
                                     MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
                                     MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scatterv_init", comm, InitColl(comm, request, [=](int n) {
+  return Finish("MPIGPU_Scatterv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   auto counts = CopyArray(sendcounts, n), dis = CopyArray(displs, n);
                   return [=](CollSched& s) {
                     return api::BuildScatter(s, sendbuf, sendbuftype, 0, Data(counts), Data(dis),
-                                             sendtype, recvbuf, recvbuftype, recvcount, recvtype,
+                                             ksend, recvbuf, recvbuftype, recvcount, krecv,
                                              root, true);
                   };
                 }));
@@ -245,11 +289,13 @@ extern "C" int MPIGPU_Allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Info,
                                      MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allgather_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Allgather_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   return [=](CollSched& s) {
-                    return api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                    return api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, ksend,
                                                recvbuf, recvbuftype, recvcount, nullptr, nullptr,
-                                               recvtype, false);
+                                               krecv, false);
                   };
                 }));
 }
@@ -260,12 +306,14 @@ extern "C" int MPIGPU_Allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbu
                                       const int displs[], MPIGPU_Datatype recvtype,
                                       MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allgatherv_init", comm, InitColl(comm, request, [=](int n) {
+  return Finish("MPIGPU_Allgatherv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   auto counts = CopyArray(recvcounts, n), dis = CopyArray(displs, n);
                   return [=](CollSched& s) {
-                    return api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, sendtype,
+                    return api::BuildAllgather(s, sendbuf, sendbuftype, sendcount, ksend,
                                                recvbuf, recvbuftype, 0, Data(counts), Data(dis),
-                                               recvtype, true);
+                                               krecv, true);
                   };
                 }));
 }
@@ -279,8 +327,10 @@ extern "C" int MPIGPU_Alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuft
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoall_init", comm, InitColl(comm, request, [=](int) {
-                  return [=](CollSched& s) { return api::BuildAlltoall(s, sd, rv); };
+  return Finish("MPIGPU_Alltoall_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  AlltoallSide ksd = sd, krv = rv;
+                  ksd.type = k(sd.type), krv.type = k(rv.type);
+                  return [=](CollSched& s) { return api::BuildAlltoall(s, ksd, krv); };
                 }));
 }
 
@@ -291,15 +341,17 @@ extern "C" int MPIGPU_Alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      const int rdispls[], MPIGPU_Datatype recvtype,
                                      MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoallv_init", comm, InitColl(comm, request, [=](int n) {
+  return Finish("MPIGPU_Alltoallv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype);
+                  const MPIGPU_Datatype krecv = k(recvtype);
                   auto sc = CopyArray(sendcounts, n), sdis = CopyArray(sdispls, n);
                   auto rc = CopyArray(recvcounts, n), rdis = CopyArray(rdispls, n);
                   return [=](CollSched& s) {
                     AlltoallSide sd, rv;
                     sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = Data(sc);
-                    sd.displs = Data(sdis), sd.type = sendtype;
+                    sd.displs = Data(sdis), sd.type = ksend;
                     rv.buf = recvbuf, rv.bt = recvbuftype, rv.counts = Data(rc);
-                    rv.displs = Data(rdis), rv.type = recvtype;
+                    rv.displs = Data(rdis), rv.type = krecv;
                     sd.vform = rv.vform = true;
                     return api::BuildAlltoall(s, sd, rv);
                   };
@@ -313,10 +365,10 @@ extern "C" int MPIGPU_Alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      const int rdispls[], const MPIGPU_Datatype recvtypes[],
                                      MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoallw_init", comm, InitColl(comm, request, [=](int n) {
+  return Finish("MPIGPU_Alltoallw_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
                   auto sc = CopyArray(sendcounts, n), sdis = CopyArray(sdispls, n);
                   auto rc = CopyArray(recvcounts, n), rdis = CopyArray(rdispls, n);
-                  auto st = CopyArray(sendtypes, n), rt = CopyArray(recvtypes, n);
+                  auto st = k.Array(sendtypes, n), rt = k.Array(recvtypes, n);
                   return [=](CollSched& s) {
                     AlltoallSide sd, rv;
                     sd.buf = sendbuf, sd.bt = sendbuftype, sd.counts = Data(sc);
@@ -338,11 +390,13 @@ extern "C" int MPIGPU_Reduce_scatter_init(const void* sendbuf, MPIGPU_Buftype se
   if (recvcounts == nullptr)
     return Finish("MPIGPU_Reduce_scatter_init", comm,
                   mpigpu::SetLastError(MPIGPU_ERR_ARG, "null recvcounts"));
-  return Finish("MPIGPU_Reduce_scatter_init", comm, InitColl(comm, request, [=](int n) {
+  return Finish("MPIGPU_Reduce_scatter_init", comm,
+                InitColl(comm, request, [=](int n, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   auto counts = CopyArray(recvcounts, n);
                   return [=](CollSched& s) {
                     return api::BuildReduceScatter(s, sendbuf, sendbuftype, recvbuf, recvbuftype,
-                                                   Data(counts), 0, datatype, op);
+                                                   Data(counts), 0, kdt, op);
                   };
                 }));
 }
@@ -353,10 +407,12 @@ extern "C" int MPIGPU_Reduce_scatter_block_init(const void* sendbuf, MPIGPU_Buft
                                                 MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info,
                                                 MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Reduce_scatter_block_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Reduce_scatter_block_init", comm,
+                InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
                     return api::BuildReduceScatter(s, sendbuf, sendbuftype, recvbuf, recvbuftype,
-                                                   nullptr, recvcount, datatype, op);
+                                                   nullptr, recvcount, kdt, op);
                   };
                 }));
 }
@@ -366,10 +422,11 @@ extern "C" int MPIGPU_Scan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info,
                                 MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scan_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Scan_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
                     return api::BuildScan(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
-                                          datatype, op, true);
+                                          kdt, op, true);
                   };
                 }));
 }
@@ -379,10 +436,11 @@ extern "C" int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                                   MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info,
                                   MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Exscan_init", comm, InitColl(comm, request, [=](int) {
+  return Finish("MPIGPU_Exscan_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+                  const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
                     return api::BuildScan(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
-                                          datatype, op, false);
+                                          kdt, op, false);
                   };
                 }));
 }

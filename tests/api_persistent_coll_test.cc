@@ -243,6 +243,45 @@ TEST(ApiPersistentCollTest, FreeWhileActiveCompletesOnItsOwn) {
   EXPECT_EQ(r, "");
 }
 
+// MPI lets the program free a derived datatype once the init call returned: the request keeps
+// its own copy. A new type made after the free (which may take the freed handle) changes
+// nothing: every run still gathers every other int of each rank's send buffer, and a strided
+// allreduce still adds the right elements.
+TEST(ApiPersistentCollTest, DerivedTypesFreedAfterInitStillDescribeTheData) {
+  std::string r = RunApiJob(3, [](int rank) {
+    const int n = 3, cnt = 4;
+    MPIGPU_Datatype every_other, other;
+    API_OK(MPIGPU_Type_vector(cnt, 1, 2, MPIGPU_INT, &every_other));
+    API_OK(MPIGPU_Type_commit(&every_other));
+    std::vector<int> send(2 * cnt), all(n * cnt), red(2 * cnt);
+    MPIGPU_Request q[2];
+    API_OK(MPIGPU_Allgather_init(send.data(), kHost, 1, every_other, all.data(), kHost, cnt,
+                                 MPIGPU_INT, kWorld, kNoInfo, &q[0]));
+    API_OK(MPIGPU_Allreduce_init(send.data(), kHost, red.data(), kHost, 1, every_other,
+                                 MPIGPU_SUM, kWorld, kNoInfo, &q[1]));
+    API_OK(MPIGPU_Type_free(&every_other));
+    API_OK(MPIGPU_Type_contiguous(3, MPIGPU_INT, &other));  // may reuse the freed handle
+    API_OK(MPIGPU_Type_commit(&other));
+    for (int run = 0; run < 2; ++run) {
+      for (int i = 0; i < 2 * cnt; ++i) send[i] = Val(run, rank, i);
+      std::fill(all.begin(), all.end(), -1);
+      std::fill(red.begin(), red.end(), -1);
+      API_OK(MPIGPU_Startall(2, q));
+      API_OK(MPIGPU_Waitall(2, q, MPIGPU_STATUSES_IGNORE));
+      for (int r = 0; r < n; ++r)
+        for (int i = 0; i < cnt; ++i) RANK_CHECK(all[r * cnt + i] == Val(run, r, 2 * i));
+      for (int i = 0; i < 2 * cnt; ++i) {
+        int sum = 0;
+        for (int r = 0; r < n; ++r) sum += Val(run, r, i);
+        RANK_CHECK(red[i] == (i % 2 == 0 ? sum : -1));  // the gaps are left alone
+      }
+    }
+    for (auto& x : q) API_OK(MPIGPU_Request_free(&x));
+    API_OK(MPIGPU_Type_free(&other));
+  });
+  EXPECT_EQ(r, "");
+}
+
 TEST(ApiPersistentCollTest, ErrorsAreClearAndLeaveTheJobInStep) {
   std::string r = RunApiJob(2, [](int rank) {
     API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
