@@ -20,19 +20,25 @@
 #include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
+#include "mpigpu_api/ops.h"
 
 namespace mpigpu::api {
 
-// Private duplicates of the derived datatypes a persistent collective was given: MPI lets the
-// program free its handles once the init call returned (a freed handle may then name another
-// type), so each run builds from these, freed with the request.
-class TypeKeeper {
+// Private duplicates of the derived datatypes a persistent collective was given, and holds on its
+// user op: MPI lets the program free its handles once the init call returned (a freed type's
+// handle may then name another type), so each run builds from these, let go with the request.
+class ArgKeeper {
  public:
-  TypeKeeper() = default;
-  TypeKeeper(const TypeKeeper&) = delete;
-  TypeKeeper& operator=(const TypeKeeper&) = delete;
-  ~TypeKeeper() {
+  ArgKeeper() = default;
+  ArgKeeper(const ArgKeeper&) = delete;
+  ArgKeeper& operator=(const ArgKeeper&) = delete;
+  ~ArgKeeper() {
     for (MPIGPU_Datatype& d : dups_) (void)MPIGPU_Type_free(&d);
+    for (MPIGPU_Op op : ops_) DropUserOp(op);
+  }
+  void Op(MPIGPU_Op op) {
+    KeepUserOp(op);
+    ops_.push_back(op);
   }
   // t itself when predefined (or not a valid type: the init's check build reports it).
   MPIGPU_Datatype operator()(MPIGPU_Datatype t) {
@@ -52,12 +58,13 @@ class TypeKeeper {
 
  private:
   std::vector<MPIGPU_Datatype> dups_;
+  std::vector<MPIGPU_Op> ops_;  // kept (KeepUserOp)
 };
 
 struct PersistentColl {
   CommPtr comm;
   int tag_base = 0;
-  TypeKeeper types;                      // the types `build` names (destroyed after it)
+  ArgKeeper types;                      // the types `build` names (destroyed after it)
   std::function<int(CollSched&)> build;  // owns copies of the arrays it was given
 };
 
@@ -137,7 +144,7 @@ using mpigpu::api::Data;
 using mpigpu::api::Finish;
 using mpigpu::api::GetState;
 using mpigpu::api::InitColl;
-using mpigpu::api::TypeKeeper;
+using mpigpu::api::ArgKeeper;
 using mpigpu::api::Lock;
 using mpigpu::api::AlltoallSide;
 namespace api = mpigpu::api;
@@ -167,7 +174,7 @@ extern "C" int MPIGPU_Startall(int count, MPIGPU_Request requests[]) {
 
 extern "C" int MPIGPU_Barrier_init(MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Barrier_init", comm, InitColl(comm, request, [](int, TypeKeeper&) {
+  return Finish("MPIGPU_Barrier_init", comm, InitColl(comm, request, [](int, ArgKeeper&) {
                   return [](CollSched& s) { return api::BuildBarrier(s); };
                 }));
 }
@@ -176,7 +183,7 @@ extern "C" int MPIGPU_Bcast_init(void* buf, MPIGPU_Buftype buftype, int count,
                                  MPIGPU_Datatype datatype, int root, MPIGPU_Comm comm,
                                  MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Bcast_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Bcast_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
                   return [=](CollSched& s) {
                     return api::BuildBcast(s, buf, buftype, count, kdt, root);
@@ -189,8 +196,9 @@ extern "C" int MPIGPU_Reduce_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                                   MPIGPU_Op op, int root, MPIGPU_Comm comm, MPIGPU_Info,
                                   MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Reduce_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Reduce_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
+                  k.Op(op);
                   return [=](CollSched& s) {
                     return api::BuildReduce(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
                                             kdt, op, root, false);
@@ -203,8 +211,9 @@ extern "C" int MPIGPU_Allreduce_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      MPIGPU_Datatype datatype, MPIGPU_Op op, MPIGPU_Comm comm,
                                      MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allreduce_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Allreduce_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
+                  k.Op(op);
                   return [=](CollSched& s) {
                     return api::BuildReduce(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
                                             kdt, op, 0, true);
@@ -218,7 +227,7 @@ extern "C" int MPIGPU_Gather_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                                   MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
                                   MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Gather_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Gather_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   return [=](CollSched& s) {
@@ -235,7 +244,7 @@ extern "C" int MPIGPU_Gatherv_init(const void* sendbuf, MPIGPU_Buftype sendbufty
                                    const int displs[], MPIGPU_Datatype recvtype, int root,
                                    MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Gatherv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+  return Finish("MPIGPU_Gatherv_init", comm, InitColl(comm, request, [=](int n, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   auto counts = CopyArray(recvcounts, n), dis = CopyArray(displs, n);
@@ -253,7 +262,7 @@ extern "C" int MPIGPU_Scatter_init(const void* sendbuf, MPIGPU_Buftype sendbufty
                                    MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
                                    MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scatter_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Scatter_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   return [=](CollSched& s) {
@@ -271,7 +280,7 @@ extern "C" int MPIGPU_Scatterv_init(const void* sendbuf, MPIGPU_Buftype sendbuft
                                     MPIGPU_Datatype recvtype, int root, MPIGPU_Comm comm,
                                     MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scatterv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+  return Finish("MPIGPU_Scatterv_init", comm, InitColl(comm, request, [=](int n, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   auto counts = CopyArray(sendcounts, n), dis = CopyArray(displs, n);
@@ -289,7 +298,7 @@ extern "C" int MPIGPU_Allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Info,
                                      MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allgather_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Allgather_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   return [=](CollSched& s) {
@@ -306,7 +315,7 @@ extern "C" int MPIGPU_Allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbu
                                       const int displs[], MPIGPU_Datatype recvtype,
                                       MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Allgatherv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+  return Finish("MPIGPU_Allgatherv_init", comm, InitColl(comm, request, [=](int n, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   auto counts = CopyArray(recvcounts, n), dis = CopyArray(displs, n);
@@ -327,7 +336,7 @@ extern "C" int MPIGPU_Alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuft
   sd.buf = sendbuf, sd.bt = sendbuftype, sd.count = sendcount, sd.type = sendtype;
   rv.buf = recvbuf, rv.bt = recvbuftype, rv.count = recvcount, rv.type = recvtype;
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoall_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Alltoall_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   AlltoallSide ksd = sd, krv = rv;
                   ksd.type = k(sd.type), krv.type = k(rv.type);
                   return [=](CollSched& s) { return api::BuildAlltoall(s, ksd, krv); };
@@ -341,7 +350,7 @@ extern "C" int MPIGPU_Alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      const int rdispls[], MPIGPU_Datatype recvtype,
                                      MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoallv_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+  return Finish("MPIGPU_Alltoallv_init", comm, InitColl(comm, request, [=](int n, ArgKeeper& k) {
                   const MPIGPU_Datatype ksend = k(sendtype);
                   const MPIGPU_Datatype krecv = k(recvtype);
                   auto sc = CopyArray(sendcounts, n), sdis = CopyArray(sdispls, n);
@@ -365,7 +374,7 @@ extern "C" int MPIGPU_Alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuf
                                      const int rdispls[], const MPIGPU_Datatype recvtypes[],
                                      MPIGPU_Comm comm, MPIGPU_Info, MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Alltoallw_init", comm, InitColl(comm, request, [=](int n, TypeKeeper& k) {
+  return Finish("MPIGPU_Alltoallw_init", comm, InitColl(comm, request, [=](int n, ArgKeeper& k) {
                   auto sc = CopyArray(sendcounts, n), sdis = CopyArray(sdispls, n);
                   auto rc = CopyArray(recvcounts, n), rdis = CopyArray(rdispls, n);
                   auto st = k.Array(sendtypes, n), rt = k.Array(recvtypes, n);
@@ -391,8 +400,9 @@ extern "C" int MPIGPU_Reduce_scatter_init(const void* sendbuf, MPIGPU_Buftype se
     return Finish("MPIGPU_Reduce_scatter_init", comm,
                   mpigpu::SetLastError(MPIGPU_ERR_ARG, "null recvcounts"));
   return Finish("MPIGPU_Reduce_scatter_init", comm,
-                InitColl(comm, request, [=](int n, TypeKeeper& k) {
+                InitColl(comm, request, [=](int n, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
+                  k.Op(op);
                   auto counts = CopyArray(recvcounts, n);
                   return [=](CollSched& s) {
                     return api::BuildReduceScatter(s, sendbuf, sendbuftype, recvbuf, recvbuftype,
@@ -408,8 +418,9 @@ extern "C" int MPIGPU_Reduce_scatter_block_init(const void* sendbuf, MPIGPU_Buft
                                                 MPIGPU_Request* request) {
   Lock lk(GetState().mu);
   return Finish("MPIGPU_Reduce_scatter_block_init", comm,
-                InitColl(comm, request, [=](int, TypeKeeper& k) {
+                InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
+                  k.Op(op);
                   return [=](CollSched& s) {
                     return api::BuildReduceScatter(s, sendbuf, sendbuftype, recvbuf, recvbuftype,
                                                    nullptr, recvcount, kdt, op);
@@ -422,8 +433,9 @@ extern "C" int MPIGPU_Scan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                 MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info,
                                 MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Scan_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Scan_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
+                  k.Op(op);
                   return [=](CollSched& s) {
                     return api::BuildScan(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
                                           kdt, op, true);
@@ -436,8 +448,9 @@ extern "C" int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                                   MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info,
                                   MPIGPU_Request* request) {
   Lock lk(GetState().mu);
-  return Finish("MPIGPU_Exscan_init", comm, InitColl(comm, request, [=](int, TypeKeeper& k) {
+  return Finish("MPIGPU_Exscan_init", comm, InitColl(comm, request, [=](int, ArgKeeper& k) {
                   const MPIGPU_Datatype kdt = k(datatype);
+                  k.Op(op);
                   return [=](CollSched& s) {
                     return api::BuildScan(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
                                           kdt, op, false);

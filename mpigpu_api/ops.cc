@@ -214,7 +214,8 @@ constexpr const char* kOpName[kNumPredefinedOps] = {
     "MPIGPU_LOR",  "MPIGPU_LXOR", "MPIGPU_BAND", "MPIGPU_BOR",    "MPIGPU_BXOR",
     "MPIGPU_MINLOC", "MPIGPU_MAXLOC", "MPIGPU_REPLACE", "MPIGPU_NO_OP"};
 
-// User ops by handle - kFirstUserOp; a freed slot keeps fn == nullptr (handles are not reused).
+// User ops by handle - kFirstUserOp; a freed slot keeps fn == nullptr (handles are not reused),
+// once no holder keeps it.
 struct Registry {
   std::mutex mu;
   std::vector<UserOp> ops;
@@ -256,11 +257,35 @@ int FreeUserOp(MPIGPU_Op* op) {
   Registry& r = Reg();
   std::lock_guard<std::mutex> g(r.mu);
   const size_t i = static_cast<size_t>(*op) - kFirstUserOp;
-  if (*op < kFirstUserOp || i >= r.ops.size() || r.ops[i].fn == nullptr)
+  if (*op < kFirstUserOp || i >= r.ops.size() || r.ops[i].fn == nullptr || r.ops[i].freed)
     return SetLastError(MPIGPU_ERR_OP, "op " + std::to_string(*op) + " is not a live user op");
-  r.ops[i].fn = nullptr;
+  if (r.ops[i].keeps > 0) r.ops[i].freed = true;
+  else r.ops[i].fn = nullptr;
   *op = MPIGPU_OP_NULL;
   return MPIGPU_SUCCESS;
+}
+
+namespace {
+// The kept op's slot, or null (predefined or not a live user op).
+UserOp* KeptSlot(Registry& r, MPIGPU_Op op) {
+  if (op < kFirstUserOp) return nullptr;
+  const size_t i = static_cast<size_t>(op - kFirstUserOp);
+  return i < r.ops.size() && r.ops[i].fn != nullptr ? &r.ops[i] : nullptr;
+}
+}  // namespace
+
+void KeepUserOp(MPIGPU_Op op) {
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> g(r.mu);
+  if (UserOp* u = KeptSlot(r, op)) ++u->keeps;
+}
+
+void DropUserOp(MPIGPU_Op op) {
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> g(r.mu);
+  UserOp* u = KeptSlot(r, op);
+  if (u == nullptr || u->keeps == 0) return;
+  if (--u->keeps == 0 && u->freed) u->fn = nullptr;
 }
 
 bool IsValidOp(MPIGPU_Op op) { return IsPredefinedOp(op) || LookupUserOp(op, nullptr); }

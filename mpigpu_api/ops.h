@@ -43,6 +43,8 @@ int ApplyOp(MPIGPU_Op op, MPIGPU_Datatype basic_type, void* inout, const void* i
 struct UserOp {
   MPIGPU_User_function* fn = nullptr;
   bool commute = true;
+  int keeps = 0;       // holders that still run it (persistent reductions: KeepUserOp)
+  bool freed = false;  // Op_free'd while kept: it lives on until the last holder lets go
 };
 // *out = the live user op `op`; false if `op` is none.
 bool LookupUserOp(MPIGPU_Op op, UserOp* out);
@@ -50,5 +52,9 @@ bool LookupUserOp(MPIGPU_Op op, UserOp* out);
 int CreateUserOp(MPIGPU_User_function* fn, bool commute, MPIGPU_Op* out);
 // Errors: ARG (null op), OP (predefined, freed or bad handle).
 int FreeUserOp(MPIGPU_Op* op);
+// A holder that runs `op` later (a persistent reduction) keeps it alive through Op_free, as MPI
+// asks; each KeepUserOp (no-op for a predefined or invalid op) is paired with a DropUserOp.
+void KeepUserOp(MPIGPU_Op op);
+void DropUserOp(MPIGPU_Op op);
 
 }  // namespace mpigpu

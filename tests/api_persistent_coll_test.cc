@@ -243,18 +243,28 @@ TEST(ApiPersistentCollTest, FreeWhileActiveCompletesOnItsOwn) {
   EXPECT_EQ(r, "");
 }
 
-// MPI lets the program free a derived datatype once the init call returned: the request keeps
-// its own copy. A new type made after the free (which may take the freed handle) changes
-// nothing: every run still gathers every other int of each rank's send buffer, and a strided
-// allreduce still adds the right elements.
-TEST(ApiPersistentCollTest, DerivedTypesFreedAfterInitStillDescribeTheData) {
+void MaxOfInts(void* in, void* inout, int* len, MPIGPU_Datatype*) {
+  for (int i = 0; i < *len; ++i)
+    static_cast<int*>(inout)[i] = std::max(static_cast<int*>(inout)[i], static_cast<int*>(in)[i]);
+}
+
+// MPI lets the program free a derived datatype or a user op once the init call returned: the
+// request keeps its own. A new type made after the free (which may take the freed handle)
+// changes nothing: every run still gathers every other int of each rank's send buffer, a strided
+// allreduce still adds the right elements, and a freed user op still reduces.
+TEST(ApiPersistentCollTest, TypesAndOpsFreedAfterInitStillDescribeTheData) {
   std::string r = RunApiJob(3, [](int rank) {
     const int n = 3, cnt = 4;
     MPIGPU_Datatype every_other, other;
     API_OK(MPIGPU_Type_vector(cnt, 1, 2, MPIGPU_INT, &every_other));
     API_OK(MPIGPU_Type_commit(&every_other));
-    std::vector<int> send(2 * cnt), all(n * cnt), red(2 * cnt);
-    MPIGPU_Request q[2];
+    std::vector<int> send(2 * cnt), all(n * cnt), red(2 * cnt), mx(2 * cnt);
+    MPIGPU_Request q[3];
+    MPIGPU_Op maxop;
+    API_OK(MPIGPU_Op_create(MaxOfInts, 1, &maxop));
+    API_OK(MPIGPU_Allreduce_init(send.data(), kHost, mx.data(), kHost, 2 * cnt, MPIGPU_INT, maxop,
+                                 kWorld, kNoInfo, &q[2]));
+    API_OK(MPIGPU_Op_free(&maxop));
     API_OK(MPIGPU_Allgather_init(send.data(), kHost, 1, every_other, all.data(), kHost, cnt,
                                  MPIGPU_INT, kWorld, kNoInfo, &q[0]));
     API_OK(MPIGPU_Allreduce_init(send.data(), kHost, red.data(), kHost, 1, every_other,
@@ -266,8 +276,9 @@ TEST(ApiPersistentCollTest, DerivedTypesFreedAfterInitStillDescribeTheData) {
       for (int i = 0; i < 2 * cnt; ++i) send[i] = Val(run, rank, i);
       std::fill(all.begin(), all.end(), -1);
       std::fill(red.begin(), red.end(), -1);
-      API_OK(MPIGPU_Startall(2, q));
-      API_OK(MPIGPU_Waitall(2, q, MPIGPU_STATUSES_IGNORE));
+      API_OK(MPIGPU_Startall(3, q));
+      API_OK(MPIGPU_Waitall(3, q, MPIGPU_STATUSES_IGNORE));
+      for (int i = 0; i < 2 * cnt; ++i) RANK_CHECK(mx[i] == Val(run, n - 1, i));
       for (int r = 0; r < n; ++r)
         for (int i = 0; i < cnt; ++i) RANK_CHECK(all[r * cnt + i] == Val(run, r, 2 * i));
       for (int i = 0; i < 2 * cnt; ++i) {
