@@ -114,6 +114,7 @@ Status IbDevice::Open(size_t cq_entries,
   if (d->cq_ == nullptr) return SysError(("ibverbs: ibv_create_cq on " + d->name_).c_str());
   // dma-buf: an invalid fd tells a provider without support (EOPNOTSUPP) from one with (EBADF).
   const char* gpu_path = "device buffers staged through host memory";
+  const char* gdr_path = "device buffers by GPUDirect RDMA where the GPU exports dma-bufs";
   if (api->ibv_reg_dmabuf_mr == nullptr) {
     MPIGPU_INFO("ibverbs: %s: libibverbs has no ibv_reg_dmabuf_mr: %s", d->name_.c_str(), gpu_path);
   } else {
@@ -122,9 +123,8 @@ Status IbDevice::Open(size_t cq_entries,
     const int err = errno;
     if (mr != nullptr) api->ibv_dereg_mr(mr);
     d->dmabuf_ = mr == nullptr && err != EOPNOTSUPP && err != ENOSYS;
-    MPIGPU_INFO("ibverbs: %s: ibv_reg_dmabuf_mr answers %s: %s%s", d->name_.c_str(),
-                std::strerror(err), gpu_path,
-                d->dmabuf_ ? " (dma-buf is supported; the GPUDirect path is not written yet)" : "");
+    MPIGPU_INFO("ibverbs: %s: ibv_reg_dmabuf_mr answers %s: %s", d->name_.c_str(),
+                std::strerror(err), d->dmabuf_ ? gdr_path : gpu_path);
   }
   char text[INET_ADDRSTRLEN] = "the bootstrap's";
   if (have_addr) ::inet_ntop(AF_INET, &d->addr_, text, sizeof text);

@@ -8,9 +8,9 @@
 // context that owns its address, and a QP's PD and CQ must belong to that same context.
 //
 // Device buffers: at Open, ibv_reg_dmabuf_mr is probed with an invalid fd (EOPNOTSUPP: the
-// provider has no dma-buf support, as rxe; EBADF: it has). Device data is staged through host
-// memory in both cases for now (the GPUDirect dma-buf path is not written); the finding is logged
-// at MPIGPU_DEBUG=info.
+// provider has no dma-buf support, as rxe; EBADF: it has). Where it has, the rendezvous registers
+// device buffers through their dma-buf (ib_dmabuf.h, ib_lmt.h); else device data is staged
+// through host memory. The finding is logged at MPIGPU_DEBUG=info.
 #pragma once
 
 #include <netinet/in.h>

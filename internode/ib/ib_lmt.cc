@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "internode/ib/ib_config.h"
+#include "internode/ib/ib_dmabuf.h"
 #include "memcopy/log.h"
 
 namespace mpigpu::internode {
@@ -39,6 +40,7 @@ struct IbLmt::RecvOp : transport::LmtOp {
 };
 
 IbLmt::IbLmt(IbLinks* links) : links_(links), reg_(&links->device()) {
+  if (links->device().dmabuf()) caps_.device_buffers = caps_.offers_device = true;
   links_->SetReadDone([this](uint64_t cookie, bool ok, const std::string& why) {
     OnRead(cookie, ok, why);
   });
@@ -51,18 +53,32 @@ Status IbLmt::Attach(transport::LmtHost* host, char*, char*) {
 }
 
 bool IbLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
-  return loc.is_host() &&
+  return (loc.is_host() || DeviceOk()) &&
          bytes > std::min(host_->config().eager_limit, host_->ChannelPayloadMax(peer));
+}
+
+Status IbLmt::Register(const Request& req, size_t len, IbRegion* out) {
+  if (req.buf_.loc.is_host()) return reg_.Acquire(req.buf_.ptr, len, out);
+  Status st = RegisterDeviceMemory(links_->device(), req.buf_.ptr, len, &out->mr);
+  if (st.ok()) {
+    out->own = true;
+    return st;
+  }
+  device_failed_ = true;
+  MPIGPU_INFO("ibverbs: GPUDirect RDMA off, device buffers go staged: %s",
+              st.ToString().c_str());
+  return st;
 }
 
 size_t IbLmt::Offer(Request* req, unsigned char* offer) {
   if (!req->buf_.layout.contiguous() || !Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
   auto op = std::make_unique<SendOp>();
   op->reg = &reg_;
-  Status st = reg_.Acquire(req->buf_.ptr, req->bytes_, &op->region);
+  Status st = Register(*req, req->bytes_, &op->region);
   if (!st.ok()) {
-    if (!warned_) MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
-    warned_ = true;
+    if (!warned_ && req->buf_.loc.is_host())
+      MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
+    warned_ = warned_ || req->buf_.loc.is_host();
     return 0;
   }
   IbOffer o{reinterpret_cast<uint64_t>(req->buf_.ptr), req->bytes_, op->region.mr->rkey, 0};
@@ -81,17 +97,19 @@ size_t IbLmt::Offer(Request* req, unsigned char* offer) {
 }
 
 bool IbLmt::StartRecv(Request* req, const unsigned char* offer) {
-  if (offer == nullptr || !req->buf_.loc.is_host() || !req->buf_.layout.contiguous()) return false;
+  if (offer == nullptr || !req->buf_.layout.contiguous()) return false;
+  if (!req->buf_.loc.is_host() && !DeviceOk()) return false;
   auto op = std::make_unique<RecvOp>();
   op->reg = &reg_;
   std::memcpy(&op->offer, offer, sizeof op->offer);
   if (op->offer.len != req->info_.bytes) return false;  // not an offer of this message
   op->total = std::min<uint64_t>(op->offer.len, req->bytes_);
   if (op->total > 0) {
-    Status st = reg_.Acquire(req->buf_.ptr, op->total, &op->region);
+    Status st = Register(*req, op->total, &op->region);
     if (!st.ok()) {
-      if (!warned_) MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
-      warned_ = true;
+      if (!warned_ && req->buf_.loc.is_host())
+        MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
+      warned_ = warned_ || req->buf_.loc.is_host();
       return false;
     }
   }
@@ -178,8 +196,12 @@ void IbLmt::Finish(Request* req) {
                                                         op->failed ? kFailed : 0);
     host_->SendControl(req->info_.source, fin, nullptr, 0);
   }
-  host_->Complete(req, op->failed ? Status(Err::kPeerFailed, "ibverbs: RDMA READ from " + op->why)
-                                  : transport::TruncationOf(req->info_, req->bytes_));
+  Status done = op->failed ? Status(Err::kPeerFailed, "ibverbs: RDMA READ from " + op->why)
+                           : transport::TruncationOf(req->info_, req->bytes_);
+  // Data READ into GPU memory: visible to the GPU's later work before the receive completes.
+  if (!op->failed && op->total > 0 && req->buf_.loc.is_device())
+    done.KeepFirst(FlushRdmaWrites(req->buf_.loc.device));
+  host_->Complete(req, std::move(done));
 }
 
 // The FIN WRITE of a send's offer arrived: its buffer was read.

@@ -1,10 +1,13 @@
 // The ibverbs rendezvous: zero-copy RDMA READ by the receiver from the sender's buffer.
 //   - The sender of a contiguous host buffer larger than the pair's eager size registers it
 //     (through the registration cache, ib_reg.h: a buffer used again reuses its region) and
-//     offers it in the RTS (IbOffer: address, rkey, length).
-//   - The receiver, when its buffer is contiguous host memory too, registers it and READs the
-//     message in MPIGPU_IB_CHUNK pieces on the connection the RTS came on (the QP's send queue
-//     bounds the READs in flight; the rest wait here), then tells the sender it is done: where
+//     offers it in the RTS (IbOffer: address, rkey, length). A device buffer likewise, where the
+//     RDMA device takes dma-bufs (GPUDirect RDMA, ib_dmabuf.h; a region per message).
+//   - The receiver, when its buffer is contiguous host memory too (or device memory it can
+//     register the same way; its GPU's RDMA writes are flushed before it completes), registers it
+//     and READs the message in MPIGPU_IB_CHUNK pieces on the connection the RTS came on (the
+//     QP's send queue bounds the READs in flight; the rest wait here), then tells the sender it
+//     is done: where
 //     the offer names a FIN number (IbOffer::fin), a zero-byte RDMA WRITE with immediate = that
 //     number, posted right after the last READ with IBV_SEND_FENCE (it leaves once the READs
 //     completed, so the sender's buffer was read; no wait for the receiver's progress engine, no
@@ -12,10 +15,12 @@
 //     IbLinks::kFinSlots such messages in flight to that peer) kFin on the channel once the READs
 //     completed. The sender completes and releases its region. A failed READ fails the receive
 //     and sends kFin with kFailed (the send fails): the fenced WRITE is flushed with the READs.
-//   - Anything else (device or strided buffers on either side, a registration refused) falls
+//   - Anything else (strided buffers on either side, device buffers without dma-buf on either
+//     side, a registration refused: the first dma-buf failure turns the device path off) falls
 //     back to the next back-end, chan_lmt: frames on the ibverbs channel, device data staged
-//     through host memory by the engine's copy engines. GPUDirect (dma-buf) is not written:
-//     IbDevice probes and logs whether the device could.
+//     through host memory by the engine's copy engines. Where it goes is logged at
+//     MPIGPU_DEBUG=info. The dma-buf registration runs only on hardware with dma-buf support,
+//     which no machine of this project has (rxe answers EOPNOTSUPP): untested beyond its export.
 // Wire (kCtl, lmt kWireIdIb): kFin receiver -> sender, sreq the send, flags kFailed on a failed
 // READ.
 #pragma once
@@ -36,7 +41,7 @@ namespace mpigpu::internode {
 class IbLmt final : public transport::LmtBackendStubs {
  public:
   explicit IbLmt(IbLinks* links);
-  const transport::LmtCaps& caps() const override { return kCaps; }
+  const transport::LmtCaps& caps() const override { return caps_; }
   Status Attach(transport::LmtHost* host, char*, char*) override;
   bool Offers(int peer, MemLoc loc, size_t bytes) const override;
   size_t Offer(transport::Request* req, unsigned char* offer) override;
@@ -65,10 +70,16 @@ class IbLmt final : public transport::LmtBackendStubs {
   struct SendOp;
   struct RecvOp;
 
+  // Registers the message's buffer: host memory through the cache, device memory through its
+  // dma-buf (ib_dmabuf.h; the first failure turns the device path off, logged once).
+  Status Register(const transport::Request& req, size_t len, IbRegion* out);
+  bool DeviceOk() const { return caps_.device_buffers && !device_failed_; }
   void OnRead(uint64_t cookie, bool ok, const std::string& why);
   void OnFin(int peer, uint32_t fin);
   void Finish(transport::Request* req);
 
+  transport::LmtCaps caps_ = kCaps;  // device buffers too where the device takes dma-bufs
+  bool device_failed_ = false;
   IbLinks* links_;
   IbRegistrar reg_;
   transport::LmtHost* host_ = nullptr;
