@@ -213,39 +213,66 @@ extern "C" int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
 }
 MPIGPU_MPI_ALIAS(Exscan_init)
 
-// Persistent neighborhood collectives are not written yet (the blocking and nonblocking ones
-// are: coll_neighbor.cc); these say so.
-extern "C" int PMPI_Neighbor_allgather_init(const void*, int, MPI_Datatype, void*, int,
-                                            MPI_Datatype, MPI_Comm comm, MPI_Info,
-                                            MPI_Request*) {
-  return mpigpu::mpi::Unsupported("MPI_Neighbor_allgather_init", comm);
+extern "C" int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                            MPI_Request* request) {
+  return InitColl("MPI_Neighbor_allgather_init", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Neighbor_allgather_init(sendbuf, BufType(sendbuf), sendcount, sendtype,
+                                          recvbuf, BufType(recvbuf), recvcount, recvtype, comm,
+                                          MPIGPU_INFO_NULL, core);
+  });
 }
 MPIGPU_MPI_ALIAS(Neighbor_allgather_init)
 
-extern "C" int PMPI_Neighbor_allgatherv_init(const void*, int, MPI_Datatype, void*, const int[],
-                                             const int[], MPI_Datatype, MPI_Comm comm, MPI_Info,
-                                             MPI_Request*) {
-  return mpigpu::mpi::Unsupported("MPI_Neighbor_allgatherv_init", comm);
+extern "C" int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void* recvbuf,
+                                             const int recvcounts[], const int displs[],
+                                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                             MPI_Request* request) {
+  return InitColl("MPI_Neighbor_allgatherv_init", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Neighbor_allgatherv_init(sendbuf, BufType(sendbuf), sendcount, sendtype,
+                                           recvbuf, BufType(recvbuf), recvcounts, displs,
+                                           recvtype, comm, MPIGPU_INFO_NULL, core);
+  });
 }
 MPIGPU_MPI_ALIAS(Neighbor_allgatherv_init)
 
-extern "C" int PMPI_Neighbor_alltoall_init(const void*, int, MPI_Datatype, void*, int,
-                                           MPI_Datatype, MPI_Comm comm, MPI_Info, MPI_Request*) {
-  return mpigpu::mpi::Unsupported("MPI_Neighbor_alltoall_init", comm);
+extern "C" int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request* request) {
+  return InitColl("MPI_Neighbor_alltoall_init", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Neighbor_alltoall_init(sendbuf, BufType(sendbuf), sendcount, sendtype,
+                                         recvbuf, BufType(recvbuf), recvcount, recvtype, comm,
+                                         MPIGPU_INFO_NULL, core);
+  });
 }
 MPIGPU_MPI_ALIAS(Neighbor_alltoall_init)
 
-extern "C" int PMPI_Neighbor_alltoallv_init(const void*, const int[], const int[], MPI_Datatype,
-                                            void*, const int[], const int[], MPI_Datatype,
-                                            MPI_Comm comm, MPI_Info, MPI_Request*) {
-  return mpigpu::mpi::Unsupported("MPI_Neighbor_alltoallv_init", comm);
+extern "C" int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                            const int sdispls[], MPI_Datatype sendtype,
+                                            void* recvbuf, const int recvcounts[],
+                                            const int rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return InitColl("MPI_Neighbor_alltoallv_init", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Neighbor_alltoallv_init(sendbuf, BufType(sendbuf), sendcounts, sdispls,
+                                          sendtype, recvbuf, BufType(recvbuf), recvcounts,
+                                          rdispls, recvtype, comm, MPIGPU_INFO_NULL, core);
+  });
 }
 MPIGPU_MPI_ALIAS(Neighbor_alltoallv_init)
 
-extern "C" int PMPI_Neighbor_alltoallw_init(const void*, const int[], const MPI_Aint[],
-                                            const MPI_Datatype[], void*, const int[],
-                                            const MPI_Aint[], const MPI_Datatype[],
-                                            MPI_Comm comm, MPI_Info, MPI_Request*) {
-  return mpigpu::mpi::Unsupported("MPI_Neighbor_alltoallw_init", comm);
+extern "C" int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                            const MPI_Aint sdispls[],
+                                            const MPI_Datatype sendtypes[], void* recvbuf,
+                                            const int recvcounts[], const MPI_Aint rdispls[],
+                                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                            MPI_Info info, MPI_Request* request) {
+  return InitColl("MPI_Neighbor_alltoallw_init", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Neighbor_alltoallw_init(sendbuf, BufType(sendbuf), sendcounts, sdispls,
+                                          sendtypes, recvbuf, BufType(recvbuf), recvcounts,
+                                          rdispls, recvtypes, comm, MPIGPU_INFO_NULL, core);
+  });
 }
 MPIGPU_MPI_ALIAS(Neighbor_alltoallw_init)

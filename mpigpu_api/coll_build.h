@@ -41,4 +41,31 @@ int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, vo
 int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
               MPIGPU_Buftype rbt, int count, MPIGPU_Datatype dt, MPIGPU_Op op, bool inclusive);
 
+// Neighborhood collectives (coll_neighbor.cc). One side: a block per neighbour. Regular:
+// `count` elements at k * count * extent (or the same block for every k: `same`, allgather's
+// send side); v form: counts[k] elements at displs[k] extents; w form: counts[k] elements of
+// types[k] at byte displacement wdispls[k].
+struct NeighborSide {
+  const void* buf = nullptr;
+  MPIGPU_Buftype bt = MPIGPU_BUF_HOST;
+  int count = 0;
+  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
+  bool same = false;
+  bool vform = false;  // counts and displs (or wdispls) given
+  bool wform = false;  // types and byte displacements (wdispls) given
+  const int* counts = nullptr;
+  const int* displs = nullptr;
+  const MPIGPU_Aint* wdispls = nullptr;
+  const MPIGPU_Datatype* types = nullptr;
+};
+NeighborSide NeighborRegular(const void* buf, MPIGPU_Buftype bt, int count,
+                             MPIGPU_Datatype type, bool same = false);
+NeighborSide NeighborVForm(const void* buf, MPIGPU_Buftype bt, const int* counts,
+                           const int* displs, MPIGPU_Datatype type);
+NeighborSide NeighborWForm(const void* buf, MPIGPU_Buftype bt, const int* counts,
+                           const MPIGPU_Aint* displs, const MPIGPU_Datatype* types);
+int BuildNeighbor(CollSched& s, const NeighborSide& send, const NeighborSide& recv);
+// c's in- and out-neighbour counts (ERR_TOPOLOGY without a topology).
+int NeighborDegrees(const CommData& c, int* in, int* out);
+
 }  // namespace mpigpu::api

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_build.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/comm_objects.h"
 #include "mpigpu_api/errors.h"
@@ -85,23 +86,7 @@ int EdgesOf(const CommData& c, Edges* e) {
   return MPIGPU_SUCCESS;
 }
 
-// One side of a neighborhood collective: a block per neighbour. Regular: `count` elements at
-// k * count * extent (or the same block for every k: `same`, allgather's send side); v form:
-// counts[k] elements at displs[k] extents; w form: counts[k] elements of types[k] at
-// byte displacement wdispls[k].
-struct Side {
-  const void* buf = nullptr;
-  MPIGPU_Buftype bt = MPIGPU_BUF_HOST;
-  int count = 0;
-  MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
-  bool same = false;
-  bool vform = false;  // counts and displs (or wdispls) given
-  bool wform = false;  // types and byte displacements (wdispls) given
-  const int* counts = nullptr;
-  const int* displs = nullptr;
-  const MPIGPU_Aint* wdispls = nullptr;
-  const MPIGPU_Datatype* types = nullptr;
-};
+using Side = NeighborSide;
 
 int Blocks(const Side& s, size_t n, const char* what, std::vector<TypedBuf>* out) {
   const bool vform = s.vform, wform = s.wform;
@@ -137,7 +122,9 @@ int Blocks(const Side& s, size_t n, const char* what, std::vector<TypedBuf>* out
   return MPIGPU_SUCCESS;
 }
 
-int BuildNeighbor(CollSched& s, const Side& send, const Side& recv) {
+}  // namespace
+
+int BuildNeighbor(CollSched& s, const NeighborSide& send, const NeighborSide& recv) {
   Edges e;
   if (int rc = EdgesOf(*s.comm(), &e); rc != MPIGPU_SUCCESS) return rc;
   std::vector<TypedBuf> sb, rb;
@@ -151,9 +138,17 @@ int BuildNeighbor(CollSched& s, const Side& send, const Side& recv) {
   return MPIGPU_SUCCESS;
 }
 
-Side Regular(const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype type,
-             bool same = false) {
-  Side s;
+int NeighborDegrees(const CommData& c, int* in, int* out) {
+  Edges e;
+  if (int rc = EdgesOf(c, &e); rc != MPIGPU_SUCCESS) return rc;
+  *in = static_cast<int>(e.in.size());
+  *out = static_cast<int>(e.out.size());
+  return MPIGPU_SUCCESS;
+}
+
+NeighborSide NeighborRegular(const void* buf, MPIGPU_Buftype bt, int count,
+                             MPIGPU_Datatype type, bool same) {
+  NeighborSide s;
   s.buf = buf;
   s.bt = bt;
   s.count = count;
@@ -162,18 +157,18 @@ Side Regular(const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype type
   return s;
 }
 
-Side VForm(const void* buf, MPIGPU_Buftype bt, const int* counts, const int* displs,
-           MPIGPU_Datatype type) {
-  Side s = Regular(buf, bt, 0, type);
+NeighborSide NeighborVForm(const void* buf, MPIGPU_Buftype bt, const int* counts,
+                           const int* displs, MPIGPU_Datatype type) {
+  NeighborSide s = NeighborRegular(buf, bt, 0, type);
   s.vform = true;
   s.counts = counts;
   s.displs = displs;
   return s;
 }
 
-Side WForm(const void* buf, MPIGPU_Buftype bt, const int* counts, const MPIGPU_Aint* displs,
-           const MPIGPU_Datatype* types) {
-  Side s = Regular(buf, bt, 0, MPIGPU_BYTE);
+NeighborSide NeighborWForm(const void* buf, MPIGPU_Buftype bt, const int* counts,
+                           const MPIGPU_Aint* displs, const MPIGPU_Datatype* types) {
+  NeighborSide s = NeighborRegular(buf, bt, 0, MPIGPU_BYTE);
   s.vform = s.wform = true;
   s.counts = counts;
   s.wdispls = displs;
@@ -181,7 +176,6 @@ Side WForm(const void* buf, MPIGPU_Buftype bt, const int* counts, const MPIGPU_A
   return s;
 }
 
-}  // namespace
 }  // namespace mpigpu::api
 
 using mpigpu::api::CollSched;
@@ -202,31 +196,31 @@ namespace {
 int Allgather(const char* name, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
               MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
               MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Request* request, bool nb) {
-  MPIGPU_NEIGHBOR_CALL(name, api::Regular(sendbuf, sbt, sendcount, sendtype, true),
-                       api::Regular(recvbuf, rbt, recvcount, recvtype));
+  MPIGPU_NEIGHBOR_CALL(name, api::NeighborRegular(sendbuf, sbt, sendcount, sendtype, true),
+                       api::NeighborRegular(recvbuf, rbt, recvcount, recvtype));
 }
 
 int Allgatherv(const char* name, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
                MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype rbt,
                const int recvcounts[], const int displs[], MPIGPU_Datatype recvtype,
                MPIGPU_Comm comm, MPIGPU_Request* request, bool nb) {
-  MPIGPU_NEIGHBOR_CALL(name, api::Regular(sendbuf, sbt, sendcount, sendtype, true),
-                       api::VForm(recvbuf, rbt, recvcounts, displs, recvtype));
+  MPIGPU_NEIGHBOR_CALL(name, api::NeighborRegular(sendbuf, sbt, sendcount, sendtype, true),
+                       api::NeighborVForm(recvbuf, rbt, recvcounts, displs, recvtype));
 }
 
 int Alltoall(const char* name, const void* sendbuf, MPIGPU_Buftype sbt, int sendcount,
              MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype rbt, int recvcount,
              MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Request* request, bool nb) {
-  MPIGPU_NEIGHBOR_CALL(name, api::Regular(sendbuf, sbt, sendcount, sendtype),
-                       api::Regular(recvbuf, rbt, recvcount, recvtype));
+  MPIGPU_NEIGHBOR_CALL(name, api::NeighborRegular(sendbuf, sbt, sendcount, sendtype),
+                       api::NeighborRegular(recvbuf, rbt, recvcount, recvtype));
 }
 
 int Alltoallv(const char* name, const void* sendbuf, MPIGPU_Buftype sbt, const int sendcounts[],
               const int sdispls[], MPIGPU_Datatype sendtype, void* recvbuf, MPIGPU_Buftype rbt,
               const int recvcounts[], const int rdispls[], MPIGPU_Datatype recvtype,
               MPIGPU_Comm comm, MPIGPU_Request* request, bool nb) {
-  MPIGPU_NEIGHBOR_CALL(name, api::VForm(sendbuf, sbt, sendcounts, sdispls, sendtype),
-                       api::VForm(recvbuf, rbt, recvcounts, rdispls, recvtype));
+  MPIGPU_NEIGHBOR_CALL(name, api::NeighborVForm(sendbuf, sbt, sendcounts, sdispls, sendtype),
+                       api::NeighborVForm(recvbuf, rbt, recvcounts, rdispls, recvtype));
 }
 
 int Alltoallw(const char* name, const void* sendbuf, MPIGPU_Buftype sbt, const int sendcounts[],
@@ -234,8 +228,8 @@ int Alltoallw(const char* name, const void* sendbuf, MPIGPU_Buftype sbt, const i
               MPIGPU_Buftype rbt, const int recvcounts[], const MPIGPU_Aint rdispls[],
               const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm, MPIGPU_Request* request,
               bool nb) {
-  MPIGPU_NEIGHBOR_CALL(name, api::WForm(sendbuf, sbt, sendcounts, sdispls, sendtypes),
-                       api::WForm(recvbuf, rbt, recvcounts, rdispls, recvtypes));
+  MPIGPU_NEIGHBOR_CALL(name, api::NeighborWForm(sendbuf, sbt, sendcounts, sdispls, sendtypes),
+                       api::NeighborWForm(recvbuf, rbt, recvcounts, rdispls, recvtypes));
 }
 
 }  // namespace

@@ -130,6 +130,14 @@ int DoStart(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   return MPIGPU_SUCCESS;
 }
 
+// comm's in- and out-degree (0, 0 without a topology: the init's check build says so).
+std::pair<int, int> DegreesOf(MPIGPU_Comm comm) {
+  CommPtr c;
+  int in = 0, out = 0;
+  if (CommOf(comm, &c) == MPIGPU_SUCCESS) (void)NeighborDegrees(*c, &in, &out);
+  return {in, out};
+}
+
 int Finished(const char* fn, MPIGPU_Errhandler h, int rc) {
   if (rc == MPIGPU_SUCCESS) return rc;
   return FinishWith(fn, h == MPIGPU_ERRHANDLER_NULL ? HandlerOf(MPIGPU_COMM_WORLD) : h, rc);
@@ -143,6 +151,7 @@ using mpigpu::api::CopyArray;
 using mpigpu::api::Data;
 using mpigpu::api::Finish;
 using mpigpu::api::GetState;
+using mpigpu::api::DegreesOf;
 using mpigpu::api::InitColl;
 using mpigpu::api::ArgKeeper;
 using mpigpu::api::Lock;
@@ -454,6 +463,109 @@ extern "C" int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
                   return [=](CollSched& s) {
                     return api::BuildScan(s, sendbuf, sendbuftype, recvbuf, recvbuftype, count,
                                           kdt, op, false);
+                  };
+                }));
+}
+
+// ---- neighborhood ----
+
+extern "C" int MPIGPU_Neighbor_allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                              int sendcount, MPIGPU_Datatype sendtype,
+                                              void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                              int recvcount, MPIGPU_Datatype recvtype,
+                                              MPIGPU_Comm comm, MPIGPU_Info,
+                                              MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Neighbor_allgather_init", comm,
+                InitColl(comm, request, [=](int, ArgKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
+                  return [=](CollSched& s) {
+                    return api::BuildNeighbor(
+                        s, api::NeighborRegular(sendbuf, sendbuftype, sendcount, ksend, true),
+                        api::NeighborRegular(recvbuf, recvbuftype, recvcount, krecv));
+                  };
+                }));
+}
+
+extern "C" int MPIGPU_Neighbor_allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                               int sendcount, MPIGPU_Datatype sendtype,
+                                               void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                               const int recvcounts[], const int displs[],
+                                               MPIGPU_Datatype recvtype, MPIGPU_Comm comm,
+                                               MPIGPU_Info, MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Neighbor_allgatherv_init", comm,
+                InitColl(comm, request, [=](int, ArgKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
+                  const int in = DegreesOf(comm).first;
+                  auto counts = CopyArray(recvcounts, in), dis = CopyArray(displs, in);
+                  return [=](CollSched& s) {
+                    return api::BuildNeighbor(
+                        s, api::NeighborRegular(sendbuf, sendbuftype, sendcount, ksend, true),
+                        api::NeighborVForm(recvbuf, recvbuftype, Data(counts), Data(dis), krecv));
+                  };
+                }));
+}
+
+extern "C" int MPIGPU_Neighbor_alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                             int sendcount, MPIGPU_Datatype sendtype,
+                                             void* recvbuf, MPIGPU_Buftype recvbuftype,
+                                             int recvcount, MPIGPU_Datatype recvtype,
+                                             MPIGPU_Comm comm, MPIGPU_Info,
+                                             MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Neighbor_alltoall_init", comm,
+                InitColl(comm, request, [=](int, ArgKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
+                  return [=](CollSched& s) {
+                    return api::BuildNeighbor(
+                        s, api::NeighborRegular(sendbuf, sendbuftype, sendcount, ksend),
+                        api::NeighborRegular(recvbuf, recvbuftype, recvcount, krecv));
+                  };
+                }));
+}
+
+extern "C" int MPIGPU_Neighbor_alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                              const int sendcounts[], const int sdispls[],
+                                              MPIGPU_Datatype sendtype, void* recvbuf,
+                                              MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                              const int rdispls[], MPIGPU_Datatype recvtype,
+                                              MPIGPU_Comm comm, MPIGPU_Info,
+                                              MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Neighbor_alltoallv_init", comm,
+                InitColl(comm, request, [=](int, ArgKeeper& k) {
+                  const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
+                  const auto [in, out] = DegreesOf(comm);
+                  auto sc = CopyArray(sendcounts, out), sdis = CopyArray(sdispls, out);
+                  auto rc = CopyArray(recvcounts, in), rdis = CopyArray(rdispls, in);
+                  return [=](CollSched& s) {
+                    return api::BuildNeighbor(
+                        s, api::NeighborVForm(sendbuf, sendbuftype, Data(sc), Data(sdis), ksend),
+                        api::NeighborVForm(recvbuf, recvbuftype, Data(rc), Data(rdis), krecv));
+                  };
+                }));
+}
+
+extern "C" int MPIGPU_Neighbor_alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                              const int sendcounts[], const MPIGPU_Aint sdispls[],
+                                              const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                                              MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                              const MPIGPU_Aint rdispls[],
+                                              const MPIGPU_Datatype recvtypes[],
+                                              MPIGPU_Comm comm, MPIGPU_Info,
+                                              MPIGPU_Request* request) {
+  Lock lk(GetState().mu);
+  return Finish("MPIGPU_Neighbor_alltoallw_init", comm,
+                InitColl(comm, request, [=](int, ArgKeeper& k) {
+                  const auto [in, out] = DegreesOf(comm);
+                  auto sc = CopyArray(sendcounts, out), rc = CopyArray(recvcounts, in);
+                  auto sdis = CopyArray(sdispls, out), rdis = CopyArray(rdispls, in);
+                  auto st = k.Array(sendtypes, out), rt = k.Array(recvtypes, in);
+                  return [=](CollSched& s) {
+                    return api::BuildNeighbor(
+                        s, api::NeighborWForm(sendbuf, sendbuftype, Data(sc), Data(sdis), Data(st)),
+                        api::NeighborWForm(recvbuf, recvbuftype, Data(rc), Data(rdis), Data(rt)));
                   };
                 }));
 }

@@ -862,6 +862,36 @@ int MPIGPU_Scan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recv
 int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, void* recvbuf,
                        MPIGPU_Buftype recvbuftype, int count, MPIGPU_Datatype datatype,
                        MPIGPU_Op op, MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+/* Persistent neighborhood collectives: as the blocking ones on comm's topology (arrays of its
+ * in- and out-degree, copied at init). */
+int MPIGPU_Neighbor_allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                   MPIGPU_Datatype sendtype, void* recvbuf,
+                                   MPIGPU_Buftype recvbuftype, int recvcount,
+                                   MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Info info,
+                                   MPIGPU_Request* request);
+int MPIGPU_Neighbor_allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                    int sendcount, MPIGPU_Datatype sendtype, void* recvbuf,
+                                    MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                    const int displs[], MPIGPU_Datatype recvtype,
+                                    MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Neighbor_alltoall_init(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
+                                  MPIGPU_Datatype sendtype, void* recvbuf,
+                                  MPIGPU_Buftype recvbuftype, int recvcount,
+                                  MPIGPU_Datatype recvtype, MPIGPU_Comm comm, MPIGPU_Info info,
+                                  MPIGPU_Request* request);
+int MPIGPU_Neighbor_alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                   const int sendcounts[], const int sdispls[],
+                                   MPIGPU_Datatype sendtype, void* recvbuf,
+                                   MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                   const int rdispls[], MPIGPU_Datatype recvtype,
+                                   MPIGPU_Comm comm, MPIGPU_Info info, MPIGPU_Request* request);
+int MPIGPU_Neighbor_alltoallw_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                                   const int sendcounts[], const MPIGPU_Aint sdispls[],
+                                   const MPIGPU_Datatype sendtypes[], void* recvbuf,
+                                   MPIGPU_Buftype recvbuftype, const int recvcounts[],
+                                   const MPIGPU_Aint rdispls[],
+                                   const MPIGPU_Datatype recvtypes[], MPIGPU_Comm comm,
+                                   MPIGPU_Info info, MPIGPU_Request* request);
 /* Starts an inactive persistent request (ERR_REQUEST: not persistent, or already active). */
 int MPIGPU_Start(MPIGPU_Request* request);
 /* Starts each of requests[0..count-1] in order; stops at the first error. */

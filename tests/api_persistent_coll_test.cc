@@ -293,6 +293,58 @@ TEST(ApiPersistentCollTest, TypesAndOpsFreedAfterInitStillDescribeTheData) {
   EXPECT_EQ(r, "");
 }
 
+// The persistent neighborhood collectives on a periodic ring of 3 (neighbours: left, right),
+// all five started together, three runs with new data; the arrays given to the init calls are
+// overwritten after them (the requests keep copies).
+TEST(ApiPersistentCollTest, NeighborhoodCollectivesRestarted) {
+  std::string r = RunApiJob(3, [](int rank) {
+    const int n = 3, c = 5;
+    int dims[1] = {n}, periods[1] = {1};
+    MPIGPU_Comm ring;
+    API_OK(MPIGPU_Cart_create(kWorld, 1, dims, periods, 0, &ring));
+    const int left = (rank + n - 1) % n, right = (rank + 1) % n;
+    std::vector<int> mine(c), two(2 * c), a2a(2 * c), ga(2 * c), gv(2 * c + 1), av(2 * c + 1),
+        aw(2 * c);
+    int counts[2] = {c, c}, gdis[2] = {c + 1, 0}, sdis[2] = {0, c}, rdis[2] = {c + 1, 0};
+    MPIGPU_Aint wdis[2] = {0, static_cast<MPIGPU_Aint>(c * sizeof(int))};
+    MPIGPU_Datatype types[2] = {MPIGPU_INT, MPIGPU_INT};
+    MPIGPU_Request q[5];
+    API_OK(MPIGPU_Neighbor_allgather_init(mine.data(), kHost, c, MPIGPU_INT, ga.data(), kHost, c,
+                                          MPIGPU_INT, ring, kNoInfo, &q[0]));
+    API_OK(MPIGPU_Neighbor_allgatherv_init(mine.data(), kHost, c, MPIGPU_INT, gv.data(), kHost,
+                                           counts, gdis, MPIGPU_INT, ring, kNoInfo, &q[1]));
+    API_OK(MPIGPU_Neighbor_alltoall_init(two.data(), kHost, c, MPIGPU_INT, a2a.data(), kHost, c,
+                                         MPIGPU_INT, ring, kNoInfo, &q[2]));
+    API_OK(MPIGPU_Neighbor_alltoallv_init(two.data(), kHost, counts, sdis, MPIGPU_INT, av.data(),
+                                          kHost, counts, rdis, MPIGPU_INT, ring, kNoInfo, &q[3]));
+    API_OK(MPIGPU_Neighbor_alltoallw_init(two.data(), kHost, counts, wdis, types, aw.data(),
+                                          kHost, counts, wdis, types, ring, kNoInfo, &q[4]));
+    counts[0] = counts[1] = gdis[0] = rdis[0] = -7;  // the requests hold their own copies
+    types[0] = types[1] = MPIGPU_DATATYPE_NULL;
+    for (int run = 0; run < 3; ++run) {
+      for (int i = 0; i < c; ++i) mine[i] = Val(run, rank, i);
+      for (int i = 0; i < 2 * c; ++i) two[i] = Val(run, rank, 50 + i);
+      for (auto* v : {&ga, &gv, &a2a, &av, &aw}) std::fill(v->begin(), v->end(), -1);
+      API_OK(MPIGPU_Startall(5, q));
+      API_OK(MPIGPU_Waitall(5, q, MPIGPU_STATUSES_IGNORE));
+      for (int i = 0; i < c; ++i) {
+        RANK_CHECK(ga[i] == Val(run, left, i) && ga[c + i] == Val(run, right, i));
+        // v form: the left block at c + 1, the right one at 0.
+        RANK_CHECK(gv[c + 1 + i] == Val(run, left, i) && gv[i] == Val(run, right, i));
+        // Block 0 goes left, block 1 right: from the left its block 1, from the right block 0.
+        const int from_left = Val(run, left, 50 + c + i), from_right = Val(run, right, 50 + i);
+        RANK_CHECK(a2a[i] == from_left && a2a[c + i] == from_right);
+        RANK_CHECK(av[c + 1 + i] == from_left && av[i] == from_right);
+        RANK_CHECK(aw[i] == from_left && aw[c + i] == from_right);
+      }
+      RANK_CHECK(gv[c] == -1 && av[c] == -1);  // the gap stays
+    }
+    for (auto& x : q) API_OK(MPIGPU_Request_free(&x));
+    API_OK(MPIGPU_Comm_free(&ring));
+  });
+  EXPECT_EQ(r, "");
+}
+
 TEST(ApiPersistentCollTest, ErrorsAreClearAndLeaveTheJobInStep) {
   std::string r = RunApiJob(2, [](int rank) {
     API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));

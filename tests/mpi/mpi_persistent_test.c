@@ -2,7 +2,7 @@
  * collectives (Allreduce_init, Bcast_init, Alltoall_init) started together by one Startall,
  * several times with new data, completed by Waitall, Testall and Waitsome in turn; each stays
  * valid and inactive after completion; Waitany/Testany skip inactive ones; Request_free of an
- * inactive one. */
+ * inactive one. A persistent neighborhood alltoall on a periodic ring, twice. */
 #include <stdlib.h>
 
 #include "mpi_test.h"
@@ -76,5 +76,20 @@ int main(int argc, char** argv) {
   }
   free(a2a_in);
   free(a2a_out);
+  /* Neighbours on a periodic ring: block 0 goes left, block 1 right. */
+  MPI_Comm ring;
+  int dims[1] = {size}, periods[1] = {1}, two[2], got[2];
+  MPI_Request nq;
+  CHECK_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+  CHECK_OK(MPI_Neighbor_alltoall_init(two, 1, MPI_INT, got, 1, MPI_INT, ring, MPI_INFO_NULL, &nq));
+  for (int run = 0; run < 2; ++run) {
+    two[0] = 10 * rank + run;
+    two[1] = 10 * rank + run + 5;
+    CHECK_OK(MPI_Start(&nq));
+    CHECK_OK(MPI_Wait(&nq, MPI_STATUS_IGNORE));
+    CHECK(got[0] == 10 * left + run + 5 && got[1] == 10 * right + run);
+  }
+  CHECK_OK(MPI_Request_free(&nq));
+  CHECK_OK(MPI_Comm_free(&ring));
   return mt_finish();
 }
