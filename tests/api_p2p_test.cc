@@ -727,18 +727,24 @@ TEST(ApiP2pTest, PeerDeathGivesProcFailed) {
   EXPECT_EQ(r, "");
 }
 
-// A send's cancel waits for its receiver's answer; a receiver that dies first (here: it sleeps
-// without progress, then is killed) fails the request with PROC_FAILED instead of a hang.
+// A send's cancel waits for its receiver's answer; a receiver that dies first (here: it makes no
+// MPI call after it said so through a pipe, sleeps, then is killed) fails the request with
+// PROC_FAILED instead of a hang.
 TEST(ApiP2pTest, ACancelWhoseReceiverDiesFailsTheSend) {
+  int quiet[2];
+  ASSERT_EQ(pipe(quiet), 0);
   std::string r = RunJob(
       2,
-      [](int rank) {
+      [&](int rank) {
         API_OK(MPIGPU_Init(nullptr, nullptr));
         API_OK(MPIGPU_Barrier(kWorld));
-        if (rank == 1) {
-          usleep(300 * 1000);  // the message and the cancel's ask arrive, unanswered
+        if (rank == 1) {  // no more progress here: nothing will answer the cancel
+          RANK_CHECK(write(quiet[1], "q", 1) == 1);
+          usleep(300 * 1000);
           kill(getpid(), SIGKILL);
         }
+        char c = 0;
+        RANK_CHECK(read(quiet[0], &c, 1) == 1);
         API_OK(MPIGPU_Comm_set_errhandler(kWorld, MPIGPU_ERRORS_RETURN));
         int v = 3;
         MPIGPU_Request q;
@@ -754,6 +760,8 @@ TEST(ApiP2pTest, ACancelWhoseReceiverDiesFailsTheSend) {
         return 0;
       },
       30, {1});
+  close(quiet[0]);
+  close(quiet[1]);
   EXPECT_EQ(r, "");
 }
 
