@@ -469,6 +469,26 @@ extern "C" int MPIGPU_Exscan_init(const void* sendbuf, MPIGPU_Buftype sendbuftyp
 
 // ---- neighborhood ----
 
+namespace {
+
+// Neighbor_allgather_init (`gather`: the one send block goes to every neighbour) and
+// Neighbor_alltoall_init (a send block per neighbour).
+int RegularNeighborInit(bool gather, const void* sendbuf, MPIGPU_Buftype sendbuftype,
+                        int sendcount, MPIGPU_Datatype sendtype, void* recvbuf,
+                        MPIGPU_Buftype recvbuftype, int recvcount, MPIGPU_Datatype recvtype,
+                        MPIGPU_Comm comm, MPIGPU_Request* request) {
+  return InitColl(comm, request, [=](int, ArgKeeper& k) {
+    const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
+    return [=](CollSched& s) {
+      return api::BuildNeighbor(
+          s, api::NeighborRegular(sendbuf, sendbuftype, sendcount, ksend, gather),
+          api::NeighborRegular(recvbuf, recvbuftype, recvcount, krecv));
+    };
+  });
+}
+
+}  // namespace
+
 extern "C" int MPIGPU_Neighbor_allgather_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
                                               int sendcount, MPIGPU_Datatype sendtype,
                                               void* recvbuf, MPIGPU_Buftype recvbuftype,
@@ -477,14 +497,8 @@ extern "C" int MPIGPU_Neighbor_allgather_init(const void* sendbuf, MPIGPU_Buftyp
                                               MPIGPU_Request* request) {
   Lock lk(GetState().mu);
   return Finish("MPIGPU_Neighbor_allgather_init", comm,
-                InitColl(comm, request, [=](int, ArgKeeper& k) {
-                  const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
-                  return [=](CollSched& s) {
-                    return api::BuildNeighbor(
-                        s, api::NeighborRegular(sendbuf, sendbuftype, sendcount, ksend, true),
-                        api::NeighborRegular(recvbuf, recvbuftype, recvcount, krecv));
-                  };
-                }));
+                RegularNeighborInit(true, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
+                                    recvbuftype, recvcount, recvtype, comm, request));
 }
 
 extern "C" int MPIGPU_Neighbor_allgatherv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
@@ -515,14 +529,8 @@ extern "C" int MPIGPU_Neighbor_alltoall_init(const void* sendbuf, MPIGPU_Buftype
                                              MPIGPU_Request* request) {
   Lock lk(GetState().mu);
   return Finish("MPIGPU_Neighbor_alltoall_init", comm,
-                InitColl(comm, request, [=](int, ArgKeeper& k) {
-                  const MPIGPU_Datatype ksend = k(sendtype), krecv = k(recvtype);
-                  return [=](CollSched& s) {
-                    return api::BuildNeighbor(
-                        s, api::NeighborRegular(sendbuf, sendbuftype, sendcount, ksend),
-                        api::NeighborRegular(recvbuf, recvbuftype, recvcount, krecv));
-                  };
-                }));
+                RegularNeighborInit(false, sendbuf, sendbuftype, sendcount, sendtype, recvbuf,
+                                    recvbuftype, recvcount, recvtype, comm, request));
 }
 
 extern "C" int MPIGPU_Neighbor_alltoallv_init(const void* sendbuf, MPIGPU_Buftype sendbuftype,
