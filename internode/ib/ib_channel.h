@@ -1,5 +1,6 @@
 // The ibverbs netmod's channel: every small message to a peer on another node (or, with
-// MPIGPU_SHM=0, on this one) as a SEND on a reliable-connected queue pair.
+// MPIGPU_SHM=0, on this one) as a SEND on a reliable-connected queue pair. Files: ib_connect.cc
+// (connections), ib_channel.cc (messages), ib_conn.h (what both share).
 //
 // Connections (rdma_cm, librdmacm): each rank listens on its device's address (IbDevice) and an
 // ephemeral port, and publishes "ib:a.b.c.d:port" as its card. A rank dials a peer on its first
