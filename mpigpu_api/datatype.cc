@@ -433,6 +433,8 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
 int RegisterType(std::shared_ptr<const TypeInfo> info, MPIGPU_Datatype* out) {
   return GetRegistry().Add(std::move(info), out);
 }
+int CommitRegistered(MPIGPU_Datatype type) { return GetRegistry().Commit(type); }
+int FreeRegistered(MPIGPU_Datatype type) { return GetRegistry().Free(type); }
 
 int SetTypeName(MPIGPU_Datatype type, const std::string& name) {
   return GetRegistry().SetName(type, name);
@@ -605,98 +607,3 @@ int Unpack(const TypeDesc& desc, const void* packed, size_t packed_offset, size_
 }
 
 }  // namespace mpigpu
-
-// ---- C API: commit, free, size, extents ----
-
-extern "C" int MPIGPU_Type_commit(MPIGPU_Datatype* datatype) {
-  if (datatype == nullptr) {
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_commit: datatype is null");
-  }
-  if (mpigpu::IsPredefinedType(*datatype)) return MPIGPU_SUCCESS;
-  return mpigpu::GetRegistry().Commit(*datatype);
-}
-
-extern "C" int MPIGPU_Type_free(MPIGPU_Datatype* datatype) {
-  if (datatype == nullptr) {
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_free: datatype is null");
-  }
-  if (mpigpu::IsPredefinedType(*datatype)) {
-    return mpigpu::SetLastError(MPIGPU_ERR_TYPE, std::string("cannot free predefined type ") +
-                                                     mpigpu::TypeName(*datatype));
-  }
-  if (int rc = mpigpu::GetRegistry().Free(*datatype); rc != MPIGPU_SUCCESS) return rc;
-  *datatype = MPIGPU_DATATYPE_NULL;
-  return MPIGPU_SUCCESS;
-}
-
-namespace {
-
-// *info for a query call `fn` with one output pointer `out`.
-template <class T>
-int Query(const char* fn, MPIGPU_Datatype datatype, const T* out, mpigpu::TypeInfo* info) {
-  if (out == nullptr) return mpigpu::SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": null output");
-  return mpigpu::LookupType(datatype, info);
-}
-
-}  // namespace
-
-extern "C" int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size) {
-  mpigpu::TypeInfo info;
-  if (int rc = Query("MPIGPU_Type_size", datatype, size, &info); rc != MPIGPU_SUCCESS) return rc;
-  *size = info.size > static_cast<size_t>(INT_MAX) ? MPIGPU_UNDEFINED
-                                                   : static_cast<int>(info.size);
-  return MPIGPU_SUCCESS;
-}
-
-extern "C" int MPIGPU_Type_size_x(MPIGPU_Datatype datatype, MPIGPU_Count* size) {
-  mpigpu::TypeInfo info;
-  if (int rc = Query("MPIGPU_Type_size_x", datatype, size, &info); rc != MPIGPU_SUCCESS)
-    return rc;
-  *size = static_cast<MPIGPU_Count>(info.size);
-  return MPIGPU_SUCCESS;
-}
-
-extern "C" int MPIGPU_Type_get_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* lb,
-                                      MPIGPU_Aint* extent) {
-  mpigpu::TypeInfo info;
-  if (lb == nullptr) extent = nullptr;
-  if (int rc = Query("MPIGPU_Type_get_extent", datatype, extent, &info); rc != MPIGPU_SUCCESS)
-    return rc;
-  *lb = info.lb;
-  *extent = info.extent;
-  return MPIGPU_SUCCESS;
-}
-
-extern "C" int MPIGPU_Type_get_true_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* true_lb,
-                                           MPIGPU_Aint* true_extent) {
-  mpigpu::TypeInfo info;
-  if (true_lb == nullptr) true_extent = nullptr;
-  if (int rc = Query("MPIGPU_Type_get_true_extent", datatype, true_extent, &info);
-      rc != MPIGPU_SUCCESS)
-    return rc;
-  *true_lb = info.true_lb;
-  *true_extent = info.true_extent;
-  return MPIGPU_SUCCESS;
-}
-
-extern "C" int MPIGPU_Type_get_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
-                                        MPIGPU_Count* extent) {
-  MPIGPU_Aint l = 0, e = 0;
-  if (lb == nullptr || extent == nullptr)
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_extent_x: null output");
-  if (int rc = MPIGPU_Type_get_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
-  *lb = l;
-  *extent = e;
-  return MPIGPU_SUCCESS;
-}
-
-extern "C" int MPIGPU_Type_get_true_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
-                                             MPIGPU_Count* extent) {
-  MPIGPU_Aint l = 0, e = 0;
-  if (lb == nullptr || extent == nullptr)
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_true_extent_x: null output");
-  if (int rc = MPIGPU_Type_get_true_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
-  *lb = l;
-  *extent = e;
-  return MPIGPU_SUCCESS;
-}

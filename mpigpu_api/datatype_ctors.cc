@@ -1,5 +1,6 @@
-// MPIGPU_Type_* constructors: each checks its arguments, writes the type's definition (its
-// envelope and contents, and its layout as blocks of child types) and builds it (BuildType).
+// MPIGPU_Type_* constructors, commit and free: each constructor checks its arguments, writes
+// the type's definition (its envelope and contents, and its layout as blocks of child types)
+// and builds it (BuildType).
 #include <climits>
 #include <cstddef>
 #include <memory>
@@ -427,4 +428,27 @@ extern "C" int MPIGPU_Type_create_darray(int size, int rank, int ndims, const in
   mpigpu::SetSingle(t.get(), cur, disp);
   const mpigpu::ResizedBounds b{0, stride, true};  // lb 0, extent the whole global array
   return mpigpu::Finish(fn, std::move(t), false, &b, newtype);
+}
+
+// ---- commit and free ----
+
+extern "C" int MPIGPU_Type_commit(MPIGPU_Datatype* datatype) {
+  if (datatype == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_commit: datatype is null");
+  }
+  if (mpigpu::IsPredefinedType(*datatype)) return MPIGPU_SUCCESS;
+  return mpigpu::CommitRegistered(*datatype);
+}
+
+extern "C" int MPIGPU_Type_free(MPIGPU_Datatype* datatype) {
+  if (datatype == nullptr) {
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_free: datatype is null");
+  }
+  if (mpigpu::IsPredefinedType(*datatype)) {
+    return mpigpu::SetLastError(MPIGPU_ERR_TYPE, std::string("cannot free predefined type ") +
+                                                     mpigpu::TypeName(*datatype));
+  }
+  if (int rc = mpigpu::FreeRegistered(*datatype); rc != MPIGPU_SUCCESS) return rc;
+  *datatype = MPIGPU_DATATYPE_NULL;
+  return MPIGPU_SUCCESS;
 }

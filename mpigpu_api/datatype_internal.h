@@ -70,6 +70,9 @@ int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
               const ResizedBounds* resized, std::shared_ptr<const TypeInfo>* out);
 // A new (uncommitted) handle for `info`.
 int RegisterType(std::shared_ptr<const TypeInfo> info, MPIGPU_Datatype* out);
+// The registry's commit and free of a derived type's handle (MPIGPU_Type_commit/free).
+int CommitRegistered(MPIGPU_Datatype type);
+int FreeRegistered(MPIGPU_Datatype type);
 // Names (MPIGPU_Type_set_name/get_name); a predefined type's default is TypeName's.
 int SetTypeName(MPIGPU_Datatype type, const std::string& name);
 int GetTypeName(MPIGPU_Datatype type, std::string* name);

@@ -1,4 +1,4 @@
-// MPIGPU_Type_* queries beyond sizes and extents (envelope and contents, names, match_size),
+// MPIGPU_Type_* queries (sizes and extents, envelope and contents, names, match_size),
 // MPIGPU_Get_elements, and MPIGPU_Pack/Unpack/Pack_size over the packer (host or device).
 #include <algorithm>
 #include <climits>
@@ -369,5 +369,79 @@ extern "C" int MPIGPU_Pack_external_size(const char* datarep, int incount,
   auto add = [&](MPIGPU_Datatype t, ptrdiff_t) { one += ExternalSize(t); };
   ForEachBasic(*info, 0, add);
   *size = static_cast<MPIGPU_Aint>(one * static_cast<size_t>(incount));
+  return MPIGPU_SUCCESS;
+}
+
+// ---- sizes and extents ----
+
+namespace {
+
+// *info for a query call `fn` with one output pointer `out`.
+template <class T>
+int Query(const char* fn, MPIGPU_Datatype datatype, const T* out, mpigpu::TypeInfo* info) {
+  if (out == nullptr) return mpigpu::SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": null output");
+  return mpigpu::LookupType(datatype, info);
+}
+
+}  // namespace
+
+extern "C" int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size) {
+  mpigpu::TypeInfo info;
+  if (int rc = Query("MPIGPU_Type_size", datatype, size, &info); rc != MPIGPU_SUCCESS) return rc;
+  *size = info.size > static_cast<size_t>(INT_MAX) ? MPIGPU_UNDEFINED
+                                                   : static_cast<int>(info.size);
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_size_x(MPIGPU_Datatype datatype, MPIGPU_Count* size) {
+  mpigpu::TypeInfo info;
+  if (int rc = Query("MPIGPU_Type_size_x", datatype, size, &info); rc != MPIGPU_SUCCESS)
+    return rc;
+  *size = static_cast<MPIGPU_Count>(info.size);
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* lb,
+                                      MPIGPU_Aint* extent) {
+  mpigpu::TypeInfo info;
+  if (lb == nullptr) extent = nullptr;
+  if (int rc = Query("MPIGPU_Type_get_extent", datatype, extent, &info); rc != MPIGPU_SUCCESS)
+    return rc;
+  *lb = info.lb;
+  *extent = info.extent;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_true_extent(MPIGPU_Datatype datatype, MPIGPU_Aint* true_lb,
+                                           MPIGPU_Aint* true_extent) {
+  mpigpu::TypeInfo info;
+  if (true_lb == nullptr) true_extent = nullptr;
+  if (int rc = Query("MPIGPU_Type_get_true_extent", datatype, true_extent, &info);
+      rc != MPIGPU_SUCCESS)
+    return rc;
+  *true_lb = info.true_lb;
+  *true_extent = info.true_extent;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
+                                        MPIGPU_Count* extent) {
+  MPIGPU_Aint l = 0, e = 0;
+  if (lb == nullptr || extent == nullptr)
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_extent_x: null output");
+  if (int rc = MPIGPU_Type_get_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
+  *lb = l;
+  *extent = e;
+  return MPIGPU_SUCCESS;
+}
+
+extern "C" int MPIGPU_Type_get_true_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
+                                             MPIGPU_Count* extent) {
+  MPIGPU_Aint l = 0, e = 0;
+  if (lb == nullptr || extent == nullptr)
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_true_extent_x: null output");
+  if (int rc = MPIGPU_Type_get_true_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
+  *lb = l;
+  *extent = e;
   return MPIGPU_SUCCESS;
 }
