@@ -33,7 +33,7 @@
 // its registration on a shared edge page is absorbed like an inner overlap (merged or replaced),
 // and an entry whose neighbour holds its registration is not registered for it on reuse
 // (AcquireOnReuse: used unregistered) or, by Acquire, after that neighbour left the map.
-
+//
 // Staleness. The memory hooks (memhooks.h) log every range that lost its pages (munmap, mremap,
 // madvise DONTNEED/FREE/REMOVE, shmdt, brk/sbrk shrinking, new mappings over old ones, and
 // malloc_trim: everything); each Acquire, AcquireOnReuse and Release first applies what was
