@@ -28,11 +28,13 @@
 // One page in two registrations. ibv_reg_mr allows it (each MR pins the page and holds its own
 // keys; the kernel counts the page once per MR, and so do the limits below), so a plain client's
 // registrations of two entries sharing an edge page coexist. cudaHostRegister refuses a page
-// already registered, and CUDA fails a copy spanning two registrations: a client with
-// `exclusive_pages` never holds two registrations sharing a page. For it, a neighbour holding
-// its registration on a shared edge page is absorbed like an inner overlap (merged or replaced),
-// and an entry whose neighbour holds its registration is not registered for it on reuse
-// (AcquireOnReuse: used unregistered) or, by Acquire, after that neighbour left the map.
+// already registered, and CUDA fails a copy spanning two registrations: the cache never asks a
+// client with `exclusive_pages` to register a page that a cached entry holds for it. For it, a
+// neighbour holding its registration on a shared edge page is absorbed like an inner overlap
+// (merged or replaced), and an entry whose neighbour holds its registration is not registered
+// for it on reuse (AcquireOnReuse: used unregistered) or, by Acquire, after that neighbour left
+// the map (a referenced one stays registered for its holder, as any absorbed entry: the client
+// may then refuse the new one, kNotRegistrable).
 //
 // Staleness. The memory hooks (memhooks.h) log every range that lost its pages (munmap, mremap,
 // madvise DONTNEED/FREE/REMOVE, shmdt, brk/sbrk shrinking, new mappings over old ones, and
