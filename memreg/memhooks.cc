@@ -155,8 +155,8 @@ __attribute__((constructor)) void LoadHooks() {
   // allocation of the process: only where a cache can be used (an RDMA device, a GPU), or where
   // one is asked for by name (=1; tests), and never when both are off.
   // The ibverbs netmod caches its rendezvous regions through them (internode/ib/ib_reg.h) when
-  // MPIGPU_IB_REG_CACHE=1: opt-in (kIbCachesThroughHooks) while neighbouring buffers that share
-  // a page defeat the cache (4 MiB windows 0.58-0.89x in the VM, session 12).
+  // MPIGPU_IB_REG_CACHE=1: opt-in (kIbCachesThroughHooks) until a gain is shown where the
+  // malloc settings' cost is paid (VM, session 13: 1 MiB windows 0.93x, 4 MiB 1.36x by medians).
   constexpr bool kIbCachesThroughHooks = false;
   const bool ib_off = EnvOff("MPIGPU_IB_REG_CACHE"), pin_off = EnvOff("MPIGPU_PIN_CACHE");
   const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||

@@ -58,6 +58,7 @@ const PinState& State() {
       cl.max_bytes = c.max_mb << 20;
       cl.max_entries = c.max_entries;
       cl.pins_addresses = true;
+      cl.exclusive_pages = true;  // cudaHostRegister refuses a page already registered
       s->client = SharedRegCache().AddClient(std::move(cl));
       if (s->client < 0) s->why_not = "no client slot left in the registration cache";
     }

@@ -175,18 +175,30 @@ void RegCache::RemoveFromMap(Entry* e) {
   // Referenced: its holders keep it until their last Release, which destroys it (not in_map).
 }
 
+std::map<uintptr_t, RegCache::Entry*>::iterator RegCache::FirstEndingAfter(uintptr_t a) {
+  // The last entry starting at or below `a`, or the one before it where both hold a's page.
+  auto it = map_.upper_bound(a);
+  while (it != map_.begin() && std::prev(it)->second->end > a) --it;
+  return it;
+}
+
+std::vector<RegCache::Entry*> RegCache::NeighboursHolding(const Entry* e, int c) {
+  std::vector<Entry*> out;
+  for (auto it = FirstEndingAfter(e->start); it != map_.end() && it->first < e->end; ++it)
+    if (it->second != e && Real(it->second->region.handle[c])) out.push_back(it->second);
+  return out;
+}
+
 void RegCache::Invalidate(uintptr_t start, uintptr_t end) {
   if (map_.empty() || end <= start) return;
-  // From the last entry starting at or below `start`, every entry starting before `end`.
-  auto it = map_.upper_bound(start);
-  if (it != map_.begin()) --it;
+  // Every entry ending after `start` and starting before `end` (both entries over a shared
+  // edge page go).
+  auto it = FirstEndingAfter(start);
   while (it != map_.end() && it->first < end) {
     Entry* e = it->second;
     ++it;
-    if (e->end > start) {
-      ++stats_.invalidations;
-      RemoveFromMap(e);
-    }
+    ++stats_.invalidations;
+    RemoveFromMap(e);
   }
 }
 
@@ -257,10 +269,8 @@ bool RegCache::Seen(uintptr_t a, size_t len, uintptr_t start, uintptr_t end) {
   // share a boundary page are each first used on their own.
   uintptr_t is = (a + page_mask_) & ~page_mask_, ie = (a + len) & ~page_mask_;
   if (ie <= is) is = start, ie = end;
-  auto it = map_.upper_bound(is);
-  if (it != map_.begin()) --it;
-  for (; it != map_.end() && it->first < ie; ++it)
-    if (it->second->end > is) return true;
+  auto it = FirstEndingAfter(is);
+  if (it != map_.end() && it->first < ie) return true;
   // Not seen: record [is, ie) (nothing overlaps it).
   auto* e = new Entry;
   e->region = Region{reinterpret_cast<void*>(is), ie - is, {}};
@@ -316,6 +326,16 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
         } else {
           // Covered: seen before (or registered by another client): register it for this one.
           ++cs.stats.misses;
+          if (cs.spec.exclusive_pages) {
+            // A neighbour holds this client's registration on a shared page: on reuse the
+            // request goes unregistered (the neighbour keeps its pages); Acquire takes the page.
+            std::vector<Entry*> held = NeighboursHolding(e, c);
+            if (!held.empty() && on_reuse) {
+              AfterChange();
+              return Status::Ok();
+            }
+            for (Entry* o : held) RemoveFromMap(o);
+          }
           Status st = RegisterInto(e, c);
           if (!st.ok()) {
             if (on_reuse) return Status::Ok();
@@ -331,16 +351,20 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   }
   ++cs.stats.misses;
 
-  // The cached entries sharing pages with the request, and the union with them.
+  // The cached entries the new one absorbs, and the union with them: every one sharing pages
+  // with the request but a neighbour over one of its edge pages (which stays, unless it holds a
+  // registration of a client whose pages are exclusive: then it is absorbed too).
   std::vector<Entry*> overlap;
   uintptr_t ustart = start, uend = end;
   bool held_pins = false;  // a referenced entry of ours (address-keyed) overlaps
   if (caching_) {
-    auto it = map_.upper_bound(start);
-    if (it != map_.begin()) --it;
-    for (; it != map_.end() && it->first < end; ++it) {
-      if (it->second->end <= start) continue;
+    const uintptr_t page = page_mask_ + 1;
+    for (auto it = FirstEndingAfter(start); it != map_.end() && it->first < end; ++it) {
       Entry* o = it->second;
+      // No entry covers the request here, so a one-page request has no edge neighbours.
+      const bool edge = (o->start < start && o->end == start + page) ||
+                        (o->end > end && o->start + page == end);
+      if (edge && !(cs.spec.exclusive_pages && Real(o->region.handle[c]))) continue;
       overlap.push_back(o);
       ustart = std::min(ustart, o->start);
       uend = std::max(uend, o->end);
@@ -349,6 +373,14 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   }
   if (on_reuse && held_pins && cs.spec.pins_addresses) return Status::Ok();  // refused now
   bool merge = !overlap.empty() && uend - ustart <= 2 * (end - start);
+  if (merge && cs.spec.exclusive_pages && (ustart != start || uend != end)) {
+    // The union reaches past the request: an entry over its outer edge page (a neighbour of an
+    // absorbed one) may hold this client's registration; then the request alone.
+    for (auto it = FirstEndingAfter(ustart); merge && it != map_.end() && it->first < uend; ++it)
+      if (Real(it->second->region.handle[c]) &&
+          std::find(overlap.begin(), overlap.end(), it->second) == overlap.end())
+        merge = false;
+  }
   if (!merge) ustart = start, uend = end;
   if (on_reuse && !merge) {
     // A registration of this client mostly outside the request (a neighbour sharing a boundary
@@ -362,8 +394,8 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   }
   if (merge && (ustart != start || uend != end)) ++stats_.merges;
 
-  // The overlapped entries leave the map first (entries never overlap; a page is registered
-  // once per client: CUDA refuses a second registration).
+  // The absorbed entries leave the map first (entries never nest and share at most an edge
+  // page; an exclusive client's page is registered once: CUDA refuses a second registration).
   for (Entry* o : overlap) RemoveFromMap(o);
 
   auto* e = new Entry;

@@ -10,15 +10,31 @@
 // was used once (the pin policy: registering costs more than a copy, so only a reused range
 // pays it).
 //
-// Keys and lookup. Entries never overlap one another: they sit in a std::map by start address,
-// so the one that may cover [addr, addr + len) is the last one starting at or below addr
-// (O(log n)). A request no entry covers registers anew, merged with the entries it shares pages
-// with when the union is at most twice the request (two buffers sharing a page then both hit
-// afterwards; chunks each overlapping the last cannot make registrations grow without bound).
-// Entries the new one overlaps leave the map first (unreferenced ones are deregistered at once,
-// before the new registration: CUDA refuses two registrations of one page; referenced ones stay
-// registered for their holders and are deregistered at their last Release). Adjacent entries are
-// not merged: they may be different mappings with different rights.
+// Keys and lookup. Entries sit in a std::map by start address and never nest (no entry lies
+// inside another); two entries share at most one page, the last page of the one and the first of
+// the other (buffers allocated back to back on the heap share such an edge page: each keeps its
+// own entry). So entries' ends grow with their starts, a page lies in at most two entries, and
+// the one that may cover [addr, addr + len) is the last one starting at or below addr
+// (O(log n)); any entry that covers the request serves it. A request no entry covers registers
+// anew. Entries it overlaps by only its first or last page (the neighbours' edge pages) stay as
+// they are; those sharing more pages with it (or lying inside it) are absorbed: merged into the
+// new one when the union is at most twice the request (chunks each overlapping the last by more
+// than a page cannot make registrations grow without bound), otherwise they leave the map.
+// Entries leaving the map that are unreferenced are deregistered at once, before the new
+// registration; referenced ones stay registered for their holders and are deregistered at their
+// last Release. Adjacent entries are not merged: they may be different mappings with different
+// rights.
+//
+// One page in two registrations. ibv_reg_mr allows it (each MR pins the page and holds its own
+// keys; the kernel counts the page once per MR, and so do the limits below), so a plain client's
+// registrations of two entries sharing an edge page coexist. cudaHostRegister refuses a page
+// already registered, and CUDA fails a copy spanning two registrations: the cache never asks a
+// client with `exclusive_pages` to register a page that a cached entry holds for it. For it, a
+// neighbour holding its registration on a shared edge page is absorbed like an inner overlap
+// (merged or replaced), and an entry whose neighbour holds its registration is not registered
+// for it on reuse (AcquireOnReuse: used unregistered) or, by Acquire, after that neighbour left
+// the map (a referenced one stays registered for its holder, as any absorbed entry: the client
+// may then refuse the new one, kNotRegistrable).
 //
 // Staleness. The memory hooks (memhooks.h) log every range that lost its pages (munmap, mremap,
 // madvise DONTNEED/FREE/REMOVE, shmdt, brk/sbrk shrinking, new mappings over old ones, and
@@ -55,6 +71,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "memreg/memhooks.h"
 #include "memcopy/status.h"
@@ -85,6 +102,9 @@ class RegCache {
     size_t max_bytes = SIZE_MAX;    // at least 1
     size_t max_entries = SIZE_MAX;  // at least 1
     bool pins_addresses = false;    // the registration is keyed by address (cudaHostRegister)
+    // A page may lie in one registration of this client only (cudaHostRegister: yes; ibv_reg_mr:
+    // no, two memory regions may cover one page).
+    bool exclusive_pages = false;
   };
 
   // An empty cache; `enabled` false (or inactive hooks) keeps nothing between uses. `max_map`:
@@ -167,6 +187,10 @@ class RegCache {
 
   Status AcquireImpl(int client, void* addr, size_t len, bool on_reuse, Region** out);
   Status RegisterInto(Entry* e, int client);     // mu_ held; e not yet holding client
+  // The first entry ending after `a` (entries never nest: ends grow with starts).
+  std::map<uintptr_t, Entry*>::iterator FirstEndingAfter(uintptr_t a);
+  // Entries other than `e` that share a page with e and hold a registration of client c.
+  std::vector<Entry*> NeighboursHolding(const Entry* e, int c);
   // Whether an entry overlaps the request's inner pages; if not, records them as seen.
   bool Seen(uintptr_t a, size_t len, uintptr_t start, uintptr_t end);
   void DropHandle(Entry* e, int client);         // deregisters one client's handle
@@ -190,7 +214,7 @@ class RegCache {
   int nclients_ = 0;
   ClientState clients_[kMaxClients];
   memhooks::Cursor cursor_;
-  std::map<uintptr_t, Entry*> map_;  // by start; never overlapping
+  std::map<uintptr_t, Entry*> map_;  // by start; never nesting, sharing at most an edge page
   Entry* lru_head_ = nullptr;        // least recently released
   Entry* lru_tail_ = nullptr;
   Stats stats_;                      // the cache's own counters (invalidations, merges, flushes)

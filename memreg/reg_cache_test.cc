@@ -1,4 +1,5 @@
 // RegCache with a fake registration that records its calls: hits, misses, covering lookups,
+// neighbours sharing an edge page (each its own region; exclusive clients never twice a page),
 // merging, LRU eviction and limits, reference counts; staleness through every hooked path
 // (munmap, mremap, madvise, shmdt, sbrk, free and malloc again), from this thread and others;
 // a stress test of mapping threads against acquiring ones.
@@ -106,6 +107,16 @@ class FakeDevice {
     return std::exchange(log_, {});
   }
   void FailNext() { fail_next_ = true; }
+  // Whether two live registrations share a page (what cudaHostRegister refuses).
+  bool AnyTwoShareAPage() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::pair<uintptr_t, uintptr_t>> v;
+    for (auto& [id, mr] : live_) v.emplace_back(mr->addr, mr->addr + mr->len);
+    std::sort(v.begin(), v.end());
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i].first < v[i - 1].second) return true;
+    return false;
+  }
 
  private:
   std::mutex mu_;
@@ -206,9 +217,10 @@ TEST_F(RegCacheTest, HitMissAndCoveringLookup) {
 TEST_F(RegCacheTest, OverlapMergesWhenSmall) {
   auto c = Make();
   char* buf = MapPages(8);
-  // Two halves sharing page 2: the second registers the union, and both then hit.
-  Region* a = Get(c.get(), buf, 2 * kPage + 10);           // pages 0..2
-  Region* b = Get(c.get(), buf + 2 * kPage + 10, 2 * kPage);  // pages 2..4
+  // Two ranges sharing pages 1 and 2 (more than an edge page): the second registers the union,
+  // and both then hit.
+  Region* a = Get(c.get(), buf, 2 * kPage + 10);              // pages 0..2
+  Region* b = Get(c.get(), buf + kPage + 10, 3 * kPage);      // pages 1..4
   ASSERT_TRUE(a && b);
   EXPECT_EQ(b->addr, buf);
   EXPECT_EQ(b->len, 5 * kPage);
@@ -219,7 +231,7 @@ TEST_F(RegCacheTest, OverlapMergesWhenSmall) {
   c->Release(b);
   for (int i = 0; i < 3; ++i) {
     Region* x = Get(c.get(), buf, 2 * kPage + 10);
-    Region* y = Get(c.get(), buf + 2 * kPage + 10, 2 * kPage);
+    Region* y = Get(c.get(), buf + kPage + 10, 3 * kPage);
     EXPECT_EQ(x, y);
     c->Release(x);
     c->Release(y);
@@ -235,15 +247,186 @@ TEST_F(RegCacheTest, LargeUnionIsNotMerged) {
   char* buf = MapPages(12);
   Region* big = Get(c.get(), buf, 8 * kPage);
   c->Release(big);
-  // Pages 7..8: the union would be 9 pages, over twice the request's 2: registered alone, and the
-  // big one leaves the cache (cached regions never overlap).
-  Region* small = Get(c.get(), buf + 7 * kPage, 2 * kPage);
-  EXPECT_EQ(small->addr, buf + 7 * kPage);
-  EXPECT_EQ(small->len, 2 * kPage);
+  // Pages 6..9 share two pages with it: the union would be 10 pages, over twice the request's 4:
+  // registered alone, and the big one leaves the cache (they would share more than an edge page).
+  Region* small = Get(c.get(), buf + 6 * kPage, 4 * kPage);
+  EXPECT_EQ(small->addr, buf + 6 * kPage);
+  EXPECT_EQ(small->len, 4 * kPage);
   EXPECT_EQ(dev_.live(), 1u);
   c->Release(small);
   EXPECT_EQ(c->stats().merges, 0u);
   EXPECT_EQ(c->stats().cached, 1u);
+  c.reset();
+  munmap(buf, 12 * kPage);
+}
+
+// 16 buffers laid out as malloc lays out 64-page vectors back to back (a 16-byte chunk header
+// before each): each one's last page is the next one's first. Each keeps its own region over its
+// 65 pages (two regions over each shared page), so from the second round on every request hits;
+// nothing merges, nothing is evicted. Rounds alternate one buffer at a time and all 16 held at
+// once (the bandwidth test's window).
+constexpr int kAdjacent = 16;
+constexpr size_t kAdjacentPages = 64;
+char* AdjacentBuffer(char* base, int i) {
+  return base + 16 + i * (kAdjacentPages * kPage + 16);
+}
+
+TEST_F(RegCacheTest, AdjacentBuffersSharingEdgePagesEachHitTheirOwnRegion) {
+  auto c = Make();
+  const size_t pages = kAdjacent * kAdjacentPages + 2;
+  char* base = MapPages(pages);
+  const size_t n = kAdjacentPages * kPage;
+  std::vector<Region*> first(kAdjacent);
+  constexpr int kRounds = 6;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<Region*> held(kAdjacent);
+    for (int i = 0; i < kAdjacent; ++i) {
+      held[i] = Get(c.get(), AdjacentBuffer(base, i), n);
+      ASSERT_NE(held[i], nullptr);
+      // Its own pages: from its first page (the previous buffer's last) through its last.
+      EXPECT_EQ(held[i]->addr, base + i * kAdjacentPages * kPage) << "buffer " << i;
+      EXPECT_EQ(held[i]->len, (kAdjacentPages + 1) * kPage) << "buffer " << i;
+      if (round == 0) first[i] = held[i];
+      else EXPECT_EQ(held[i], first[i]) << "buffer " << i << ", round " << round;
+      if (round % 2 == 0) c->Release(held[i]);  // one at a time; odd rounds hold the window
+    }
+    if (round % 2 == 1)
+      for (Region* r : held) c->Release(r);
+  }
+  const auto s = c->stats();
+  EXPECT_EQ(s.misses, static_cast<uint64_t>(kAdjacent));
+  EXPECT_EQ(s.hits, static_cast<uint64_t>(kAdjacent * (kRounds - 1)));
+  EXPECT_EQ(s.registrations, static_cast<uint64_t>(kAdjacent));
+  EXPECT_EQ(dev_.registrations(), kAdjacent);
+  EXPECT_EQ(s.merges, 0u);
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(s.deregistrations, 0u);
+  EXPECT_EQ(s.entries, static_cast<size_t>(kAdjacent));
+  EXPECT_EQ(s.cached, static_cast<size_t>(kAdjacent));
+  // The limits count a shared page once per registration (each memory region pins it).
+  EXPECT_EQ(s.bytes, kAdjacent * (kAdjacentPages + 1) * kPage);
+  c.reset();
+  EXPECT_EQ(dev_.live(), 0u);
+  munmap(base, pages * kPage);
+}
+
+// Unmapping one shared page drops exactly the two regions over it (and a page inside one buffer
+// only that buffer's); the next requests register again and the others still hit.
+TEST_F(RegCacheTest, UnmappingASharedPageDropsBothRegionsOverIt) {
+  auto c = Make();
+  const size_t pages = kAdjacent * kAdjacentPages + 2;
+  char* base = MapPages(pages);
+  const size_t n = kAdjacentPages * kPage;
+  std::vector<int> ids(kAdjacent);
+  for (int i = 0; i < kAdjacent; ++i) {
+    Region* r = Get(c.get(), AdjacentBuffer(base, i), n);
+    ASSERT_NE(r, nullptr);
+    ids[i] = IdOf(r);
+    c->Release(r);
+  }
+  ASSERT_EQ(dev_.live(), static_cast<size_t>(kAdjacent));
+  (void)dev_.TakeLog();
+  // The page buffers 3 and 4 share: both regions go, none other.
+  char* shared = base + 4 * kAdjacentPages * kPage;
+  ASSERT_EQ(munmap(shared, kPage), 0);
+  c->Sync();
+  auto log = dev_.TakeLog();
+  std::sort(log.begin(), log.end());
+  std::vector<std::string> want = {"dereg " + std::to_string(ids[3]),
+                                   "dereg " + std::to_string(ids[4])};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(log, want);
+  EXPECT_EQ(c->stats().invalidations, 2u);
+  EXPECT_EQ(c->stats().cached, static_cast<size_t>(kAdjacent - 2));
+  // A page inside buffer 9 alone (not an edge page): only its region goes.
+  ASSERT_EQ(munmap(base + (9 * kAdjacentPages + 10) * kPage, kPage), 0);
+  c->Sync();
+  EXPECT_EQ(dev_.TakeLog(), std::vector<std::string>{"dereg " + std::to_string(ids[9])});
+  EXPECT_EQ(c->stats().invalidations, 3u);
+  // Mapped again (fresh pages): the three register anew over the new pages; the rest hit.
+  ASSERT_EQ(MapPages(1, shared), shared);
+  ASSERT_EQ(MapPages(1, base + (9 * kAdjacentPages + 10) * kPage),
+            base + (9 * kAdjacentPages + 10) * kPage);
+  const auto before = c->stats();
+  for (int i = 0; i < kAdjacent; ++i) {
+    Region* r = Get(c.get(), AdjacentBuffer(base, i), n);
+    ASSERT_NE(r, nullptr);
+    if (i == 3 || i == 4 || i == 9) EXPECT_NE(IdOf(r), ids[i]) << "buffer " << i;
+    else EXPECT_EQ(IdOf(r), ids[i]) << "buffer " << i;
+    c->Release(r);
+  }
+  const auto s = c->stats();
+  EXPECT_EQ(s.registrations - before.registrations, 3u);
+  EXPECT_EQ(s.hits - before.hits, static_cast<uint64_t>(kAdjacent - 3));
+  EXPECT_EQ(s.merges, 0u);
+  EXPECT_EQ(dev_.live(), static_cast<size_t>(kAdjacent));
+  c.reset();
+  munmap(base, pages * kPage);
+}
+
+// A held region whose neighbour's shared page is unmapped leaves the cache at once and is
+// deregistered at its Release; the neighbour, unreferenced, at once.
+TEST_F(RegCacheTest, UnmappedSharedPageUnderAHeldRegion) {
+  auto c = Make();
+  char* base = MapPages(2 * kAdjacentPages + 2);
+  const size_t n = kAdjacentPages * kPage;
+  Region* a = Get(c.get(), AdjacentBuffer(base, 0), n);
+  Region* b = Get(c.get(), AdjacentBuffer(base, 1), n);
+  ASSERT_TRUE(a && b);
+  c->Release(b);
+  const int ida = IdOf(a), idb = IdOf(b);
+  (void)dev_.TakeLog();
+  ASSERT_EQ(munmap(base + kAdjacentPages * kPage, kPage), 0);
+  c->Sync();
+  EXPECT_EQ(dev_.TakeLog(), std::vector<std::string>{"dereg " + std::to_string(idb)});
+  EXPECT_EQ(c->stats().cached, 0u);
+  c->Release(a);
+  EXPECT_EQ(dev_.TakeLog(), std::vector<std::string>{"dereg " + std::to_string(ida)});
+  ASSERT_EQ(MapPages(1, base + kAdjacentPages * kPage), base + kAdjacentPages * kPage);
+  Region* again = Get(c.get(), AdjacentBuffer(base, 0), n);
+  EXPECT_NE(IdOf(again), ida);
+  c->Release(again);
+  c.reset();
+  munmap(base, (2 * kAdjacentPages + 2) * kPage);
+}
+
+// Two chunks sharing two pages (not an edge page) are still merged or replaced: overlap by more
+// than a page never lets entries nest or a page lie in three of them.
+TEST_F(RegCacheTest, NeighboursWithEdgePagesAndAMiddleRequest) {
+  auto c = Make();
+  char* buf = MapPages(12);
+  Region* a = Get(c.get(), buf, 4 * kPage + 1);        // pages 0..4
+  Region* b = Get(c.get(), buf + 6 * kPage, 4 * kPage);  // pages 6..9
+  c->Release(a);
+  c->Release(b);
+  // Pages 4..6: shares page 4 with a (a's last) and page 6 with b (b's first): all three stay.
+  Region* m = Get(c.get(), buf + 4 * kPage + 1, 2 * kPage);
+  EXPECT_EQ(m->addr, buf + 4 * kPage);
+  EXPECT_EQ(m->len, 3 * kPage);
+  c->Release(m);
+  EXPECT_EQ(c->stats().cached, 3u);
+  EXPECT_EQ(c->stats().merges, 0u);
+  // Each of the three hits its own; a one-page request on a shared page hits one of its two.
+  EXPECT_EQ(Get(c.get(), buf, 4 * kPage + 1), a);
+  c->Release(a);
+  EXPECT_EQ(Get(c.get(), buf + 6 * kPage, 4 * kPage), b);
+  c->Release(b);
+  EXPECT_EQ(Get(c.get(), buf + 4 * kPage + 1, 2 * kPage), m);
+  c->Release(m);
+  Region* p4 = Get(c.get(), buf + 4 * kPage, 8);
+  EXPECT_TRUE(p4 == a || p4 == m);
+  c->Release(p4);
+  EXPECT_EQ(dev_.registrations(), 3);
+  // Pages 3..5 share two pages with a and two with m: both are absorbed (union 0..6, 7 pages, over
+  // twice 3: replaced), b stays.
+  Region* x = Get(c.get(), buf + 3 * kPage, 3 * kPage);
+  EXPECT_EQ(x->addr, buf + 3 * kPage);
+  EXPECT_EQ(x->len, 3 * kPage);
+  c->Release(x);
+  EXPECT_EQ(c->stats().cached, 2u);
+  EXPECT_EQ(dev_.live(), 2u);
+  EXPECT_EQ(Get(c.get(), buf + 6 * kPage, 4 * kPage), b);
+  c->Release(b);
   c.reset();
   munmap(buf, 12 * kPage);
 }
@@ -757,6 +940,7 @@ class SharedCacheTest : public RegCacheTest {
     pin.dereg = pins_.Dereg();
     pin.max_entries = pin_entries;
     pin.pins_addresses = true;
+    pin.exclusive_pages = true;
     EXPECT_EQ(c->AddClient(pin), 1);
     return c;
   }
@@ -891,6 +1075,54 @@ TEST_F(SharedCacheTest, ChunksSharingPagesDoNotThrash) {
   EXPECT_EQ(c->stats(1).deregistrations, deregs) << "later rounds deregistered";
   c.reset();
   munmap(buf, (4 * 4 + 2) * kPage);
+}
+
+// The exclusive (cudaHostRegister-like) client over the same adjacent buffers: its live
+// registrations never share a page, whether it asks by Acquire (a neighbour holding the shared
+// page gives it up) or on reuse (the request goes unregistered instead); the plain client's
+// regions over the same buffers keep sharing their edge pages.
+TEST_F(SharedCacheTest, ExclusiveClientNeverRegistersAPageTwice) {
+  auto c = MakeShared();
+  const size_t pages = 4 * kAdjacentPages + 2;
+  char* base = MapPages(pages);
+  const size_t n = kAdjacentPages * kPage;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      Region* r = nullptr;
+      ASSERT_TRUE(c->Acquire(0, AdjacentBuffer(base, i), n, &r).ok());
+      c->Release(r);
+    }
+  }
+  EXPECT_EQ(dev_.registrations(), 4);
+  EXPECT_EQ(c->stats(0).hits, 8u);
+  // On reuse: buffer 0 pins; buffer 1's entry (covered) would share page 64: left unregistered.
+  Region* p0 = nullptr;
+  Region* p1 = nullptr;
+  ASSERT_TRUE(c->AcquireOnReuse(1, AdjacentBuffer(base, 0), n, &p0).ok());
+  ASSERT_NE(p0, nullptr) << "buffer 0's entry is known (the plain client's): a reuse";
+  ASSERT_TRUE(c->AcquireOnReuse(1, AdjacentBuffer(base, 1), n, &p1).ok());
+  EXPECT_EQ(p1, nullptr);
+  EXPECT_FALSE(pins_.AnyTwoShareAPage());
+  c->Release(p0);
+  EXPECT_EQ(dev_.live(), 4u) << "the plain client's regions stay";
+  // By Acquire: buffer 1 takes the page; buffer 0's entry leaves the map (its registrations go).
+  ASSERT_TRUE(c->Acquire(1, AdjacentBuffer(base, 1), n, &p1).ok());
+  ASSERT_NE(p1, nullptr);
+  EXPECT_FALSE(pins_.AnyTwoShareAPage());
+  EXPECT_EQ(pins_.live(), 1u);
+  c->Release(p1);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      Region* r = nullptr;
+      ASSERT_TRUE(c->Acquire(1, AdjacentBuffer(base, i), n, &r).ok());
+      EXPECT_FALSE(pins_.AnyTwoShareAPage()) << "round " << round << ", buffer " << i;
+      c->Release(r);
+    }
+  }
+  c.reset();
+  EXPECT_EQ(dev_.live(), 0u);
+  EXPECT_EQ(pins_.live(), 0u);
+  munmap(base, pages * kPage);
 }
 
 // munmap of an address-keyed registration keeps the addresses (inaccessible) until the cache

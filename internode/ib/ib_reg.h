@@ -9,6 +9,8 @@
 // free() keeps its pages (mallopt at load), so a region over freed-then-reused heap memory still
 // covers the very pages it names. Regions are keyed by page range; one may be larger than the
 // request (a merge, or the whole pages around it): its keys serve any address inside it.
+// Buffers that share an edge page (heap neighbours) each keep their own region: two memory
+// regions may cover one page (the client is not `exclusive_pages`).
 // Bounded by MPIGPU_IB_REG_CACHE_MB / _ENTRIES (LRU over unreferenced regions).
 //
 // Without caching (MPIGPU_IB_REG_CACHE=0, the hooks not active, or another IbRegistrar holding
