@@ -212,14 +212,27 @@ int BadRequest(const char* fn, MPI_Request h) {
   return FailWith(fn, MPI_COMM_WORLD, MPI_ERR_REQUEST, d.c_str());
 }
 
+// The objects of an array of handles: on the stack for the usual few (a vector cost an
+// allocation per Waitall).
+class RequestList {
+ public:
+  explicit RequestList(int count) {
+    if (count > kInline) heap_.resize(count);
+  }
+  Request*& operator[](int i) { return heap_.empty() ? inline_[i] : heap_[i]; }
+
+ private:
+  static constexpr int kInline = 16;
+  Request* inline_[kInline];
+  std::vector<Request*> heap_;
+};
+
 // Looks up every non-null handle; *bad = index of the first that is not a request, or -1.
-void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, int* bad) {
-  out->assign(count, nullptr);
+void LookupAll(int count, const MPI_Request reqs[], RequestList* out, int* bad) {
   *bad = -1;
   for (int i = 0; i < count; ++i) {
-    if (reqs[i] == MPI_REQUEST_NULL) continue;
-    (*out)[i] = LookupRequest(reqs[i]);
-    if ((*out)[i] == nullptr && *bad < 0) *bad = i;
+    (*out)[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : LookupRequest(reqs[i]);
+    if ((*out)[i] == nullptr && reqs[i] != MPI_REQUEST_NULL && *bad < 0) *bad = i;
   }
 }
 
@@ -342,7 +355,7 @@ extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* 
   if (count < 0 || index == nullptr || flag == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Testany", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(count);
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testany", requests[bad]);
@@ -388,7 +401,7 @@ extern "C" int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status status
   if (count < 0 || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Waitall", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null requests");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(count);
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Waitall", requests[bad]);
@@ -421,7 +434,7 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   if (count < 0 || flag == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Testall", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(count);
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
@@ -482,7 +495,7 @@ extern "C" int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount,
   if (incount < 0 || outcount == nullptr || (incount > 0 && (requests == nullptr || indices == nullptr)))
     return mpigpu::mpi::FailWith("MPI_Testsome", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(incount);
   int bad;
   mpigpu::mpi::LookupAll(incount, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testsome", requests[bad]);
