@@ -1,6 +1,7 @@
 // Point to point through the MPI interface: each call finds where its buffers live (BufType)
-// and calls the core's same-named call (the hot ones inline, api_calls.h: no second frame). Also the layer's own pieces: persistent requests,
-// matched probes (Mprobe/Mrecv) and Sendrecv_replace.
+// and calls the core's same-named call (the hot ones inline from api_calls.h: no second frame).
+// Also the layer's own pieces: persistent requests, matched probes (Mprobe/Mrecv) and
+// Sendrecv_replace.
 // Ready sends are standard sends (a correct program has its receive posted already).
 #include <climits>
 #include <deque>
