@@ -21,8 +21,9 @@ namespace mpigpu::mpi {
 // Asks CUDA only when the process can have device memory (a device exists) and the pointer is
 // not in the brk heap or the main thread's stack; NULL, MPI_BOTTOM and MPI_IN_PLACE are host.
 // Inline for a process without devices (every buffer is host memory): every call with a buffer
-// asks, and a call costs more than the answer.
-MPIGPU_Buftype BufTypeLookup(const void* buf);
+// asks, and a call costs more than the answer. The rest is hidden: called directly within
+// libmpi.so, not through the PLT.
+[[gnu::visibility("hidden")]] MPIGPU_Buftype BufTypeLookup(const void* buf);
 // How many CUDA devices the process has: -1 until InitBufTypes counts them. Written once by
 // InitBufTypes (release: after what BufTypeLookup reads), read by every BufType. Relaxed here:
 // 0 is an answer by itself; any other value goes through BufTypeLookup's acquire load.
