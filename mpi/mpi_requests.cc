@@ -269,13 +269,23 @@ MPI_Request NewRequest(Request** r) {
   return i + 1;
 }
 
-Request* LookupRequest(MPI_Request h) {
+namespace {
+// LookupRequest, inline for Wait and Test (every completion looks its request up).
+inline Request* FindRequest(MPI_Request h) {
   if (h <= 0) return nullptr;
   const unsigned i = static_cast<unsigned>(h - 1);
   Block* b = BlockOf(Tab(), i);
   if (b == nullptr || !b->used[i & (kBlock - 1)].load(std::memory_order_acquire)) return nullptr;
   return &b->reqs[i & (kBlock - 1)];
 }
+// A request that is one core request and nothing else (no send half, not a persistent
+// collective): Wait and Test complete it through the core's call directly, not WaitOne/TestOne.
+inline bool PlainCore(const Request* r) {
+  return r->core != MPIGPU_REQUEST_NULL && !r->sendrecv && !r->pcoll;
+}
+}  // namespace
+
+Request* LookupRequest(MPI_Request h) { return FindRequest(h); }
 
 void FreeRequest(MPI_Request h) {
   if (h <= 0) return;
@@ -321,10 +331,12 @@ extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     mpigpu::mpi::EmptyStatus(status);
     return MPI_SUCCESS;
   }
-  Request* r = mpigpu::mpi::LookupRequest(*request);
+  Request* r = mpigpu::mpi::FindRequest(*request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Wait", *request);
   const MPI_Comm comm = r->comm;
-  const int rc = mpigpu::mpi::WaitOne(r, status);
+  const int rc = mpigpu::mpi::PlainCore(r)
+                     ? MPIGPU_Wait(&r->core, mpigpu::mpi::Core(status))
+                     : mpigpu::mpi::WaitOne(r, status);
   mpigpu::mpi::Retire(request, r);
   return Done("MPI_Wait", comm, rc);
 }
@@ -339,11 +351,13 @@ extern "C" int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     mpigpu::mpi::EmptyStatus(status);
     return MPI_SUCCESS;
   }
-  Request* r = mpigpu::mpi::LookupRequest(*request);
+  Request* r = mpigpu::mpi::FindRequest(*request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Test", *request);
   const MPI_Comm comm = r->comm;
   *flag = 0;
-  const int rc = mpigpu::mpi::TestOne(r, flag, status);
+  const int rc = mpigpu::mpi::PlainCore(r)
+                     ? MPIGPU_Test(&r->core, flag, mpigpu::mpi::Core(status))
+                     : mpigpu::mpi::TestOne(r, flag, status);
   if (*flag) mpigpu::mpi::Retire(request, r);
   return Done("MPI_Test", comm, rc);
 }
@@ -416,7 +430,8 @@ extern "C" int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status status
       continue;
     }
     const MPI_Comm comm = r->comm;
-    const int rc = mpigpu::mpi::WaitOne(r, st);
+    const int rc = mpigpu::mpi::PlainCore(r) ? MPIGPU_Wait(&r->core, mpigpu::mpi::Core(st))
+                                             : mpigpu::mpi::WaitOne(r, st);
     st->MPI_ERROR = rc;
     mpigpu::mpi::Retire(&requests[i], r);
     if (rc != MPI_SUCCESS && failed == MPI_SUCCESS) {
