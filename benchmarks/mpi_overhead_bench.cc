@@ -218,7 +218,8 @@ double RoundTrips(bool mpi, void* buf, MPIGPU_Buftype bt, int bytes, int iters, 
 // One rank sends to itself (eager, so each call returns at once and no time is spent waiting):
 // the instructions per iteration are the same every run, so `valgrind --tool=callgrind` shows
 // each interface's cost per message exactly (inclusive cost of SelfMpi vs SelfCore, divided by
-// the iterations). Blocking Send+Recv, then Isend+Irecv+Wait+Wait.
+// the iterations). Blocking Send+Recv, then Isend+Irecv+Wait+Wait (and below: + Waitall,
+// + Test, Sendrecv).
 __attribute__((noinline)) void SelfMpi(void* buf, int bytes, int iters) {
   for (int i = 0; i < iters; ++i) {
     MPI_Send(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF);
@@ -253,6 +254,59 @@ __attribute__((noinline)) void SelfCoreNb(void* buf, int bytes, int iters) {
   }
 }
 
+// Irecv + Isend completed by one Waitall, and by Test (each until its flag is set).
+__attribute__((noinline)) void SelfMpiWaitall(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i) {
+    MPI_Request r[2];
+    MPI_Irecv(b + bytes, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[0]);
+    MPI_Isend(b, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[1]);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  }
+}
+__attribute__((noinline)) void SelfCoreWaitall(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i) {
+    MPIGPU_Request r[2];
+    MPIGPU_Irecv(b + bytes, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, &r[0]);
+    MPIGPU_Isend(b, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, &r[1]);
+    MPIGPU_Waitall(2, r, MPIGPU_STATUSES_IGNORE);
+  }
+}
+__attribute__((noinline)) void SelfMpiTest(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i) {
+    MPI_Request r[2];
+    MPI_Irecv(b + bytes, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[0]);
+    MPI_Isend(b, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF, &r[1]);
+    for (int k : {1, 0})
+      for (int flag = 0; !flag;) MPI_Test(&r[k], &flag, MPI_STATUS_IGNORE);
+  }
+}
+__attribute__((noinline)) void SelfCoreTest(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i) {
+    MPIGPU_Request r[2];
+    MPIGPU_Irecv(b + bytes, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, &r[0]);
+    MPIGPU_Isend(b, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, &r[1]);
+    for (int k : {1, 0})
+      for (int flag = 0; !flag;) MPIGPU_Test(&r[k], &flag, MPIGPU_STATUS_IGNORE);
+  }
+}
+// Sendrecv to itself (the receive is posted first, so it matches its own send).
+__attribute__((noinline)) void SelfMpiSendrecv(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i)
+    MPI_Sendrecv(b, bytes, MPI_BYTE, 0, 1, b + bytes, bytes, MPI_BYTE, 0, 1, MPI_COMM_SELF,
+                 MPI_STATUS_IGNORE);
+}
+__attribute__((noinline)) void SelfCoreSendrecv(void* buf, int bytes, int iters) {
+  char* b = static_cast<char*>(buf);
+  for (int i = 0; i < iters; ++i)
+    MPIGPU_Sendrecv(b, MPIGPU_BUF_HOST, bytes, MPIGPU_BYTE, 0, 1, b + bytes, MPIGPU_BUF_HOST,
+                    bytes, MPIGPU_BYTE, 0, 1, MPIGPU_COMM_SELF, MPIGPU_STATUS_IGNORE);
+}
+
 int Self(int iters) {
   MPI_Init(nullptr, nullptr);
   std::vector<char> host(1 << 20);  // malloc'd by mmap, as the ping-pong's buffer
@@ -267,6 +321,12 @@ int Self(int iters) {
     SelfCore(host.data(), bytes, iters);
     SelfMpiNb(host.data(), bytes, iters);
     SelfCoreNb(host.data(), bytes, iters);
+    SelfMpiWaitall(host.data(), bytes, iters);
+    SelfCoreWaitall(host.data(), bytes, iters);
+    SelfMpiTest(host.data(), bytes, iters);
+    SelfCoreTest(host.data(), bytes, iters);
+    SelfMpiSendrecv(host.data(), bytes, iters);
+    SelfCoreSendrecv(host.data(), bytes, iters);
   }
   std::printf("self: %d iterations of each loop at 1 and 1024 bytes\n", iters);
   MPI_Finalize();

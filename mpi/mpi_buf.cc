@@ -33,20 +33,21 @@
 #include "mpi/mpi_internal.h"
 
 namespace mpigpu::mpi {
+// Whether the process has a CUDA device (mpi_internal.h). Written once by InitBufTypes (MPI_Init),
+// read by every call: MPI_Init happens before the calls that read it, in program order or
+// through the program's own synchronisation of its threads.
+std::atomic<int> g_buf_devices{-1};
+
 namespace {
-// Whether the process has a CUDA device. Written once by InitBufTypes (MPI_Init), read by every
-// call: relaxed is enough (MPI_Init happens before the calls that read it, in program order or
-// through the program's own synchronisation of its threads).
-std::atomic<int> g_devices{-1};
 // The brk heap's start and the main thread's stack mapping, read once from /proc/self/maps by
-// InitBufTypes (relaxed: as g_devices). 0/0 when unknown: every pointer is then queried.
+// InitBufTypes (relaxed: as g_buf_devices). 0/0 when unknown: every pointer is then queried.
 std::atomic<uintptr_t> g_heap_lo{0}, g_stack_lo{0}, g_stack_hi{0};
 // glibc's own record of the current break (__curbrk, what sbrk(0) returns), found once by
-// InitBufTypes (relaxed: as g_devices); null: sbrk(0) is called. Read directly because sbrk is
+// InitBufTypes (relaxed: as g_buf_devices); null: sbrk(0) is called. Read directly because sbrk is
 // interposed by the memory hooks (memreg/memhooks.h), which makes sbrk(0) cost ~15 ns a call.
 std::atomic<void* const*> g_curbrk{nullptr};
 // The driver's cuPointerGetAttributes, or null (then the runtime's call). Written by
-// InitBufTypes before g_devices (release there, acquire in BufType's first load).
+// InitBufTypes before g_buf_devices (release there, acquire in BufTypeLookup's first load).
 std::atomic<PFN_cuPointerGetAttributes_v7000> g_get_attributes{nullptr};
 
 void ReadRanges() {
@@ -148,7 +149,7 @@ void InitBufTypes() {
   ReadRanges();
   const int n = CountDevices();
   g_get_attributes.store(n > 0 ? DriverQuery() : nullptr, std::memory_order_relaxed);
-  g_devices.store(n, std::memory_order_release);
+  g_buf_devices.store(n, std::memory_order_release);
 }
 
 MPIGPU_Buftype BufTypeByRuntime(const void* buf) {
@@ -156,12 +157,12 @@ MPIGPU_Buftype BufTypeByRuntime(const void* buf) {
   return QueryRuntime(buf);
 }
 
-MPIGPU_Buftype BufType(const void* buf) {
+MPIGPU_Buftype BufTypeLookup(const void* buf) {
   if (buf == nullptr || buf == MPI_IN_PLACE) return MPIGPU_BUF_HOST;
-  int n = g_devices.load(std::memory_order_acquire);
+  int n = g_buf_devices.load(std::memory_order_acquire);
   if (n < 0) {  // before MPI_Init (Pack, Type calls): count now
     InitBufTypes();
-    n = g_devices.load(std::memory_order_acquire);
+    n = g_buf_devices.load(std::memory_order_acquire);
   }
   if (n == 0 || SurelyHost(buf)) return MPIGPU_BUF_HOST;
   if (PFN_cuPointerGetAttributes_v7000 get = g_get_attributes.load(std::memory_order_relaxed))

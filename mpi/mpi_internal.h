@@ -20,7 +20,18 @@ namespace mpigpu::mpi {
 // MPIGPU_BUF_GPU_DEVICE(n); host, pinned, managed and unknown memory give MPIGPU_BUF_HOST.
 // Asks CUDA only when the process can have device memory (a device exists) and the pointer is
 // not in the brk heap or the main thread's stack; NULL, MPI_BOTTOM and MPI_IN_PLACE are host.
-MPIGPU_Buftype BufType(const void* buf);
+// Inline for a process without devices (every buffer is host memory): every call with a buffer
+// asks, and a call costs more than the answer. The rest is hidden: called directly within
+// libmpi.so, not through the PLT.
+[[gnu::visibility("hidden")]] MPIGPU_Buftype BufTypeLookup(const void* buf);
+// How many CUDA devices the process has: -1 until InitBufTypes counts them. Written once by
+// InitBufTypes (release: after what BufTypeLookup reads), read by every BufType. Relaxed here:
+// 0 is an answer by itself; any other value goes through BufTypeLookup's acquire load.
+extern std::atomic<int> g_buf_devices;
+inline MPIGPU_Buftype BufType(const void* buf) {
+  if (g_buf_devices.load(std::memory_order_relaxed) == 0) return MPIGPU_BUF_HOST;
+  return BufTypeLookup(buf);
+}
 // Called by MPI_Init: decides whether BufType ever asks CUDA (and through which call), reads the
 // heap and stack ranges.
 void InitBufTypes();

@@ -1,6 +1,7 @@
 // Point to point through the MPI interface: each call finds where its buffers live (BufType)
-// and calls the core's same-named call. Also the layer's own pieces: persistent requests,
-// matched probes (Mprobe/Mrecv) and Sendrecv_replace.
+// and calls the core's same-named call (the hot ones inline from api_calls.h: no second frame).
+// Also the layer's own pieces: persistent requests, matched probes (Mprobe/Mrecv) and
+// Sendrecv_replace.
 // Ready sends are standard sends (a correct program has its receive posted already).
 #include <climits>
 #include <deque>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "mpi/mpi_internal.h"
+#include "mpigpu_api/api_calls.h"
 
 namespace mpigpu::mpi {
 namespace {
@@ -136,8 +138,8 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
     return rc;
   }
   if (mode == Request::Mode::kSsend)
-    return MPIGPU_Issend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
-  return MPIGPU_Isend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
+    return mpigpu::api::Issend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
+  return mpigpu::api::Isend(buf, BufType(buf), count, type, dest, tag, comm, &r->core);
 }
 
 int StartPersistent(Request* r) {
@@ -178,8 +180,10 @@ int Nonblocking(const char* fn, Request::Mode mode, const void* buf, int count,
   int rc;
   if (mode == Request::Mode::kRecv) {
     r->recv = true;
-    rc = MPIGPU_Irecv(const_cast<void*>(buf), BufType(buf), count, type, peer, tag, comm,
-                      &r->core);
+    rc = mpigpu::api::Irecv(const_cast<void*>(buf), BufType(buf), count, type, peer, tag, comm,
+                            &r->core);
+  } else if (mode == Request::Mode::kSend || mode == Request::Mode::kRsend) {
+    rc = mpigpu::api::Isend(buf, BufType(buf), count, type, peer, tag, comm, &r->core);
   } else {
     rc = mpigpu::mpi::StartSend(mode, buf, count, type, peer, tag, comm, r);
   }
@@ -228,7 +232,8 @@ int Persistent(const char* fn, Request::Mode mode, const void* buf, int count, M
 
 extern "C" int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                          MPI_Comm comm) {
-  return Done("MPI_Send", comm, MPIGPU_Send(buf, BufType(buf), count, datatype, dest, tag, comm));
+  return Done("MPI_Send", comm,
+              mpigpu::api::Send(buf, BufType(buf), count, datatype, dest, tag, comm));
 }
 MPIGPU_MPI_ALIAS(Send)
 
@@ -240,7 +245,8 @@ MPIGPU_MPI_ALIAS(Ssend)
 
 extern "C" int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                           MPI_Comm comm) {
-  return Done("MPI_Rsend", comm, MPIGPU_Send(buf, BufType(buf), count, datatype, dest, tag, comm));
+  return Done("MPI_Rsend", comm,
+              mpigpu::api::Send(buf, BufType(buf), count, datatype, dest, tag, comm));
 }
 MPIGPU_MPI_ALIAS(Rsend)
 
@@ -254,8 +260,8 @@ extern "C" int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source
                          MPI_Comm comm, MPI_Status* status) {
   mpigpu::mpi::KeepStatusError keep(status);
   return Done("MPI_Recv", comm,
-              MPIGPU_Recv(buf, BufType(buf), count, datatype, source, tag, comm,
-                          CoreStatus(status)));
+              mpigpu::api::Recv(buf, BufType(buf), count, datatype, source, tag, comm,
+                                CoreStatus(status)));
 }
 MPIGPU_MPI_ALIAS(Recv)
 
@@ -299,9 +305,9 @@ extern "C" int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype se
                              int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   mpigpu::mpi::KeepStatusError keep(status);
   return Done("MPI_Sendrecv", comm,
-              MPIGPU_Sendrecv(sendbuf, BufType(sendbuf), sendcount, sendtype, dest, sendtag,
-                              recvbuf, BufType(recvbuf), recvcount, recvtype, source, recvtag,
-                              comm, CoreStatus(status)));
+              mpigpu::api::Sendrecv(sendbuf, BufType(sendbuf), sendcount, sendtype, dest,
+                                    sendtag, recvbuf, BufType(recvbuf), recvcount, recvtype,
+                                    source, recvtag, comm, CoreStatus(status)));
 }
 MPIGPU_MPI_ALIAS(Sendrecv)
 

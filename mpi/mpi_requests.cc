@@ -54,8 +54,10 @@ struct Table {
   int size = 0;  // slots handed out so far (under mu)
   std::vector<int> free;
 };
-Table& Tab() {
-  static Table* t = new Table;
+// Made once, out of line: Tab() below stays a guard check inline in every table operation.
+[[gnu::noinline]] Table* MakeTable() { return new Table; }
+inline Table& Tab() {
+  static Table* t = MakeTable();
   return *t;
 }
 
@@ -212,14 +214,27 @@ int BadRequest(const char* fn, MPI_Request h) {
   return FailWith(fn, MPI_COMM_WORLD, MPI_ERR_REQUEST, d.c_str());
 }
 
+// The objects of an array of handles: on the stack for the usual few (a vector cost an
+// allocation per Waitall).
+class RequestList {
+ public:
+  explicit RequestList(int count) {
+    if (count > kInline) heap_.resize(count);
+  }
+  Request*& operator[](int i) { return heap_.empty() ? inline_[i] : heap_[i]; }
+
+ private:
+  static constexpr int kInline = 16;
+  Request* inline_[kInline];
+  std::vector<Request*> heap_;
+};
+
 // Looks up every non-null handle; *bad = index of the first that is not a request, or -1.
-void LookupAll(int count, const MPI_Request reqs[], std::vector<Request*>* out, int* bad) {
-  out->assign(count, nullptr);
+void LookupAll(int count, const MPI_Request reqs[], RequestList* out, int* bad) {
   *bad = -1;
   for (int i = 0; i < count; ++i) {
-    if (reqs[i] == MPI_REQUEST_NULL) continue;
-    (*out)[i] = LookupRequest(reqs[i]);
-    if ((*out)[i] == nullptr && *bad < 0) *bad = i;
+    (*out)[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : LookupRequest(reqs[i]);
+    if ((*out)[i] == nullptr && reqs[i] != MPI_REQUEST_NULL && *bad < 0) *bad = i;
   }
 }
 
@@ -249,20 +264,30 @@ MPI_Request NewRequest(Request** r) {
   Request* q = &b->reqs[i & (kBlock - 1)];
   if (!fresh) {  // a used slot starts afresh
     q->~Request();
-    new (q) Request();
+    new (q) Request;  // every member has an initializer: no zero-fill of the whole object first
   }
   b->used[i & (kBlock - 1)].store(true, std::memory_order_release);
   *r = q;
   return i + 1;
 }
 
-Request* LookupRequest(MPI_Request h) {
+namespace {
+// LookupRequest, inline for Wait and Test (every completion looks its request up).
+inline Request* FindRequest(MPI_Request h) {
   if (h <= 0) return nullptr;
   const unsigned i = static_cast<unsigned>(h - 1);
   Block* b = BlockOf(Tab(), i);
   if (b == nullptr || !b->used[i & (kBlock - 1)].load(std::memory_order_acquire)) return nullptr;
   return &b->reqs[i & (kBlock - 1)];
 }
+// A request that is one core request and nothing else (no send half, not a persistent
+// collective): Wait and Test complete it through the core's call directly, not WaitOne/TestOne.
+inline bool PlainCore(const Request* r) {
+  return r->core != MPIGPU_REQUEST_NULL && !r->sendrecv && !r->pcoll;
+}
+}  // namespace
+
+Request* LookupRequest(MPI_Request h) { return FindRequest(h); }
 
 void FreeRequest(MPI_Request h) {
   if (h <= 0) return;
@@ -308,10 +333,12 @@ extern "C" int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     mpigpu::mpi::EmptyStatus(status);
     return MPI_SUCCESS;
   }
-  Request* r = mpigpu::mpi::LookupRequest(*request);
+  Request* r = mpigpu::mpi::FindRequest(*request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Wait", *request);
   const MPI_Comm comm = r->comm;
-  const int rc = mpigpu::mpi::WaitOne(r, status);
+  const int rc = mpigpu::mpi::PlainCore(r)
+                     ? MPIGPU_Wait(&r->core, mpigpu::mpi::Core(status))
+                     : mpigpu::mpi::WaitOne(r, status);
   mpigpu::mpi::Retire(request, r);
   return Done("MPI_Wait", comm, rc);
 }
@@ -326,11 +353,13 @@ extern "C" int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     mpigpu::mpi::EmptyStatus(status);
     return MPI_SUCCESS;
   }
-  Request* r = mpigpu::mpi::LookupRequest(*request);
+  Request* r = mpigpu::mpi::FindRequest(*request);
   if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Test", *request);
   const MPI_Comm comm = r->comm;
   *flag = 0;
-  const int rc = mpigpu::mpi::TestOne(r, flag, status);
+  const int rc = mpigpu::mpi::PlainCore(r)
+                     ? MPIGPU_Test(&r->core, flag, mpigpu::mpi::Core(status))
+                     : mpigpu::mpi::TestOne(r, flag, status);
   if (*flag) mpigpu::mpi::Retire(request, r);
   return Done("MPI_Test", comm, rc);
 }
@@ -342,7 +371,7 @@ extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* 
   if (count < 0 || index == nullptr || flag == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Testany", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(count);
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testany", requests[bad]);
@@ -388,7 +417,7 @@ extern "C" int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status status
   if (count < 0 || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Waitall", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null requests");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(count);
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Waitall", requests[bad]);
@@ -403,7 +432,8 @@ extern "C" int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status status
       continue;
     }
     const MPI_Comm comm = r->comm;
-    const int rc = mpigpu::mpi::WaitOne(r, st);
+    const int rc = mpigpu::mpi::PlainCore(r) ? MPIGPU_Wait(&r->core, mpigpu::mpi::Core(st))
+                                             : mpigpu::mpi::WaitOne(r, st);
     st->MPI_ERROR = rc;
     mpigpu::mpi::Retire(&requests[i], r);
     if (rc != MPI_SUCCESS && failed == MPI_SUCCESS) {
@@ -421,7 +451,7 @@ extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_St
   if (count < 0 || flag == nullptr || (count > 0 && requests == nullptr))
     return mpigpu::mpi::FailWith("MPI_Testall", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(count);
   int bad;
   mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
@@ -482,7 +512,7 @@ extern "C" int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount,
   if (incount < 0 || outcount == nullptr || (incount > 0 && (requests == nullptr || indices == nullptr)))
     return mpigpu::mpi::FailWith("MPI_Testsome", MPI_COMM_WORLD, MPI_ERR_ARG,
                                  "negative count or null pointer");
-  std::vector<Request*> rs;
+  mpigpu::mpi::RequestList rs(incount);
   int bad;
   mpigpu::mpi::LookupAll(incount, requests, &rs, &bad);
   if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testsome", requests[bad]);

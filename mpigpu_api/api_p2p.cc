@@ -7,6 +7,7 @@
 #include <new>
 
 #include "memcopy/log.h"
+#include "mpigpu_api/api_calls.h"
 #include "mpigpu_api/api_entry.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/coll_sched.h"
@@ -274,19 +275,23 @@ inline int CheckP2P(bool recv, const void* buf, MPIGPU_Buftype bt, int count,
   return mpigpu::api::CheckTag(tag, recv);
 }
 
-// Validates and starts one point-to-point operation on comm's point-to-point context.
-int DoStart(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
-            int peer, int tag, MPIGPU_Comm comm, ApiRequest** out, bool sync = false) {
+// How many times a blocking receive looks for its message before it posts a request (a few µs):
+// a ping-pong's answer comes within that.
+constexpr int kRecvNowSpins = 4096;
+
+}  // namespace
+
+// The calls' bodies (api_calls.h): out of the anonymous namespace, as the MPI layer runs them.
+namespace mpigpu::api {
+
+int StartChecked(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
+                 int peer, int tag, MPIGPU_Comm comm, ApiRequest** out, bool sync) {
   const CommPtr* c = nullptr;
   TypedBuf tb;
   if (int rc = CheckP2P(recv, buf, bt, count, dt, peer, tag, comm, &c, &tb); rc != MPIGPU_SUCCESS)
     return rc;
   return mpigpu::api::StartP2P(recv, tb, *c, peer, tag, (*c)->ctx_p2p, out, sync);
 }
-
-// How many times a blocking receive looks for its message before it posts a request (a few µs):
-// a ping-pong's answer comes within that.
-constexpr int kRecvNowSpins = 4096;
 
 // Send and Recv. A buffer the engine moves in place needs no request object: the engine's
 // request is started, waited for and released here. Packed buffers and PROC_NULL take the
@@ -338,19 +343,6 @@ int DoBlocking(Lock& lk, bool recv, const void* buf, MPIGPU_Buftype bt, int coun
   return rc;
 }
 
-int DoNonblocking(bool recv, const void* buf, MPIGPU_Buftype bt, int count, MPIGPU_Datatype dt,
-                  int peer, int tag, MPIGPU_Comm comm, MPIGPU_Request* request,
-                  bool sync = false) {
-  if (request == nullptr) return SetLastError(MPIGPU_ERR_ARG, "null request pointer");
-  *request = MPIGPU_REQUEST_NULL;
-  ApiRequest* r = nullptr;
-  if (int rc = DoStart(recv, buf, bt, count, dt, peer, tag, comm, &r, sync); rc != MPIGPU_SUCCESS)
-    return rc;
-  r->handle = r->key;  // the user holds it now
-  *request = mpigpu::api::HandleFromValue(r->handle);
-  return MPIGPU_SUCCESS;
-}
-
 int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGPU_Datatype stype,
                int dest, int stag, void* rbuf, MPIGPU_Buftype rbt, int rcount,
                MPIGPU_Datatype rtype, int source, int rtag, MPIGPU_Comm comm,
@@ -382,30 +374,25 @@ int DoSendrecv(Lock& lk, const void* sbuf, MPIGPU_Buftype sbt, int scount, MPIGP
   return rrc != MPIGPU_SUCCESS ? rrc : src;
 }
 
-}  // namespace
+}  // namespace mpigpu::api
 
 // ---- point to point ----
+// The bodies are api_calls.h's inline calls (the MPI layer runs them too).
 
 extern "C" int MPIGPU_Send(const void* buf, MPIGPU_Buftype buftype, int count,
                            MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm) {
-  Lock lk(GetState().mu);
-  return Finish("MPIGPU_Send", comm,
-                DoBlocking(lk, false, buf, buftype, count, datatype, dest, tag, comm, nullptr));
+  return mpigpu::api::Send(buf, buftype, count, datatype, dest, tag, comm);
 }
 
 extern "C" int MPIGPU_Recv(void* buf, MPIGPU_Buftype buftype, int count, MPIGPU_Datatype datatype,
                            int source, int tag, MPIGPU_Comm comm, MPIGPU_Status* status) {
-  Lock lk(GetState().mu);
-  return Finish("MPIGPU_Recv", comm,
-                DoBlocking(lk, true, buf, buftype, count, datatype, source, tag, comm, status));
+  return mpigpu::api::Recv(buf, buftype, count, datatype, source, tag, comm, status);
 }
 
 extern "C" int MPIGPU_Isend(const void* buf, MPIGPU_Buftype buftype, int count,
                             MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm,
                             MPIGPU_Request* request) {
-  Lock lk(GetState().mu);
-  return Finish("MPIGPU_Isend", comm,
-                DoNonblocking(false, buf, buftype, count, datatype, dest, tag, comm, request));
+  return mpigpu::api::Isend(buf, buftype, count, datatype, dest, tag, comm, request);
 }
 
 // Synchronous sends: started like Isend, by rendezvous, so they complete only once the receiver
@@ -414,7 +401,8 @@ extern "C" int MPIGPU_Ssend(const void* buf, MPIGPU_Buftype buftype, int count,
                             MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm) {
   Lock lk(GetState().mu);
   ApiRequest* r = nullptr;
-  int rc = DoStart(false, buf, buftype, count, datatype, dest, tag, comm, &r, true);
+  int rc = mpigpu::api::StartChecked(false, buf, buftype, count, datatype, dest, tag, comm, &r,
+                                     true);
   if (rc == MPIGPU_SUCCESS) rc = mpigpu::api::WaitP2P(lk, r, MPIGPU_STATUS_IGNORE);
   return Finish("MPIGPU_Ssend", comm, rc);
 }
@@ -422,18 +410,13 @@ extern "C" int MPIGPU_Ssend(const void* buf, MPIGPU_Buftype buftype, int count,
 extern "C" int MPIGPU_Issend(const void* buf, MPIGPU_Buftype buftype, int count,
                              MPIGPU_Datatype datatype, int dest, int tag, MPIGPU_Comm comm,
                              MPIGPU_Request* request) {
-  Lock lk(GetState().mu);
-  return Finish("MPIGPU_Issend", comm,
-                DoNonblocking(false, buf, buftype, count, datatype, dest, tag, comm, request,
-                              true));
+  return mpigpu::api::Issend(buf, buftype, count, datatype, dest, tag, comm, request);
 }
 
 extern "C" int MPIGPU_Irecv(void* buf, MPIGPU_Buftype buftype, int count,
                             MPIGPU_Datatype datatype, int source, int tag, MPIGPU_Comm comm,
                             MPIGPU_Request* request) {
-  Lock lk(GetState().mu);
-  return Finish("MPIGPU_Irecv", comm,
-                DoNonblocking(true, buf, buftype, count, datatype, source, tag, comm, request));
+  return mpigpu::api::Irecv(buf, buftype, count, datatype, source, tag, comm, request);
 }
 
 extern "C" int MPIGPU_Sendrecv(const void* sendbuf, MPIGPU_Buftype sendbuftype, int sendcount,
@@ -441,8 +424,6 @@ extern "C" int MPIGPU_Sendrecv(const void* sendbuf, MPIGPU_Buftype sendbuftype, 
                                MPIGPU_Buftype recvbuftype, int recvcount,
                                MPIGPU_Datatype recvtype, int source, int recvtag,
                                MPIGPU_Comm comm, MPIGPU_Status* status) {
-  Lock lk(GetState().mu);
-  return Finish("MPIGPU_Sendrecv", comm,
-                DoSendrecv(lk, sendbuf, sendbuftype, sendcount, sendtype, dest, sendtag, recvbuf,
-                           recvbuftype, recvcount, recvtype, source, recvtag, comm, status));
+  return mpigpu::api::Sendrecv(sendbuf, sendbuftype, sendcount, sendtype, dest, sendtag, recvbuf,
+                               recvbuftype, recvcount, recvtype, source, recvtag, comm, status);
 }
