@@ -205,8 +205,11 @@ struct PmixBootstrap::Impl {
     rc = w->status.load(std::memory_order_relaxed);
     delete w;
     if (rc == PMIX_SUCCESS) return Status::Ok();
+    // The server's own timeout (PMIX_TIMEOUT, the same length) may fire first: same message.
     if (rc == PMIX_ERR_TIMEOUT)
-      return Status(Err::kTimeout, "pmix: the exchange timed out in the PMIx server");
+      return Status(Err::kTimeout, "pmix: the job's ranks did not all reach the exchange within " +
+                                       std::to_string(TimeoutArg(timeout_s)) +
+                                       " s (MPIGPU_BOOTSTRAP_TIMEOUT; the PMIx server's timeout)");
     broken = true;
     return Status(Err::kPeerFailed, "pmix: the exchange failed: " + lib->Error(rc));
   }
