@@ -8,25 +8,7 @@ namespace {
 
 using mpigpu::mpi::BufType;
 using mpigpu::mpi::Done;
-using mpigpu::mpi::Request;
-
-// Makes an MPI request around the core request that start(&core) begins.
-template <class Start>
-int StartColl(const char* fn, MPI_Comm comm, MPI_Request* request, Start&& start) {
-  if (request == nullptr)
-    return mpigpu::mpi::FailWith(fn, comm, MPI_ERR_ARG, "null request pointer");
-  Request* r = nullptr;
-  const MPI_Request h = mpigpu::mpi::NewRequest(&r);
-  r->comm = comm;
-  const int rc = start(r);
-  if (rc != MPI_SUCCESS) {
-    mpigpu::mpi::FreeRequest(h);
-    *request = MPI_REQUEST_NULL;
-    return Done(fn, comm, rc);
-  }
-  *request = h;
-  return MPI_SUCCESS;
-}
+using mpigpu::mpi::StartCoreRequest;
 
 }  // namespace
 
@@ -191,15 +173,15 @@ extern "C" int PMPI_Op_commutative(MPI_Op op, int* commute) {
 MPIGPU_MPI_ALIAS(Op_commutative)
 
 extern "C" int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Ibarrier", comm, request,
-                   [&](Request* r) { return MPIGPU_Ibarrier(comm, &r->core); });
+  return StartCoreRequest("MPI_Ibarrier", comm, request,
+                          [&](MPIGPU_Request* core) { return MPIGPU_Ibarrier(comm, core); });
 }
 MPIGPU_MPI_ALIAS(Ibarrier)
 
 extern "C" int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                            MPI_Request* request) {
-  return StartColl("MPI_Ibcast", comm, request, [&](Request* r) {
-    return MPIGPU_Ibcast(buffer, BufType(buffer), count, datatype, root, comm, &r->core);
+  return StartCoreRequest("MPI_Ibcast", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Ibcast(buffer, BufType(buffer), count, datatype, root, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ibcast)
@@ -207,9 +189,9 @@ MPIGPU_MPI_ALIAS(Ibcast)
 extern "C" int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                             MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Igather", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Igather", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Igather(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf, BufType(recvbuf),
-                          recvcount, recvtype, root, comm, &r->core);
+                          recvcount, recvtype, root, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Igather)
@@ -217,9 +199,9 @@ MPIGPU_MPI_ALIAS(Igather)
 extern "C" int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Igatherv", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Igatherv", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Igatherv(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
-                           BufType(recvbuf), recvcounts, displs, recvtype, root, comm, &r->core);
+                           BufType(recvbuf), recvcounts, displs, recvtype, root, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Igatherv)
@@ -227,9 +209,9 @@ MPIGPU_MPI_ALIAS(Igatherv)
 extern "C" int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                              MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Iscatter", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iscatter", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iscatter(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
-                           BufType(recvbuf), recvcount, recvtype, root, comm, &r->core);
+                           BufType(recvbuf), recvcount, recvtype, root, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iscatter)
@@ -238,9 +220,9 @@ extern "C" int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const
                               MPI_Datatype sendtype, void* recvbuf, int recvcount,
                               MPI_Datatype recvtype, int root, MPI_Comm comm,
                               MPI_Request* request) {
-  return StartColl("MPI_Iscatterv", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iscatterv", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iscatterv(sendbuf, BufType(sendbuf), sendcounts, displs, sendtype, recvbuf,
-                            BufType(recvbuf), recvcount, recvtype, root, comm, &r->core);
+                            BufType(recvbuf), recvcount, recvtype, root, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iscatterv)
@@ -248,9 +230,9 @@ MPIGPU_MPI_ALIAS(Iscatterv)
 extern "C" int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Request* request) {
-  return StartColl("MPI_Iallgather", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iallgather", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iallgather(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
-                             BufType(recvbuf), recvcount, recvtype, comm, &r->core);
+                             BufType(recvbuf), recvcount, recvtype, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iallgather)
@@ -258,9 +240,9 @@ MPIGPU_MPI_ALIAS(Iallgather)
 extern "C" int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void* recvbuf, const int recvcounts[], const int displs[],
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Iallgatherv", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iallgatherv", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iallgatherv(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
-                              BufType(recvbuf), recvcounts, displs, recvtype, comm, &r->core);
+                              BufType(recvbuf), recvcounts, displs, recvtype, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iallgatherv)
@@ -268,9 +250,9 @@ MPIGPU_MPI_ALIAS(Iallgatherv)
 extern "C" int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                               MPI_Request* request) {
-  return StartColl("MPI_Ialltoall", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Ialltoall", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ialltoall(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
-                            BufType(recvbuf), recvcount, recvtype, comm, &r->core);
+                            BufType(recvbuf), recvcount, recvtype, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ialltoall)
@@ -279,9 +261,9 @@ extern "C" int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], cons
                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Request* request) {
-  return StartColl("MPI_Ialltoallv", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Ialltoallv", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ialltoallv(sendbuf, BufType(sendbuf), sendcounts, sdispls, sendtype, recvbuf,
-                             BufType(recvbuf), recvcounts, rdispls, recvtype, comm, &r->core);
+                             BufType(recvbuf), recvcounts, rdispls, recvtype, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ialltoallv)
@@ -291,27 +273,27 @@ extern "C" int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], cons
                                const int recvcounts[], const int rdispls[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm,
                                MPI_Request* request) {
-  return StartColl("MPI_Ialltoallw", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Ialltoallw", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ialltoallw(sendbuf, BufType(sendbuf), sendcounts, sdispls, sendtypes, recvbuf,
-                             BufType(recvbuf), recvcounts, rdispls, recvtypes, comm, &r->core);
+                             BufType(recvbuf), recvcounts, rdispls, recvtypes, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ialltoallw)
 
 extern "C" int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Ireduce", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Ireduce", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ireduce(sendbuf, BufType(sendbuf), recvbuf, BufType(recvbuf), count, datatype, op,
-                          root, comm, &r->core);
+                          root, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ireduce)
 
 extern "C" int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                                MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Iallreduce", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iallreduce", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iallreduce(sendbuf, BufType(sendbuf), recvbuf, BufType(recvbuf), count, datatype,
-                             op, comm, &r->core);
+                             op, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iallreduce)
@@ -319,9 +301,9 @@ MPIGPU_MPI_ALIAS(Iallreduce)
 extern "C" int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                     MPI_Request* request) {
-  return StartColl("MPI_Ireduce_scatter", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Ireduce_scatter", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ireduce_scatter(sendbuf, BufType(sendbuf), recvbuf, BufType(recvbuf), recvcounts,
-                                  datatype, op, comm, &r->core);
+                                  datatype, op, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ireduce_scatter)
@@ -329,27 +311,27 @@ MPIGPU_MPI_ALIAS(Ireduce_scatter)
 extern "C" int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                           MPI_Request* request) {
-  return StartColl("MPI_Ireduce_scatter_block", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Ireduce_scatter_block", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ireduce_scatter_block(sendbuf, BufType(sendbuf), recvbuf, BufType(recvbuf),
-                                        recvcount, datatype, op, comm, &r->core);
+                                        recvcount, datatype, op, comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Ireduce_scatter_block)
 
 extern "C" int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Iscan", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iscan", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iscan(sendbuf, BufType(sendbuf), recvbuf, BufType(recvbuf), count, datatype, op,
-                        comm, &r->core);
+                        comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iscan)
 
 extern "C" int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  return StartColl("MPI_Iexscan", comm, request, [&](Request* r) {
+  return StartCoreRequest("MPI_Iexscan", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Iexscan(sendbuf, BufType(sendbuf), recvbuf, BufType(recvbuf), count, datatype, op,
-                          comm, &r->core);
+                          comm, core);
   });
 }
 MPIGPU_MPI_ALIAS(Iexscan)

@@ -52,18 +52,9 @@ MPIGPU_MPI_ALIAS(Comm_dup_with_info)
 
 // Nonblocking (the core's request completes when the new communicator is registered).
 extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  if (request == nullptr)
-    return mpigpu::mpi::FailWith("MPI_Comm_idup", comm, MPI_ERR_ARG, "null request");
-  mpigpu::mpi::Request* r = nullptr;
-  const MPI_Request h = mpigpu::mpi::NewRequest(&r);
-  r->comm = comm;
-  if (int rc = MPIGPU_Comm_idup(comm, newcomm, &r->core); rc != MPI_SUCCESS) {
-    mpigpu::mpi::FreeRequest(h);
-    *request = MPI_REQUEST_NULL;
-    return Done("MPI_Comm_idup", comm, rc);
-  }
-  *request = h;
-  return MPI_SUCCESS;
+  return mpigpu::mpi::StartCoreRequest("MPI_Comm_idup", comm, request, [&](MPIGPU_Request* core) {
+    return MPIGPU_Comm_idup(comm, newcomm, core);
+  });
 }
 MPIGPU_MPI_ALIAS(Comm_idup)
 

@@ -132,6 +132,23 @@ MPI_Request NewRequest(Request** r);
 // The request of handle h, or null (not a live handle).
 Request* LookupRequest(MPI_Request h);
 void FreeRequest(MPI_Request h);
+// *request = an MPI request around the core request that start(&core) begins (nonblocking
+// collectives, Comm_idup); on failure none is made (*request = MPI_REQUEST_NULL) and comm's
+// handler gets the error as `fn`'s.
+template <class Start>
+int StartCoreRequest(const char* fn, MPI_Comm comm, MPI_Request* request, Start&& start) {
+  if (request == nullptr) return FailWith(fn, comm, MPI_ERR_ARG, "null request pointer");
+  Request* r = nullptr;
+  const MPI_Request h = NewRequest(&r);
+  r->comm = comm;
+  if (int rc = start(&r->core); rc != MPI_SUCCESS) {
+    FreeRequest(h);
+    *request = MPI_REQUEST_NULL;
+    return Done(fn, comm, rc);
+  }
+  *request = h;
+  return MPI_SUCCESS;
+}
 // Starts a send of the given mode as a core request in r->core (Bsend: buffered, r->done).
 int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type, int dest,
               int tag, MPI_Comm comm, Request* r);
@@ -155,10 +172,11 @@ int StructWithMarkers(int count, const int blocklens[], const MPI_Aint displs[],
 int BufferedSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                  Request* from = nullptr);
 // MPI_Cancel of an Ibsend request r: true when its core send (r->bsend_core) is still in the
-// buffer's list (no later Bsend or detach reaped it); it is then r's `core` to complete and free (its space stays taken meanwhile, and
-// MPI_Buffer_detach completes it into r), after which ReleaseClaimed gives the space back;
-// UnclaimBuffered hands it back to the buffer's care instead (r was freed). Under the
-// buffer's mutex; r must not be completed by two threads at once (as MPI requires).
+// buffer's list (no later Bsend or detach reaped it); it is then r's `core` to complete and
+// free (its space stays taken meanwhile, and MPI_Buffer_detach completes it into r), after
+// which ReleaseClaimed gives the space back; UnclaimBuffered hands it back to the buffer's
+// care instead (r was freed). Under the buffer's mutex; r must not be completed by two
+// threads at once (as MPI requires).
 bool ClaimBuffered(Request* r);
 void ReleaseClaimed(Request* r);
 void UnclaimBuffered(Request* r);

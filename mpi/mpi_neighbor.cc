@@ -7,24 +7,7 @@ namespace {
 
 using mpigpu::mpi::BufType;
 using mpigpu::mpi::Done;
-using mpigpu::mpi::Request;
-
-// An MPI request around the core request that start(&core) begins.
-template <class Start>
-int StartNeighbor(const char* fn, MPI_Comm comm, MPI_Request* request, Start&& start) {
-  if (request == nullptr)
-    return mpigpu::mpi::FailWith(fn, comm, MPI_ERR_ARG, "null request pointer");
-  Request* r = nullptr;
-  const MPI_Request h = mpigpu::mpi::NewRequest(&r);
-  r->comm = comm;
-  if (int rc = start(&r->core); rc != MPI_SUCCESS) {
-    mpigpu::mpi::FreeRequest(h);
-    *request = MPI_REQUEST_NULL;
-    return Done(fn, comm, rc);
-  }
-  *request = h;
-  return MPI_SUCCESS;
-}
+using mpigpu::mpi::StartCoreRequest;
 
 }  // namespace
 
@@ -81,7 +64,7 @@ MPIGPU_MPI_ALIAS(Neighbor_alltoallw)
 extern "C" int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                         void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                         MPI_Comm comm, MPI_Request* request) {
-  return StartNeighbor("MPI_Ineighbor_allgather", comm, request, [&](MPIGPU_Request* core) {
+  return StartCoreRequest("MPI_Ineighbor_allgather", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ineighbor_allgather(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
                                       BufType(recvbuf), recvcount, recvtype, comm, core);
   });
@@ -93,7 +76,7 @@ extern "C" int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
                                          const int recvcounts[], const int displs[],
                                          MPI_Datatype recvtype, MPI_Comm comm,
                                          MPI_Request* request) {
-  return StartNeighbor("MPI_Ineighbor_allgatherv", comm, request, [&](MPIGPU_Request* core) {
+  return StartCoreRequest("MPI_Ineighbor_allgatherv", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ineighbor_allgatherv(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
                                        BufType(recvbuf), recvcounts, displs, recvtype, comm,
                                        core);
@@ -104,7 +87,7 @@ MPIGPU_MPI_ALIAS(Ineighbor_allgatherv)
 extern "C" int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                        void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                        MPI_Comm comm, MPI_Request* request) {
-  return StartNeighbor("MPI_Ineighbor_alltoall", comm, request, [&](MPIGPU_Request* core) {
+  return StartCoreRequest("MPI_Ineighbor_alltoall", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ineighbor_alltoall(sendbuf, BufType(sendbuf), sendcount, sendtype, recvbuf,
                                      BufType(recvbuf), recvcount, recvtype, comm, core);
   });
@@ -116,7 +99,7 @@ extern "C" int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcount
                                         const int recvcounts[], const int rdispls[],
                                         MPI_Datatype recvtype, MPI_Comm comm,
                                         MPI_Request* request) {
-  return StartNeighbor("MPI_Ineighbor_alltoallv", comm, request, [&](MPIGPU_Request* core) {
+  return StartCoreRequest("MPI_Ineighbor_alltoallv", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ineighbor_alltoallv(sendbuf, BufType(sendbuf), sendcounts, sdispls, sendtype,
                                       recvbuf, BufType(recvbuf), recvcounts, rdispls, recvtype,
                                       comm, core);
@@ -129,7 +112,7 @@ extern "C" int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcount
                                         void* recvbuf, const int recvcounts[],
                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                         MPI_Comm comm, MPI_Request* request) {
-  return StartNeighbor("MPI_Ineighbor_alltoallw", comm, request, [&](MPIGPU_Request* core) {
+  return StartCoreRequest("MPI_Ineighbor_alltoallw", comm, request, [&](MPIGPU_Request* core) {
     return MPIGPU_Ineighbor_alltoallw(sendbuf, BufType(sendbuf), sendcounts, sdispls, sendtypes,
                                       recvbuf, BufType(recvbuf), recvcounts, rdispls, recvtypes,
                                       comm, core);
