@@ -80,8 +80,8 @@ bool Engine::TrySend(OutMsg& msg) {
       msg.req->sent_eager_ = true;
       Complete(msg.req, Status::Ok());
     } else {
-      waiting_sends_.insert(msg.req);
-    }  // an RTS: answers may name it now
+      waiting_sends_.insert(msg.req);  // an RTS: answers may name it now
+    }
   }
   return true;
 }

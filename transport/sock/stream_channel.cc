@@ -194,14 +194,15 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
     return true;
   }
   // Nothing goes behind a lent payload; a lent one goes only to an idle connection (it is read
-  // from the owner's memory, so it cannot wait behind bytes of our own).
-  if (o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0))) {
+  // from the owner's memory, so it cannot wait behind bytes of our own, held ones included).
+  auto must_wait = [&] { return o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0)); };
+  if (must_wait()) {
     (void)Flush(o);
     if (o.broken) {
       *copy_error = Lost(dst);
       return true;
     }
-    if (o.lent_len > 0 || (p.lend && (!o.idle() || o.held_from > 0))) return false;
+    if (must_wait()) return false;
   }
   if (o.owned() > kMaxBuffered) {
     (void)Flush(o);
