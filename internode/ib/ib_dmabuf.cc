@@ -10,6 +10,9 @@
 #include <cstring>
 #include <string>
 
+#include "memcopy/device_scope.h"
+#include "memcopy/memcopy.h"
+
 namespace mpigpu::internode {
 namespace {
 
@@ -105,19 +108,10 @@ Status RegisterDeviceMemory(const IbDevice& dev, void* ptr, size_t len, ibv_mr**
 }
 
 Status FlushRdmaWrites(int device) {
-  int was = -1;
-  if (cudaGetDevice(&was) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return Status(Err::kCuda, "dma-buf: cannot select GPU " + std::to_string(device));
-  }
-  const cudaError_t rc = cudaDeviceFlushGPUDirectRDMAWrites(
-      cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner);
-  (void)cudaSetDevice(was);
-  if (rc != cudaSuccess) {
-    (void)cudaGetLastError();
-    return Status(Err::kCuda, std::string("dma-buf: flushing RDMA writes: ") +
-                                  cudaGetErrorString(rc));
-  }
+  DeviceScope scope(device);
+  MPIGPU_RETURN_IF_ERROR(scope.status());
+  MPIGPU_CUDA_CHECK(cudaDeviceFlushGPUDirectRDMAWrites(
+      cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner));
   return Status::Ok();
 }
 

@@ -58,7 +58,13 @@ bool IbLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
 }
 
 Status IbLmt::Register(const Request& req, size_t len, IbRegion* out) {
-  if (req.buf_.loc.is_host()) return reg_.Acquire(req.buf_.ptr, len, out);
+  if (req.buf_.loc.is_host()) {
+    Status st = reg_.Acquire(req.buf_.ptr, len, out);
+    if (!st.ok() && !warned_)
+      MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
+    warned_ = warned_ || !st.ok();
+    return st;
+  }
   Status st = RegisterDeviceMemory(links_->device(), req.buf_.ptr, len, &out->mr);
   if (st.ok()) {
     out->own = true;
@@ -74,13 +80,7 @@ size_t IbLmt::Offer(Request* req, unsigned char* offer) {
   if (!req->buf_.layout.contiguous() || !Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
   auto op = std::make_unique<SendOp>();
   op->reg = &reg_;
-  Status st = Register(*req, req->bytes_, &op->region);
-  if (!st.ok()) {
-    if (!warned_ && req->buf_.loc.is_host())
-      MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
-    warned_ = warned_ || req->buf_.loc.is_host();
-    return 0;
-  }
+  if (!Register(*req, req->bytes_, &op->region).ok()) return 0;
   IbOffer o{reinterpret_cast<uint64_t>(req->buf_.ptr), req->bytes_, op->region.mr->rkey, 0};
   if (GetIbConfig().fin_imm && fin_out_[req->peer_] < IbLinks::kFinSlots) {
     if (++next_fin_ == 0) ++next_fin_;
@@ -105,13 +105,7 @@ bool IbLmt::StartRecv(Request* req, const unsigned char* offer) {
   if (op->offer.len != req->info_.bytes) return false;  // not an offer of this message
   op->total = std::min<uint64_t>(op->offer.len, req->bytes_);
   if (op->total > 0) {
-    Status st = Register(*req, op->total, &op->region);
-    if (!st.ok()) {
-      if (!warned_ && req->buf_.loc.is_host())
-        MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
-      warned_ = warned_ || req->buf_.loc.is_host();
-      return false;
-    }
+    if (!Register(*req, op->total, &op->region).ok()) return false;
   }
   op->id = ++next_id_;
   req->lmt_ = this;

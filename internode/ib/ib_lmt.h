@@ -70,8 +70,9 @@ class IbLmt final : public transport::LmtBackendStubs {
   struct SendOp;
   struct RecvOp;
 
-  // Registers the message's buffer: host memory through the cache, device memory through its
-  // dma-buf (ib_dmabuf.h; the first failure turns the device path off, logged once).
+  // Registers the message's buffer: host memory through the cache (a failure warned of once),
+  // device memory through its dma-buf (ib_dmabuf.h; the first failure turns the device path
+  // off, logged once).
   Status Register(const transport::Request& req, size_t len, IbRegion* out);
   bool DeviceOk() const { return caps_.device_buffers && !device_failed_; }
   void OnRead(uint64_t cookie, bool ok, const std::string& why);
