@@ -41,7 +41,7 @@ grep -q 'libpmix not loadable: cannot load the PMIx library /nonexistent/libpmix
 # The netmods found (issue 17): tcp's IPv4 interfaces and the address MPIGPU_NET_IF selects;
 # ibverbs' RDMA devices through libibverbs loaded at run time, never linked.
 if command -v readelf >/dev/null; then
-  readelf -d "$info" | grep -q 'NEEDED.*libibverbs' && { out=$(readelf -d "$info"); fail "mpigpu-info links libibverbs"; }
+  grep -q 'NEEDED.*libibverbs' <<<"$(readelf -d "$info")" && { out=$(readelf -d "$info"); fail "mpigpu-info links libibverbs"; }
 fi
 out=$(env -u MPIGPU_NET_IF "$info") || fail "exit status $? with the defaults"
 grep -q '^Netmods (peers on other hosts' <<<"$out" || fail "no netmods section"
@@ -50,8 +50,10 @@ grep -q "listens on the address this host reaches the job's bootstrap from (MPIG
 devices=$(ls /sys/class/infiniband 2>/dev/null || true)
 if [ -n "$devices" ]; then
   for d in $devices; do grep -qE "^  ibverbs  RDMA devices:.* $d" <<<"$out" || fail "RDMA device $d not shown"; done
-# (ldconfig lives in /sbin, which a test's PATH may lack: CI's clean clone did.)
-elif "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libibverbs\.so\.1 '; then
+# (ldconfig lives in /sbin, which a test's PATH may lack: CI's clean clone did. Its list is read
+# whole first: with pipefail, `ldconfig -p | grep -q` fails when grep stops reading early and
+# ldconfig dies of SIGPIPE, as once in a clean CI run.)
+elif grep -q 'libibverbs\.so\.1 ' <<<"$("$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null)"; then
   grep -q '^  ibverbs  none: no RDMA device' <<<"$out" || fail "expected 'none: no RDMA device'"
 else
   grep -q '^  ibverbs  none: libibverbs.so.1 cannot be loaded' <<<"$out" || fail "expected libibverbs missing"
