@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "memcopy/driver_entry.h"
 #include "mpi/mpi_internal.h"
 
 namespace mpigpu::mpi {
@@ -96,15 +97,9 @@ int CountDevices() {
 }
 
 PFN_cuPointerGetAttributes_v7000 DriverQuery() {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &p, 7000, cudaEnableDefault,
-                                       &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(p);
+  PFN_cuPointerGetAttributes_v7000 fn = nullptr;
+  (void)FindDriverEntry("cuPointerGetAttributes", 7000, &fn);  // null: the runtime's call
+  return fn;
 }
 
 // The runtime's answer (no driver entry point): as QueryDriver.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "memcopy/device_scope.h"
+#include "memcopy/driver_entry.h"
 #include "memcopy/memcopy.h"
 
 namespace mpigpu::internode {
@@ -25,24 +26,12 @@ struct DriverCalls {
   bool ok() const { return get_handle && get_range && get_attribute; }
 };
 
-template <class Fn>
-void Find(const char* name, int version, Fn* out) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &found) ==
-          cudaSuccess &&
-      found == cudaDriverEntryPointSuccess)
-    *out = reinterpret_cast<Fn>(p);
-  else
-    (void)cudaGetLastError();
-}
-
 const DriverCalls& Driver() {
   static const DriverCalls calls = [] {
     DriverCalls c;
-    Find("cuMemGetHandleForAddressRange", 11070, &c.get_handle);
-    Find("cuMemGetAddressRange", 3020, &c.get_range);
-    Find("cuDeviceGetAttribute", 2000, &c.get_attribute);
+    (void)FindDriverEntry("cuMemGetHandleForAddressRange", 11070, &c.get_handle);
+    (void)FindDriverEntry("cuMemGetAddressRange", 3020, &c.get_range);
+    (void)FindDriverEntry("cuDeviceGetAttribute", 2000, &c.get_attribute);
     return c;
   }();
   return calls;

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "memcopy/driver_entry.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
 
@@ -17,33 +18,10 @@ namespace {
 // lookup working on drivers older than the headers (minor-version compatibility).
 constexpr unsigned kDriverApiVersion = 12000;
 
-// Errors that mean "no usable GPU here" rather than a failed call.
-bool IsNoGpu(cudaError_t r) {
-  return r == cudaErrorNoDevice || r == cudaErrorInsufficientDriver ||
-         r == cudaErrorSystemDriverMismatch || r == cudaErrorCompatNotSupportedOnDevice;
-}
-
 std::string Hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
   return buf;
-}
-
-template <typename Fn>
-Status LookupDriverSymbol(const char* name, Fn* fn) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t r =
-      cudaGetDriverEntryPointByVersion(name, &p, kDriverApiVersion, cudaEnableDefault, &found);
-  if (r != cudaSuccess) {
-    return CudaFailure(std::string("cudaGetDriverEntryPointByVersion(") + name + ")", r,
-                       IsNoGpu(r) ? Err::kNoGpu : Err::kCuda);
-  }
-  if (found != cudaDriverEntryPointSuccess || p == nullptr)
-    return Status(Err::kCuda, std::string("the CUDA driver has no ") + name + " (query result " +
-                                  std::to_string(static_cast<int>(found)) + ")");
-  *fn = reinterpret_cast<Fn>(p);
-  return Status::Ok();
 }
 
 DriverApi LoadDriverApi() {
@@ -52,9 +30,12 @@ DriverApi LoadDriverApi() {
     api.status = Status(Err::kNoGpu, "no CUDA device: driver API not loaded");
     return api;
   }
-  api.status = LookupDriverSymbol("cuPointerGetAttributes", &api.pointer_get_attributes);
-  api.status.KeepFirst(LookupDriverSymbol("cuMemGetAddressRange", &api.mem_get_address_range));
-  (void)LookupDriverSymbol("cuGetErrorString", &api.get_error_string);  // messages only
+  api.status =
+      FindDriverEntry("cuPointerGetAttributes", kDriverApiVersion, &api.pointer_get_attributes);
+  api.status.KeepFirst(
+      FindDriverEntry("cuMemGetAddressRange", kDriverApiVersion, &api.mem_get_address_range));
+  // For messages only.
+  (void)FindDriverEntry("cuGetErrorString", kDriverApiVersion, &api.get_error_string);
   if (!api.status.ok()) {
     api.pointer_get_attributes = nullptr;
     api.mem_get_address_range = nullptr;
