@@ -4,8 +4,13 @@
 // to show it really waits. DefaultStreamOrder (what the engine calls) times two of them on its
 // first use and keeps the cheaper: its choice is printed too. With `--copier`, the table is taken
 // again while the resident copy kernel (transport/lmt/device_copier.h) runs on its own stream, as it
-// does in a D->D ping-pong (run 43: each default-stream check then cost ~2 us under MPS).
+// does in a D->D ping-pong (run 43: each default-stream check then cost ~2 us under MPS), with
+// what an 8-byte copy on that kernel costs. The cuStreamWriteValue32 rows price GPU-side ordering
+// (a word the legacy stream writes behind the program's work, waited for by the reader on the
+// GPU): run 68 found its enqueue as dear as the host-side checks (1.2-1.8 us), so it was not built.
 //   bazel run -c opt //benchmarks:stream_order_bench     (needs a GPU)
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -14,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "memcopy/driver_entry.h"
 #include "memcopy/memcopy.h"
 #include "memcopy/stream_order.h"
 #include "transport/lmt/device_copier.h"
@@ -66,6 +72,50 @@ void Table(int n, mpigpu::MemLoc dev, cudaStream_t mine, cudaEvent_t ev, const c
               }));
 }
 
+// GPU-side ordering (issue 20): a word written by the legacy stream behind the program's work
+// (cuStreamWriteValue32), which a reader waits for on the GPU instead of the sender asking the
+// host runtime. What enqueueing the write costs the sender, and how long until the word shows
+// in host memory when the stream is idle (what a waiting copy would add).
+void StreamWriteRows(int n) {
+  PFN_cuStreamWriteValue32_v11070 write = nullptr;
+  mpigpu::Status st = mpigpu::FindDriverEntry("cuStreamWriteValue32", 12000, &write);
+  if (!st.ok()) {
+    std::printf("%-58s %s\n", "cuStreamWriteValue32", st.ToString().c_str());
+    return;
+  }
+  uint32_t* host_word = nullptr;
+  void* dev_of_host = nullptr;
+  uint32_t* dev_word = nullptr;
+  if (cudaHostAlloc(reinterpret_cast<void**>(&host_word), 64, cudaHostAllocMapped) != cudaSuccess ||
+      cudaHostGetDevicePointer(&dev_of_host, host_word, 0) != cudaSuccess ||
+      cudaMalloc(reinterpret_cast<void**>(&dev_word), 64) != cudaSuccess) {
+    std::printf("cuStreamWriteValue32: no mapped word\n");
+    return;
+  }
+  *static_cast<volatile uint32_t*>(host_word) = 0;
+  uint32_t v = 0;
+  const auto legacy = reinterpret_cast<CUstream>(cudaStreamLegacy);
+  std::printf("%-58s %10.3f\n", "cuStreamWriteValue32(legacy, device word) enqueue",
+              MicrosPerCall(n, [&] {
+                (void)write(legacy, reinterpret_cast<CUdeviceptr>(dev_word), ++v, 0);
+              }));
+  (void)cudaStreamSynchronize(cudaStreamLegacy);
+  std::printf("%-58s %10.3f\n", "cuStreamWriteValue32(legacy, mapped host word) enqueue",
+              MicrosPerCall(n, [&] {
+                (void)write(legacy, reinterpret_cast<CUdeviceptr>(dev_of_host), ++v, 0);
+              }));
+  (void)cudaStreamSynchronize(cudaStreamLegacy);
+  std::printf("%-58s %10.3f\n", "  + until the host sees the word (idle stream)",
+              MicrosPerCall(n / 4, [&] {
+                const uint32_t want = ++v;
+                (void)write(legacy, reinterpret_cast<CUdeviceptr>(dev_of_host), want, 0);
+                while (*static_cast<volatile uint32_t*>(host_word) != want) {
+                }
+              }));
+  cudaFree(dev_word);
+  cudaFreeHost(host_word);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,13 +132,16 @@ int main(int argc, char** argv) {
   const int n = 20000;
   const mpigpu::MemLoc dev = mpigpu::MemLoc::Device(0);
   Table(n, dev, mine, ev, "");
+  StreamWriteRows(n);
   if (argc > 1 && std::string(argv[1]) == "--copier") {
-    // One copy keeps the kernel resident for its idle time (1 s here).
-    mpigpu::transport::DeviceCopier copier;
+    // The table again while the copier is resident, with what an 8-byte copy on it costs then
+    // (submit until done).
     void* buf = nullptr;
     cudaMalloc(&buf, 2 * 4096);
+    mpigpu::transport::DeviceCopier copier;
     uint64_t ticket = 0;
     bool queued = false;
+    // One copy keeps the kernel resident for its idle time (1 s here).
     const mpigpu::transport::CopyDesc d{buf, static_cast<char*>(buf) + 4096, 4096, 4096, 4096, 1};
     if (!copier.Init(0, 1000000).ok() || !copier.Submit(d, &ticket, &queued).ok() || !queued) {
       std::printf("stream_order_bench: the resident copier did not start\n");
@@ -97,7 +150,18 @@ int main(int argc, char** argv) {
     while (!copier.Done(ticket)) {
     }
     Table(n / 10, dev, mine, ev, " (resident copier running)");
+    StreamWriteRows(n / 10);
+    const mpigpu::transport::CopyDesc small{buf, static_cast<char*>(buf) + 4096, 8, 8, 8, 1};
+    std::printf("%-58s %10.3f\n", "8-byte copy on the copier, submit to done",
+                MicrosPerCall(n / 10, [&] {
+                  uint64_t t = 0;
+                  bool q = false;
+                  (void)copier.Submit(small, &t, &q);
+                  while (q && !copier.Done(t)) {
+                  }
+                }));
     (void)copier.Stop();
+    cudaFree(buf);
   }
   cudaStreamSynchronize(mine);
   mpigpu::DefaultStreamOrder order;
