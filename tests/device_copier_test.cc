@@ -209,6 +209,87 @@ TEST_F(CopierTest, NotifyWordIsStoredAfterTheCopy) {
   cudaFreeHost(mem);
 }
 
+// Fences: a copy waits for its fence pair's value word (the copy after it waits too: order), a
+// dead flag skips it but counts it done, a value already reached costs no wait, an index
+// outside the region is refused, and Stop ends a kernel whose copy waits for a fence never
+// stored.
+TEST_F(CopierTest, FencedCopiesWaitForTheirWordOrAreSkippedWhenItsWriterDied) {
+  constexpr uint32_t kPairs = 4;
+  void* mem = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&mem, 2 * kPairs * sizeof(uint32_t), cudaHostAllocMapped), cudaSuccess);
+  volatile uint32_t* words = static_cast<volatile uint32_t*>(mem);
+  for (uint32_t k = 0; k < 2 * kPairs; ++k) words[k] = 0;
+  void* dev_words = nullptr;
+  ASSERT_EQ(cudaHostGetDevicePointer(&dev_words, mem, 0), cudaSuccess);
+  DeviceCopier c;
+  ASSERT_TRUE(c.Init(0, 1000000, nullptr, 0, static_cast<const uint32_t*>(dev_words), kPairs).ok());
+  constexpr size_t kBytes = 4096;
+  char *src = nullptr, *dst = nullptr;
+  ASSERT_NE(src = Alloc(4 * kBytes), nullptr);
+  ASSERT_NE(dst = Alloc(4 * kBytes), nullptr);
+  ASSERT_EQ(testing::FillPatternOnDevice(src, 4 * kBytes, 31), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dst, 0, 4 * kBytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto copy = [&](int i, uint32_t index, uint32_t value) {
+    CopyDesc d{dst + i * kBytes, src + i * kBytes, kBytes, kBytes, kBytes, 1};
+    d.fence_index = index;
+    d.fence_value = value;
+    uint64_t t = 0;
+    bool q = false;
+    EXPECT_TRUE(c.Submit(d, &t, &q).ok());
+    EXPECT_TRUE(q);
+    return t;
+  };
+  auto landed = [&](int i) {
+    std::vector<unsigned char> got(kBytes);
+    EXPECT_EQ(cudaMemcpy(got.data(), dst + i * kBytes, kBytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    size_t right = 0;
+    for (size_t b = 0; b < kBytes; ++b) right += got[b] == testing::PatternByte(31, i * kBytes + b);
+    return right;
+  };
+  // Copy 0 waits for pair 1 to reach 5 (cyclic: 0xfffffff0 is "before" 5); copy 1 has no fence
+  // but runs after copy 0.
+  words[2] = 0xfffffff0u;
+  const uint64_t t0 = copy(0, 1, 5);
+  CopyDesc plain{dst + kBytes, src + kBytes, kBytes, kBytes, kBytes, 1};
+  uint64_t t1 = 0;
+  bool q = false;
+  ASSERT_TRUE(c.Submit(plain, &t1, &q).ok() && q);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(c.Done(t0));
+  EXPECT_FALSE(c.Done(t1));
+  words[2] = 4;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(c.Done(t0)) << "4 is before 5";
+  words[2] = 5;
+  ASSERT_TRUE(WaitDone(c, t1));
+  EXPECT_EQ(landed(0), kBytes);
+  EXPECT_EQ(landed(1), kBytes);
+  // Copy 2 waits for pair 3, whose writer "dies": skipped, yet done; copy 3 (reached) runs.
+  const uint64_t t2 = copy(2, 3, 1);
+  const uint64_t t3 = copy(3, 1, 5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(c.Done(t2));
+  words[7] = 1;
+  ASSERT_TRUE(WaitDone(c, t3));
+  EXPECT_TRUE(c.Done(t2));
+  EXPECT_EQ(landed(2), 0u) << "a skipped copy writes nothing";
+  EXPECT_EQ(landed(3), kBytes);
+  // Outside the region: refused.
+  CopyDesc bad{dst, src, 8, 8, 8, 1};
+  bad.fence_index = kPairs;
+  EXPECT_EQ(c.Submit(bad, &t1, &q).code(), Err::kInvalidArg);
+  // A fence never stored: Stop still ends the kernel.
+  const uint64_t t4 = copy(0, 2, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(c.Done(t4));
+  const auto s0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.Stop().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - s0, std::chrono::seconds(5));
+  cudaFreeHost(mem);
+}
+
 // Copies submitted around the moment the kernel leaves for idleness (10 us idle, gaps of 0 to
 // 30 us), one to three at a time: each must be done exactly once, whether the kernel saw it
 // before leaving or the host relaunched it. Every copy writes its own bytes, checked at the end.

@@ -131,13 +131,13 @@ inline std::string RunJob(int n, const std::function<int(int)>& body, int timeou
       if (r == n) continue;
       --left;
       pids[r] = -1;
-      bool may_die = false;
-      for (int d : allowed_to_die) may_die |= d == r;
-      if (may_die) continue;
-      if (WIFEXITED(status) && WEXITSTATUS(status) == kRankSkip) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == kRankSkip) {  // may-die ranks too
         ++skipped;
         continue;
       }
+      bool may_die = false;
+      for (int d : allowed_to_die) may_die |= d == r;
+      if (may_die) continue;
       if (WIFSIGNALED(status))
         result += "rank " + std::to_string(r) + " killed by signal " +
                   std::to_string(WTERMSIG(status)) + "; ";
