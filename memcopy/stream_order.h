@@ -10,10 +10,11 @@
 // 0.48 alone, 0.29 under MPS; an event recorded on it and waited for, 0.85 and 0.54. The first
 // Wait times each (16 calls, well under 100 us once) and keeps the cheapest for the process.
 // While a kernel of ours is resident (the copier), every one of them costs 1.4-2 us, with or
-// without MPS, however often that kernel polls (runs 44, 68, 69); enqueueing a stream write for
-// GPU-side ordering costs as much (cuStreamWriteValue32: 1.2-1.8 us, run 68). The CUDA IPC pull
-// hides the wait instead: the sender waits after its RTS went out, and the receiver's copy waits
-// for the sender's fence word (transport/lmt/ipc_lmt.h).
+// without MPS, however often that kernel polls (runs 44, 68, 69). Tried and measured, neither
+// helps (session 14): enqueueing a stream write for GPU-side ordering costs as much
+// (cuStreamWriteValue32: 1.2-1.8 us, run 68); waiting after the RTS went out, with the
+// receiver's copy held by a fence word until then, made small D->D messages 0.5-0.8 us slower
+// (run 70: the resident kernel sees the word only through PCIe round trips).
 //
 // One thread at a time (the engine's). By CUDA's rules the legacy default stream waits for every
 // blocking stream (made by cudaStreamCreate without cudaStreamNonBlocking), so each of these

@@ -240,32 +240,26 @@ Status Engine::StartSend(const UserBuffer& buf, int dst, int tag, int context, b
     Complete(req, Status(Err::kPeerFailed, "rank " + std::to_string(dst) + " has failed"));
     return Status::Ok();
   }
-  // Every path below reads the buffer off the default stream (see memcopy/stream_order.h): the
-  // wait comes first, unless the back-end that takes the offer holds the receiver's reads until
-  // StreamReached; then it comes after the RTS went out.
-  bool unordered = bytes > 0 && buf.loc.is_device() && config_->default_stream_order;
+  // Every path below reads the buffer off the default stream (see memcopy/stream_order.h).
+  if (bytes > 0 && buf.loc.is_device() && config_->default_stream_order) {
+    Status st = default_stream_.Wait(buf.loc);
+    if (!st.ok()) {
+      Complete(req, std::move(st));
+      return Status::Ok();
+    }
+  }
   OutMsg msg = Eager(dst, tag, context, req->buf_);
   msg.req = req;
   msg.hdr.sreq = reinterpret_cast<uint64_t>(req);
   // A back-end may want this message whatever its size, with an offer in the RTS (a CUDA IPC
   // handle: the receiver pulls the buffer in one copy instead of two staged ones).
-  LmtBackend* defers = nullptr;
   if (bytes > 0) {
     for (LmtBackend* b : *offerers_[dst][buf.loc.is_device()]) {
-      bool defer = false;
-      msg.inline_len = b->Offer(req, msg.inline_payload.data(), unordered, &defer);
+      msg.inline_len = b->Offer(req, msg.inline_payload.data());
       if (msg.inline_len > 0) {
         msg.hdr.lmt = b->caps().wire_id;
-        if (defer && unordered) defers = b;
         break;
       }
-    }
-  }
-  if (unordered && defers == nullptr) {
-    Status st = default_stream_.Wait(buf.loc);
-    if (!st.ok()) {
-      Complete(req, std::move(st));  // an offer taken is dropped with it (Finished)
-      return Status::Ok();
     }
   }
   // A synchronous send's RTS is answered only once a receive matched it.
@@ -280,17 +274,7 @@ Status Engine::StartSend(const UserBuffer& buf, int dst, int tag, int context, b
     SetBody(&msg.hdr, body);
     req->state_ = Request::State::kWaitCts;
   }
-  Status sent = SendOrQueue(msg);
-  if (defers != nullptr) {
-    // The receiver's copy waits for this; a failed wait (a CUDA error, sticky for the context)
-    // is reported and the copy released all the same, so that nothing waits for ever.
-    Status st = default_stream_.Wait(buf.loc);
-    if (!st.ok())
-      MPIGPU_WARN("device send to rank %d: waiting for the default stream failed (%s); the "
-                  "receiver may read bytes written after the send", dst, st.ToString().c_str());
-    defers->StreamReached(dst);
-  }
-  return sent;
+  return SendOrQueue(msg);
 }
 
 Status Engine::Irecv(const UserBuffer& buf, int src, int tag, int context, Request** out) {

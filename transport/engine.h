@@ -34,13 +34,10 @@
 // Threading: one thread per process calls the engine (MPI_THREAD_FUNNELED-like).
 //
 // Device buffers: copies run on mpigpu's own non-blocking CUDA streams, and the resident kernel
-// and peers read device memory directly, so a device send waits for the work the program put on
-// the legacy default stream (default_stream_, MPIGPU_DEFAULT_STREAM_ORDER) before anything reads
-// its buffer: first, or, when the back-end taking its offer holds the receiver's reads until
-// told (LmtBackend::Offer's defer: the CUDA IPC pull's fence), right after the RTS went out, so
-// the wait overlaps the message's way. Work on the program's own streams must be complete before
-// the send, as with any CUDA-aware MPI. A receive buffer is ready for any work once its request
-// is done.
+// and peers read device memory directly, so a device send first waits for the work the program
+// put on the legacy default stream (default_stream_, MPIGPU_DEFAULT_STREAM_ORDER); work on the
+// program's own streams must be complete before the send, as with any CUDA-aware MPI. A receive
+// buffer is ready for any work once its request is done.
 #pragma once
 
 #include <sys/types.h>

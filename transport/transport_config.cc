@@ -103,8 +103,7 @@ constexpr ParamVar<TransportConfig> kVars[] = {
            "a device send first waits for the work issued on the legacy default stream (a "
            "cudaMemcpy from pageable memory, a <<<>>> kernel; by CUDA's rules also on every "
            "blocking stream); 0 = the program synchronises "
-           "itself (saves 0.25-0.5 us per device send, 1.4-2 while the resident copier runs; a "
-           "CUDA IPC send waits after its RTS went out, its receiver's copy held by a fence)",
+           "itself (saves 0.25-0.5 us per device send, 1.4-2 while the resident copier runs)",
            kBoolChoices, MPIGPU_PARAM_BOOL(TransportConfig, default_stream_order)),
     ChoiceParam<TransportConfig>("MPIGPU_NUMA_PLACE", "1", "bind shared rings to the NUMA node nearest the receiver's GPU",
            kBoolChoices, MPIGPU_PARAM_BOOL(TransportConfig, numa_place)),

@@ -76,7 +76,7 @@ Status IbLmt::Register(const Request& req, size_t len, IbRegion* out) {
   return st;
 }
 
-size_t IbLmt::Offer(Request* req, unsigned char* offer, bool, bool*) {
+size_t IbLmt::Offer(Request* req, unsigned char* offer) {
   if (!req->buf_.layout.contiguous() || !Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
   auto op = std::make_unique<SendOp>();
   op->reg = &reg_;

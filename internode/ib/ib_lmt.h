@@ -44,7 +44,7 @@ class IbLmt final : public transport::LmtBackendStubs {
   const transport::LmtCaps& caps() const override { return caps_; }
   Status Attach(transport::LmtHost* host, char*, char*) override;
   bool Offers(int peer, MemLoc loc, size_t bytes) const override;
-  size_t Offer(transport::Request* req, unsigned char* offer, bool, bool*) override;
+  size_t Offer(transport::Request* req, unsigned char* offer) override;
   bool StartRecv(transport::Request* req, const unsigned char* offer) override;
   Status OnControl(const transport::MsgHeader& h, const unsigned char* payload,
                    size_t len) override;

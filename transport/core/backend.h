@@ -66,10 +66,6 @@ constexpr size_t SegmentPages(size_t bytes) {
 // Counters the back-ends keep, summed by the engine (Engine::stats).
 struct TransportStats {
   uint64_t sends_notified = 0;  // device sends completed by the receiver's kernel (no FIN)
-  // Device receives whose sender waited for its default stream after the RTS (a fence), and of
-  // them those whose copy found the fence not yet reached (held on the GPU or the host).
-  uint64_t pulls_fenced = 0;
-  uint64_t pulls_fence_waited = 0;
   // Payload bytes of stream channels (Channel::AddStats): written, and of them copied into the
   // connection's buffer first (packed, or what the socket did not take of an unlent payload);
   // read, and of them read into the connection's buffer and copied from there (delivered from
@@ -295,13 +291,7 @@ class LmtBackend {
   virtual bool Offers(int peer, MemLoc loc, size_t bytes) const = 0;
   // Sender: whether `req` goes by rendezvous even when small, with an offer for this back-end as
   // the RTS's payload (written to `offer`, kCtlPayloadMax bytes; returns its length, 0: none).
-  // `unordered`: a device send whose buffer the program's default stream may still be writing
-  // (memcopy/stream_order.h). A back-end whose receiver holds its reads until told may then set
-  // *defer: the engine sends the RTS first, then waits for the stream, then calls StreamReached
-  // (the wait overlaps the RTS's way and the receiver's set-up instead of preceding them).
-  virtual size_t Offer(Request* req, unsigned char* offer, bool unordered, bool* defer) = 0;
-  // Sender: the default stream reached every send to `peer` whose Offer deferred the wait.
-  virtual void StreamReached(int peer) = 0;
+  virtual size_t Offer(Request* req, unsigned char* offer) = 0;
   // Receiver: takes the matched rendezvous receive `req` (req->rts_) if it can carry it for this
   // pair (true: it is the back-end's until it completes it or calls FallBack), else false and
   // nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
@@ -342,8 +332,7 @@ class LmtBackendStubs : public LmtBackend {
   SegmentNeeds Needs(const TransportConfig&, int) const override { return {}; }
   void Joined() override {}
   bool Offers(int, MemLoc, size_t) const override { return false; }
-  size_t Offer(Request*, unsigned char*, bool, bool*) override { return 0; }
-  void StreamReached(int) override {}
+  size_t Offer(Request*, unsigned char*) override { return 0; }
   PayloadPlace PlacePayload(const MsgHeader&, size_t) override { return {}; }
   void Tick() override {}
   bool Serving() const override { return false; }

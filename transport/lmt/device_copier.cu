@@ -20,7 +20,7 @@ namespace mpigpu::transport {
 // descriptor (a seq word, a fence and a second read of the fields cost two more).
 //
 // The descriptor: twelve 32-bit values, dst and src (two each, low half first), dpitch, spitch,
-// width, height, notify index, notify value, fence index, fence value (a 16-word slot, one whole
+// width, height, notify index, notify value, and two zero words (a 16-word slot, one whole
 // 128-byte line, made every copy about 1.2 us slower: run 31b).
 constexpr int kSlotWords = 12;
 struct alignas(128) CopierSlot {
@@ -125,7 +125,6 @@ struct BlockState {
   volatile uint64_t finished;      // worker 0: last copy number done (and stored to the mailbox)
   volatile uint64_t last_work_ns;  // worker 0: when the last copy finished
   volatile int leave;              // poller: 1 = return once the copies seen are done
-  volatile int abandoned;          // worker 0: the workers left (stop while a fence waited)
   volatile uint32_t f[2][kSlotWords];
 };
 
@@ -136,11 +135,8 @@ __device__ void Poll(CopierMailbox* m, BlockState& s, uint64_t idle_ns) {
   // broadcast: lanes reading different values would split the warp before its next vote.
   for (;;) {
     const uint64_t t = s.seen + 1;  // written by lane 0 before the loop's __syncwarp
-    if (__shfl_sync(0xffffffffu, lane == 0 && t > s.finished + 2, 0)) {
-      // Both field buffers in use: wait for the workers, unless they left (they never finish).
-      if (__shfl_sync(0xffffffffu, lane == 0 && s.abandoned != 0, 0)) return;
-      continue;
-    }
+    if (__shfl_sync(0xffffffffu, lane == 0 && t > s.finished + 2, 0))
+      continue;  // both field buffers in use: wait for the workers
     SlotRead r = ReadSlot(m, t);
     const bool idle = lane == 0 && !r.ready && !r.stop && s.finished == s.seen &&
                       GlobalTimerNs() - s.last_work_ns > idle_ns;
@@ -173,26 +169,9 @@ __device__ void Poll(CopierMailbox* m, BlockState& s, uint64_t idle_ns) {
   }
 }
 
-// Worker 0, for a copy with a fence: waits until fence pair `index` says go (its value word
-// reached `value`, cyclic comparison) or skip (its writer died: the copy is not made but counts
-// as done), or the host asks the kernel to stop.
-enum FenceOutcome { kFenceGo = 0, kFenceSkip = 1, kFenceStop = 2 };
-__device__ int AwaitFence(const CopierMailbox* m, const volatile uint32_t* fence_words,
-                          uint32_t index, uint32_t value) {
-  const volatile uint32_t* pair = fence_words + 2 * static_cast<size_t>(index);
-  for (;;) {
-    if (static_cast<int32_t>(pair[0] - value) >= 0) break;
-    if (pair[1] != 0) return kFenceSkip;
-    if (m->stop != 0) return kFenceStop;
-  }
-  __threadfence_system();  // the word, then the copy's loads of what it guards
-  return kFenceGo;
-}
-
 // Worker `tid`: runs copies next, next + 1, ... as the poller publishes them.
-__device__ void Work(CopierMailbox* m, uint32_t* notify_words, const uint32_t* fence_words,
-                     BlockState& s, unsigned tid, uint64_t next) {
-  __shared__ volatile int outcome;  // worker 0: AwaitFence's answer for the current copy
+__device__ void Work(CopierMailbox* m, uint32_t* notify_words, BlockState& s, unsigned tid,
+                     uint64_t next) {
   for (;; ++next) {
     while (s.seen < next) {
       if (!s.leave) continue;
@@ -207,27 +186,11 @@ __device__ void Work(CopierMailbox* m, uint32_t* notify_words, const uint32_t* f
     const char* src = reinterpret_cast<const char*>(src_bits);
     const uint64_t dp = f[4], sp = f[5], w = f[6], h = f[7];
     const uint32_t notify_index = f[8], notify_value = f[9];
-    const uint32_t fence_index = f[10], fence_value = f[11];
-    int fence = kFenceGo;
-    if (fence_index != kNoFenceIndex) {  // the same for every worker: a uniform branch
-      if (tid == 0) {
-        outcome = AwaitFence(m, fence_words, fence_index, fence_value);
-        if (outcome == kFenceStop) s.abandoned = 1;
-      }
-      asm volatile("bar.sync 1, %0;" ::"r"(kWorkerThreads) : "memory");  // the workers only
-      // (`outcome` is written again only after this copy's end barrier, which every worker
-      // reaches after reading it here.)
-      fence = outcome;
-      // Stopping: no copy and no `done` for it or any later one; the poller leaves too.
-      if (fence == kFenceStop) return;
-    }
-    if (fence == kFenceGo) {
-      switch (UnitOf(dst_bits, src_bits, h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
-        case 16: CopyRows<uint4>(tid, dst, src, dp, sp, w, h); break;
-        case 8: CopyRows<uint2>(tid, dst, src, dp, sp, w, h); break;
-        case 4: CopyRows<unsigned>(tid, dst, src, dp, sp, w, h); break;
-        default: CopyRows<unsigned char>(tid, dst, src, dp, sp, w, h); break;
-      }
+    switch (UnitOf(dst_bits, src_bits, h > 1 ? dp : 0, h > 1 ? sp : 0, w)) {
+      case 16: CopyRows<uint4>(tid, dst, src, dp, sp, w, h); break;
+      case 8: CopyRows<uint2>(tid, dst, src, dp, sp, w, h); break;
+      case 4: CopyRows<unsigned>(tid, dst, src, dp, sp, w, h); break;
+      default: CopyRows<unsigned char>(tid, dst, src, dp, sp, w, h); break;
     }
     asm volatile("bar.sync 1, %0;" ::"r"(kWorkerThreads) : "memory");  // the workers only
     if (tid == 0) {
@@ -242,18 +205,16 @@ __device__ void Work(CopierMailbox* m, uint32_t* notify_words, const uint32_t* f
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
-    CopierKernel(CopierMailbox* m, uint32_t* notify_words, const uint32_t* fence_words,
-                 uint64_t next, uint64_t idle_ns) {
+    CopierKernel(CopierMailbox* m, uint32_t* notify_words, uint64_t next, uint64_t idle_ns) {
   __shared__ BlockState s;
   if (threadIdx.x == 0) {
     s.seen = s.finished = next - 1;
     s.last_work_ns = GlobalTimerNs();
     s.leave = 0;
-    s.abandoned = 0;
   }
   __syncthreads();
   if (threadIdx.x < 32) Poll(m, s, idle_ns);
-  else Work(m, notify_words, fence_words, s, threadIdx.x - 32, next);
+  else Work(m, notify_words, s, threadIdx.x - 32, next);
 }
 
 }  // namespace
@@ -265,8 +226,7 @@ DeviceCopier::~DeviceCopier() {
 }
 
 Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
-                          uint32_t notify_count, const uint32_t* fence_words,
-                          uint32_t fence_count) {
+                          uint32_t notify_count) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     (void)cudaGetLastError();
@@ -279,8 +239,6 @@ Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
   idle_ns_ = idle_us * 1000;
   notify_words_ = notify_words;
   notify_count_ = notify_words ? notify_count : 0;
-  fence_words_ = fence_words;
-  fence_count_ = fence_words ? fence_count : 0;
   void* p = nullptr;
   cudaError_t e = cudaHostAlloc(&p, sizeof(CopierMailbox), cudaHostAllocMapped | cudaHostAllocPortable);
   if (e != cudaSuccess) return CudaFailure("cudaHostAlloc (copier mailbox)", e);
@@ -309,8 +267,7 @@ Status DeviceCopier::Launch() {
   // cudaLaunchKernel returns this launch's own result (cudaGetLastError after <<<>>> could
   // return an older error of the application's and make a running kernel look failed).
   uint32_t* notify_words = notify_words_;
-  const uint32_t* fence_words = fence_words_;
-  void* args[] = {&dev_mailbox, &notify_words, &fence_words, &next, &idle_ns};
+  void* args[] = {&dev_mailbox, &notify_words, &next, &idle_ns};
   DeviceScope scope(device_);
   MPIGPU_RETURN_IF_ERROR(scope.status());
   e = cudaLaunchKernel(reinterpret_cast<const void*>(&CopierKernel), dim3(1), dim3(kThreads), args,
@@ -346,9 +303,6 @@ Status DeviceCopier::Submit(const CopyDesc& d, uint64_t* ticket, bool* queued) {
   if (d.notify_index != kNoNotifyIndex && d.notify_index >= notify_count_)
     return Status(Err::kInvalidArg, "copier notify index " + std::to_string(d.notify_index) +
                                         " outside its region of " + std::to_string(notify_count_));
-  if (d.fence_index != kNoFenceIndex && d.fence_index >= fence_count_)
-    return Status(Err::kInvalidArg, "copier fence index " + std::to_string(d.fence_index) +
-                                        " outside its region of " + std::to_string(fence_count_));
   constexpr uint64_t kMax32 = UINT32_MAX;
   if (d.dpitch > kMax32 || d.spitch > kMax32 || d.width > kMax32 || d.height > kMax32)
     return Status::Ok();  // beyond the descriptor's 32-bit fields: another path
@@ -361,7 +315,7 @@ Status DeviceCopier::Submit(const CopyDesc& d, uint64_t* ticket, bool* queued) {
       static_cast<uint32_t>(src), static_cast<uint32_t>(src >> 32),
       static_cast<uint32_t>(d.dpitch), static_cast<uint32_t>(d.spitch),
       static_cast<uint32_t>(d.width), static_cast<uint32_t>(d.height),
-      d.notify_index, d.notify_value, d.fence_index, d.fence_value};
+      d.notify_index, d.notify_value, 0, 0};
   const uint64_t tag = static_cast<uint64_t>(static_cast<uint32_t>(t)) << 32;
   for (int i = 0; i < kSlotWords; ++i) slot.word[i] = tag | values[i];  // each seen whole or not
   submitted_ = t;

@@ -32,19 +32,7 @@
 //     notify word is stored after the same fence, before `done`.
 //   - The descriptor is twelve 32-bit values (so a slot is 96 bytes: run 31b measured a full
 //     128-byte slot 1.1 us slower per copy): addresses take two, pitches, width and height one
-//     each (Submit refuses larger ones), the notify index and value one each, the fence index
-//     and value one each.
-//   - Fence: the fence region (Init) holds a pair of 32-bit words per index: a value and a
-//     "dead" flag. A copy with a fence index starts only once the value word holds at least the
-//     fence value (cyclic 32-bit comparison: (int32_t)(word - value) >= 0). Another process
-//     stores it (release) when the copy's source may be read: a device send's default-stream
-//     work is done (IpcLmt). Worker 0 polls it (volatile loads), then a system fence, then the
-//     workers' barrier: every worker's loads of the source come after. A nonzero dead flag
-//     (stored by this process when that writer died: IpcLmt::FailPeer) ends the wait with the
-//     copy not made but counted done (its source may be gone); `stop` ends it with the copy and
-//     every later one abandoned (no `done`: the host stops only at Close). Later copies wait
-//     behind a waiting one (copies finish in order), so a fence's writer stores it within its
-//     own send.
+//     each (Submit refuses larger ones), the notify index and value one each.
 //   - Leaving: the kernel stores `exiting = 1`, fences, and reads the next slot once more; the
 //     host stores a slot's words, fences, and reads `exiting`. Of these two store-fence-load
 //     pairs at least one sees the other's store (Dekker), so a submitted copy is never stranded:
@@ -63,7 +51,6 @@
 namespace mpigpu::transport {
 
 constexpr uint32_t kNoNotifyIndex = ~0u;
-constexpr uint32_t kNoFenceIndex = ~0u;
 
 // One strided copy: `height` rows of `width` bytes; rows `dpitch` / `spitch` bytes apart. With a
 // `notify_index`, the copier also stores `notify_value` into that word of its notify region
@@ -77,10 +64,6 @@ struct CopyDesc {
   size_t height;
   uint32_t notify_index = kNoNotifyIndex;
   uint32_t notify_value = 0;
-  // With a `fence_index`, the copy starts once that pair of the copier's fence region says so
-  // (the mailbox protocol above); copy engines ignore both.
-  uint32_t fence_index = kNoFenceIndex;
-  uint32_t fence_value = 0;
 };
 
 struct CopierMailbox;
@@ -96,12 +79,9 @@ class DeviceCopier {
 
   // Sets up the mailbox and stream for `device` (the kernel starts on the first Submit).
   // `notify_words` / `notify_count`: the notify region, 32-bit words of pinned host memory as
-  // this device addresses them (null: copies carry no notify index); `fence_words` /
-  // `fence_count` the same for the fence region (`fence_count` pairs of words). kNoGpu without
-  // a device.
+  // this device addresses them (null: copies carry no notify index). kNoGpu without a device.
   Status Init(int device, uint64_t idle_us, uint32_t* notify_words = nullptr,
-              uint32_t notify_count = 0, const uint32_t* fence_words = nullptr,
-              uint32_t fence_count = 0);
+              uint32_t notify_count = 0);
   bool ready() const { return mailbox_ != nullptr; }
   int device() const { return device_; }
 
@@ -133,8 +113,6 @@ class DeviceCopier {
   uint64_t idle_ns_ = 0;
   uint32_t* notify_words_ = nullptr;  // device addresses
   uint32_t notify_count_ = 0;
-  const uint32_t* fence_words_ = nullptr;  // device addresses
-  uint32_t fence_count_ = 0;
   CopierMailbox* mailbox_ = nullptr;  // pinned, mapped host memory
   cudaStream_t stream_ = nullptr;
   uint64_t submitted_ = 0;  // last copy number handed out

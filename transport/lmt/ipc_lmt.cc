@@ -31,24 +31,13 @@ struct IpcLmt::CopyOp : LmtOp {
   bool notifies_peer = false;   // pull: our resident kernel stores the token
   bool running = false;         // in active_ (Finished need not search it otherwise)
   uint64_t put_id = 0;          // receive: its id in puts_ while it waits for the put
-  // Pull: what IssuePull needs, kept while the copy waits for its fence.
-  CopyDesc desc{};              // one_copy: the copy (src = the mapping)
-  bool one_copy = false;
-  void* peer_ptr = nullptr;
-  MemLoc peer_loc;
-  Layout send_shape{};
-  size_t n = 0;
-  uint32_t fence_value = 0;     // 0: none
-  bool fence_waiting = false;   // in fence_waits_
 };
 
 IpcLmt::IpcLmt() = default;
 IpcLmt::~IpcLmt() { (void)StopGpuCopier(); }
 
 SegmentNeeds IpcLmt::Needs(const TransportConfig&, int nranks) const {
-  const size_t n = static_cast<size_t>(nranks);
-  const size_t fences = nranks <= kFenceMaxRanks ? 2 * n * n : 0;
-  return SegmentNeeds{sizeof(uint32_t) * (kNotifySlots * n + fences), 0};
+  return SegmentNeeds{sizeof(uint32_t) * kNotifySlots * static_cast<size_t>(nranks), 0};
 }
 
 Status IpcLmt::Attach(LmtHost* host, char* dense, char*) {
@@ -60,8 +49,6 @@ Status IpcLmt::Attach(LmtHost* host, char* dense, char*) {
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the GPU stores plain words");
   notify_bytes_ = SegmentPages(Needs(host->config(), size_).dense);
   for (uint32_t i = kNotifySlots; i > 0; --i) free_slots_.push_back(i - 1);
-  if (size_ <= kFenceMaxRanks) fence_words_ = notify_words_ + kNotifySlots * size_;
-  fence_sent_.assign(size_, 0);
   return Status::Ok();
 }
 
@@ -118,16 +105,10 @@ bool IpcLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
            bytes < host_->config().shared_gpu_ipc_min);
 }
 
-size_t IpcLmt::Offer(Request* req, unsigned char* out, bool unordered, bool* defer) {
+size_t IpcLmt::Offer(Request* req, unsigned char* out) {
   if (!Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
   IpcOffer offer{};
   if (!ExportDeviceBuffer(req->buf_.ptr, &offer.ipc).ok()) return 0;
-  if (unordered && fence_words_ != nullptr) {  // the receiver waits for StreamReached
-    uint32_t& v = fence_sent_[req->peer_];
-    if (++v == 0) ++v;  // 0 means "no fence"
-    offer.fence_value = v;
-    *defer = true;
-  }
   offer.count = req->buf_.layout.count;
   offer.block = req->buf_.layout.block;
   offer.stride = req->buf_.layout.stride;
@@ -145,25 +126,6 @@ size_t IpcLmt::Offer(Request* req, unsigned char* out, bool unordered, bool* def
   req->offer_op_ = std::move(op);
   std::memcpy(out, &offer, sizeof offer);
   return sizeof offer;
-}
-
-// Sends are offered and their streams waited for in order, so the last value offered to `peer`
-// covers every earlier one (one whose wait was skipped because its send failed included).
-void IpcLmt::StreamReached(int peer) {
-  if (fence_words_ == nullptr || fence_never_) return;
-  FenceWord(peer, rank_).store(fence_sent_[peer], std::memory_order_release);
-}
-
-bool IpcLmt::FenceReached(int sender, uint32_t value) const {
-  if (value == 0) return true;
-  const uint32_t word = FenceWord(rank_, sender).load(std::memory_order_acquire);
-  return static_cast<int32_t>(word - value) >= 0;
-}
-
-bool IpcLmt::InjectFault(const std::string& what) {
-  if (what != "ipc-fence-never") return false;
-  fence_never_ = true;
-  return true;
 }
 
 void IpcLmt::Unavailable(const Status& why) {
@@ -247,75 +209,39 @@ bool IpcLmt::TryPull(Request* req, const IpcOffer& offer) {
   CopyOp* o = op.get();
   req->lmt_ = this;
   req->op_ = std::move(op);
-  o->ipc = offer.ipc;
-  o->copier = copier;
-  o->one_copy = one_copy;
-  o->desc = d;
-  o->desc.src = peer_ptr;
-  o->peer_ptr = peer_ptr;
-  o->peer_loc = peer_loc;
-  o->send_shape = send_shape;
-  o->n = n;
-  if (one_copy && offer.notify_slot < kNotifySlots) {
-    o->peer_slot = offer.notify_slot;
-    o->peer_token = offer.notify_token;
-  }
-  if (fence_words_ != nullptr && offer.fence_value != 0) {
-    ++pulls_fenced_;
-    if (!FenceReached(src, offer.fence_value)) ++pulls_fence_waited_;
-    o->fence_value = offer.fence_value;
-  }
-  IssuePull(req);
-  return true;
-}
-
-// Issues a pull's copy; or, when it would run on a copy engine before the sender's default
-// stream reached the send (its fence), leaves the receive in fence_waits_ (Progress retries).
-void IpcLmt::IssuePull(Request* req) {
-  CopyOp* o = req->op<CopyOp>();
-  bool deferred = false;
-  Status st;
-  if (o->one_copy) {
-    st = IssueSingleCopy(req, o, o->desc, req->buf_.loc, o->peer_loc, o->copier, &deferred);
-  } else if (!FenceReached(req->info_.source, o->fence_value)) {
-    deferred = true;
+  if (one_copy) {
+    d.src = peer_ptr;
+    if (offer.notify_slot < kNotifySlots) {
+      o->peer_slot = offer.notify_slot;
+      o->peer_token = offer.notify_token;
+    }
+    st = IssueSingleCopy(req, o, d, req->buf_.loc, peer_loc, copier);
   } else {  // one side contiguous, the other a vector cut mid-block (truncation)
     st = req->buf_.layout.contiguous()
-             ? CopyPacked(*o->copier, PackDir::kPack, o->peer_ptr, o->peer_loc, o->send_shape, 0,
-                          o->n, req->buf_.ptr, req->buf_.loc)
-             : CopyPacked(*o->copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc,
-                          req->buf_.layout, 0, o->n, o->peer_ptr, o->peer_loc);
-    if (st.ok()) st = o->copier->Mark(&o->ticket);
-  }
-  if (deferred) {
-    req->state_ = Request::State::kLmt;
-    o->fence_waiting = true;
-    fence_waits_.push_back(req);
-    host_->Busy(this);
-    return;
+             ? CopyPacked(*copier, PackDir::kPack, peer_ptr, peer_loc, send_shape, 0, n,
+                          req->buf_.ptr, req->buf_.loc)
+             : CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc,
+                          req->buf_.layout, 0, n, peer_ptr, peer_loc);
+    if (st.ok()) st = copier->Mark(&o->ticket);
   }
   if (!st.ok()) {
-    FailPull(req, st);
-    return;
+    (void)cache_->Release(src, offer.ipc);
+    const uint64_t sreq = req->rts_.sreq;
+    host_->Complete(req, st);  // a copy error on our side: nothing to fall back to
+    SendFin(src, sreq, true);
+    return true;
   }
+  o->ipc = offer.ipc;
+  o->copier = copier;
   Run(req);
-}
-
-// A copy error on our side: nothing to fall back to; the sender hears it by kFin.
-void IpcLmt::FailPull(Request* req, const Status& st) {
-  const int src = req->info_.source;
-  (void)cache_->Release(src, req->op<CopyOp>()->ipc);
-  const uint64_t sreq = req->rts_.sreq;
-  host_->Complete(req, st);
-  SendFin(src, sreq, true);
+  return true;
 }
 
 // One copy for a single-copy transfer: on the resident kernel when it is small (or strided and
 // not large: the copy engine moves narrow rows slowly) and both ends are this GPU's memory, else
 // on the copy engine. Sets the op's ticket.
 Status IpcLmt::IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemLoc dst_loc,
-                               MemLoc src_loc, CopyEngine* engine, bool* deferred) {
-  const bool fence_pending = !FenceReached(req->info_.source, op->fence_value);
+                               MemLoc src_loc, CopyEngine* engine) {
   const TransportConfig& c = host_->config();
   const size_t bytes = d.width * d.height;
   const size_t limit = d.height > 1 ? c.gpu_copier_strided_max : c.gpu_copier_max;
@@ -324,9 +250,7 @@ Status IpcLmt::IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemL
     if (!gpu_copier_.ready()) {
       const bool notify = NotifyMapped();
       Status st = gpu_copier_.Init(dst_loc.device, c.gpu_copier_idle_us,
-                                   notify ? notify_dev_ : nullptr, kNotifySlots * size_,
-                                   notify ? fence_dev_ : nullptr,
-                                   fence_dev_ != nullptr ? static_cast<uint32_t>(size_) : 0);
+                                   notify ? notify_dev_ : nullptr, kNotifySlots * size_);
       if (!st.ok()) {
         gpu_copier_ok_ = false;
         MPIGPU_INFO("resident copy kernel unavailable (%s): copy engine only", st.ToString().c_str());
@@ -334,18 +258,13 @@ Status IpcLmt::IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemL
     }
     bool queued = false;
     // The kernel copies on its own GPU: both ends must be that GPU's memory (or mapped on it).
-    // A copy whose fence is still pending runs there only if the kernel can wait for it.
     if (gpu_copier_ok_ && dst_loc.device == gpu_copier_.device() &&
-        src_loc.device == gpu_copier_.device() && (!fence_pending || fence_dev_ != nullptr)) {
+        src_loc.device == gpu_copier_.device()) {
       // A pull whose sender offered a notify slot: the kernel completes the send itself.
       CopyDesc dn = d;
       if (op->peer_slot != kNoNotify && notify_dev_ != nullptr) {
         dn.notify_index = NotifyIndex(req->peer_, op->peer_slot);
         dn.notify_value = op->peer_token;
-      }
-      if (fence_pending) {
-        dn.fence_index = static_cast<uint32_t>(req->info_.source);
-        dn.fence_value = op->fence_value;
       }
       Status st = gpu_copier_.Submit(dn, &op->ticket, &queued);
       if (!st.ok()) {  // it cannot run here (e.g. launch refused): the copy engine does it all
@@ -361,10 +280,6 @@ Status IpcLmt::IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemL
       op->on_gpu_copier = true;
       return Status::Ok();
     }
-  }
-  if (fence_pending) {  // a copy engine cannot wait for the word: the host does (Progress)
-    *deferred = true;
-    return Status::Ok();
   }
   if (d.height == 1)
     MPIGPU_RETURN_IF_ERROR(engine->Issue(d.dst, dst_loc, d.src, src_loc, d.width));
@@ -482,17 +397,6 @@ bool IpcLmt::PeerTokenStored(const CopyOp& op, int peer) const {
 
 Status IpcLmt::Progress(bool* busy) {
   if (!notify_waits_.empty()) PollNotifies();
-  for (auto it = fence_waits_.begin(); it != fence_waits_.end();) {
-    Request* req = *it;
-    CopyOp* op = req->op<CopyOp>();
-    if (!FenceReached(req->info_.source, op->fence_value)) {
-      ++it;
-      continue;
-    }
-    it = fence_waits_.erase(it);
-    op->fence_waiting = false;
-    IssuePull(req);  // reached: issued now (or failed)
-  }
   for (auto it = active_.begin(); it != active_.end();) {
     Request* req = *it;
     CopyOp* op = req->op<CopyOp>();
@@ -518,7 +422,7 @@ Status IpcLmt::Progress(bool* busy) {
     }
     host_->Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
   }
-  *busy = !active_.empty() || !notify_waits_.empty() || !fence_waits_.empty();
+  *busy = !active_.empty() || !notify_waits_.empty();
   return Status::Ok();
 }
 
@@ -559,22 +463,15 @@ void IpcLmt::Finished(Request* req) {
   if (req->lmt_ != this) return;
   const CopyOp* op = req->op<CopyOp>();
   if (op->running) active_.remove(req);  // completed from outside Progress (a dead peer)
-  if (op->fence_waiting) fence_waits_.remove(req);
   if (op->put_id != 0) puts_.erase(op->put_id);  // none after its kPutDone: erased twice, harmlessly
   copy_ops_.Give(std::move(req->op_));
 }
 
 void IpcLmt::FailPeer(int rank, const Status& why) {
-  // It will never store its fence words now: our kernel skips the copies waiting for them (their
-  // receives fail below), so the copies queued behind them go on.
-  if (fence_words_ != nullptr && rank != rank_)
-    FenceDeadWord(rank_, rank).store(1, std::memory_order_release);
   std::vector<Request*> failed;
   for (auto& [id, req] : puts_)
     if (req->peer_ == rank) failed.push_back(req);
   for (Request* r : active_)
-    if (r->peer_ == rank) failed.push_back(r);
-  for (Request* r : fence_waits_)
     if (r->peer_ == rank) failed.push_back(r);
   for (Request* r : failed) host_->Complete(r, why);
 }
@@ -609,8 +506,6 @@ bool IpcLmt::NotifyMapped() {
     return false;
   }
   notify_dev_ = static_cast<uint32_t*>(dev);
-  if (fence_words_ != nullptr)  // our row of the fence words, in the same pinned range
-    fence_dev_ = notify_dev_ + kNotifySlots * size_ + 2 * static_cast<size_t>(rank_) * size_;
   return true;
 }
 
@@ -619,7 +514,6 @@ Status IpcLmt::StopGpuCopier() {
   Status st = gpu_copier_.Stop();
   if (notify_dev_ != nullptr) {
     notify_dev_ = nullptr;
-    fence_dev_ = nullptr;
     st.KeepFirst(UnpinHostRange(notify_words_));
   }
   return st;

@@ -22,16 +22,6 @@
 // list only when the receiver answered (once: by token, or by kFin, also a failed copy's); a send
 // that failed otherwise (a dead peer) keeps its slot for good, so a late store cannot complete
 // another send (DropSlot).
-//
-// Fence words (after the notify words, for jobs of up to kFenceMaxRanks ranks): a pair [r][s]
-// per ordered pair. Its value word is written by rank s alone (release), when the default stream
-// of s reached its sends to r whose offer carries a fence value (the sender waits for its stream
-// after the RTS went out, so the wait overlaps the message's way; memcopy/stream_order.h).
-// Receiver r holds each such pull until the value word reaches the offer's value (cyclic
-// comparison): on its resident kernel, which polls the word before copying (device_copier.h),
-// else on the host (acquire loads) before it issues the copy, leaving the receive in
-// fence_waits_ meanwhile. The pair's dead word is written by r alone, when s died (FailPeer):
-// its kernel then skips the copies that wait for s (their receives failed already) and goes on.
 #pragma once
 
 #include <atomic>
@@ -59,8 +49,7 @@ class IpcLmt final : public LmtBackend {
   Status Attach(LmtHost* host, char* dense, char* sparse) override;
   void Joined() override;
   bool Offers(int peer, MemLoc loc, size_t bytes) const override;
-  size_t Offer(Request* req, unsigned char* offer, bool unordered, bool* defer) override;
-  void StreamReached(int peer) override;
+  size_t Offer(Request* req, unsigned char* offer) override;
   // Its control messages carry no data frames: payloads are delivered from the channel.
   PayloadPlace PlacePayload(const MsgHeader&, size_t) override { return {}; }
   bool StartRecv(Request* req, const unsigned char* offer) override;
@@ -69,16 +58,10 @@ class IpcLmt final : public LmtBackend {
   void Finished(Request* req) override;
   void FailPeer(int rank, const Status& why) override;
   void Tick() override;
-  bool Serving() const override { return !active_.empty() || !fence_waits_.empty(); }
+  bool Serving() const override { return !active_.empty(); }
   Status Close() override;
-  void AddStats(TransportStats* s) const override {
-    s->sends_notified += sends_notified_;
-    s->pulls_fenced += pulls_fenced_;
-    s->pulls_fence_waited += pulls_fence_waited_;
-  }
-  // "ipc-fence-never": this rank's fenced sends never release their receiver's reads (as if it
-  // died between its RTS and the wait's end).
-  bool InjectFault(const std::string& what) override;
+  void AddStats(TransportStats* s) const override { s->sends_notified += sends_notified_; }
+  bool InjectFault(const std::string&) override { return false; }
 
  private:
   static constexpr LmtCaps kCaps{"cuda-ipc", kWireIdIpc, /*same_node=*/true,
@@ -89,7 +72,6 @@ class IpcLmt final : public LmtBackend {
   static constexpr uint8_t kCopyError = 1;  // kFin, kPutDone: the copy failed on that side
   static constexpr uint8_t kPutFailed = 2;  // kPutDone: the sender could not copy: fall back
   static constexpr uint32_t kNotifySlots = 64;
-  static constexpr int kFenceMaxRanks = 256;  // fence words: 2 size^2 of them
   static constexpr uint32_t kNoNotify = ~0u;
   // The RTS's payload (pull), and kPut's: the exported buffer and its shape (a vector: `count`
   // blocks of `block` bytes, `stride` apart; contiguous: count 1). A pull's offer may name one of
@@ -101,8 +83,6 @@ class IpcLmt final : public LmtBackend {
     uint64_t stride;
     uint32_t notify_slot;   // kNoNotify, or the slot among the sender's
     uint32_t notify_token;  // never 0
-    uint32_t fence_value;   // 0: none; else the receiver's reads wait for fence word [r][s]
-    uint32_t pad;
   };
   static_assert(sizeof(IpcOffer) <= kCtlPayloadMax, "an offer fits a control payload");
   struct PutRef {
@@ -114,19 +94,10 @@ class IpcLmt final : public LmtBackend {
   void Unavailable(const Status& why);
   Status Map(int peer, const IpcExport& e, void** ptr, CopyEngine** copier, MemLoc* loc);
   bool TryPull(Request* req, const IpcOffer& offer);
-  void IssuePull(Request* req);
-  void FailPull(Request* req, const Status& st);
-  std::atomic<uint32_t>& FenceWord(int receiver, int sender) const {
-    return fence_words_[2 * (static_cast<size_t>(receiver) * size_ + sender)];
-  }
-  std::atomic<uint32_t>& FenceDeadWord(int receiver, int sender) const {
-    return fence_words_[2 * (static_cast<size_t>(receiver) * size_ + sender) + 1];
-  }
-  bool FenceReached(int sender, uint32_t value) const;
   bool TryPutRequest(Request* req);
   Status StartPut(Request* req, const MsgHeader& h, const IpcOffer& offer);
   Status IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemLoc dst_loc,
-                         MemLoc src_loc, CopyEngine* engine, bool* deferred);
+                         MemLoc src_loc, CopyEngine* engine);
   void Run(Request* req);
   void SendFin(int src, uint64_t sreq, bool failed);
   void SendPutDone(int dst, uint64_t rreq, uint8_t flags);
@@ -158,13 +129,6 @@ class IpcLmt final : public LmtBackend {
   uint32_t* notify_dev_ = nullptr;       // the region as our GPU addresses it: set while pinned
   bool notify_ok_ = true;                // cleared for good if pinning fails
   uint64_t sends_notified_ = 0;          // sends completed by the receiver's kernel (no kFin)
-  std::atomic<uint32_t>* fence_words_ = nullptr;  // null: no fences (too many ranks)
-  const uint32_t* fence_dev_ = nullptr;  // our row as our GPU addresses it: set while pinned
-  std::vector<uint32_t> fence_sent_;     // sender: per peer, the last fence value offered
-  std::list<Request*> fence_waits_;      // receives whose copy waits for its fence (host side)
-  bool fence_never_ = false;             // InjectFault("ipc-fence-never")
-  uint64_t pulls_fenced_ = 0;            // stats (TransportStats)
-  uint64_t pulls_fence_waited_ = 0;
   LmtOpPool<CopyOp> copy_ops_;
   LmtOpPool<SendOffer> offer_ops_;
 };
