@@ -1,5 +1,5 @@
 // What the MPI layer's files share: the alias macro of the profiling interface, buffer-location
-// lookup, error handling and the layer's request table.
+// lookup, error handling, the layer's request table and its requests' completion pieces.
 #pragma once
 
 #include <atomic>
@@ -75,7 +75,7 @@ class KeepStatusError {
   int err_;
 };
 
-// ---- requests (mpi_requests.cc) ----
+// ---- requests (mpi_requests.cc; mpi_requests_many.cc, mpi_request_control.cc) ----
 // A request of the MPI layer. Most carry one core request; persistent ones keep their
 // arguments and start a core request per MPI_Start; buffered sends and matched receives may be
 // complete from the start (`done`, status kept).
@@ -156,6 +156,40 @@ int StartSend(Request::Mode mode, const void* buf, int count, MPI_Datatype type,
 int StartPersistent(Request* r);
 // Empty status (null or inactive request): source ANY_SOURCE, tag ANY_TAG, count 0.
 void EmptyStatus(MPI_Status* st);
+
+// The completion pieces shared by one request's calls (mpi_requests.cc, where they live), the
+// calls on arrays of requests (mpi_requests_many.cc) and Request_free/Cancel
+// (mpi_request_control.cc). Hidden: called directly within libmpi.so, not through the PLT.
+// An MPI status as the core's (the same layout).
+static_assert(sizeof(MPI_Status) == sizeof(MPIGPU_Status) &&
+                  offsetof(MPI_Status, MPI_SOURCE) == offsetof(MPIGPU_Status, MPIGPU_SOURCE) &&
+                  offsetof(MPI_Status, MPI_TAG) == offsetof(MPIGPU_Status, MPIGPU_TAG) &&
+                  offsetof(MPI_Status, MPI_ERROR) == offsetof(MPIGPU_Status, MPIGPU_ERROR) &&
+                  offsetof(MPI_Status, count_bytes) == offsetof(MPIGPU_Status, count_bytes) &&
+                  offsetof(MPI_Status, cancelled) == offsetof(MPIGPU_Status, cancelled),
+              "MPI_Status has MPIGPU_Status's layout");
+inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
+// A request that is one core request and nothing else (no send half, not a persistent
+// collective): Wait and Test complete it through the core's call directly, not WaitOne/TestOne.
+inline bool PlainCore(const Request* r) {
+  return r->core != MPIGPU_REQUEST_NULL && !r->sendrecv && !r->pcoll;
+}
+// Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
+[[gnu::visibility("hidden")]] void PollPause(long round);
+// Completes r: for a core request after the core reported it complete, for a `done` or
+// inactive one now. Then frees it (or, persistent, makes it inactive) and nulls *h.
+[[gnu::visibility("hidden")]] void Retire(MPI_Request* h, Request* r);
+// Isendrecv: tests the send half; true once it is done (its error, if any, in *rc).
+[[gnu::visibility("hidden")]] bool SendHalfDone(Request* r, int* rc);
+// Isendrecv_replace: the received bytes go over the user's buffer; returns rc or the copy's error.
+[[gnu::visibility("hidden")]] int FinishReplace(Request* r, int rc, MPI_Status* st);
+// Tests one request without blocking. *flag = 1 and *st filled (may be null) when complete;
+// returns the operation's error.
+[[gnu::visibility("hidden")]] int TestOne(Request* r, int* flag, MPI_Status* st);
+// Waits for one request (st may be null); returns the operation's error.
+[[gnu::visibility("hidden")]] int WaitOne(Request* r, MPI_Status* st);
+// MPI_ERR_REQUEST for `fn`: h is not a live request.
+[[gnu::visibility("hidden")]] int BadRequest(const char* fn, MPI_Request h);
 
 // ---- MPI-1 bound markers (mpi_lbub.cc) ----
 // "MPI_LB" / "MPI_UB" for the marker handles, else null.

@@ -15,8 +15,6 @@
 namespace mpigpu::mpi {
 namespace {
 
-inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
-
 // A private duplicate of MPI_COMM_SELF for local copies (LocalCopy): its messages never match
 // the program's own receives on MPI_COMM_SELF. Written by MPI_Init, read after it.
 MPI_Comm g_self_copy = MPI_COMM_NULL;

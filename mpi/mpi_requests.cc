@@ -1,7 +1,7 @@
-// The MPI layer's requests: a table of Request objects (handle = index + 1) over the core's
-// requests, and the completion calls (Wait/Test and their any/some/all forms), Cancel,
-// Request_free/get_status and Start/Startall. Status queries and generalized requests:
-// mpi_status.cc.
+// The MPI layer's request table (handle = index + 1) over the core's requests, and the completion
+// of one request: MPI_Wait, MPI_Test, MPI_Request_get_status and the pieces the other request
+// calls share (mpi_internal.h). Arrays of requests: mpi_requests_many.cc; Request_free, Cancel,
+// Start: mpi_request_control.cc; status queries and generalized requests: mpi_status.cc.
 //
 // Most requests hold one core request and complete through the core's Wait/Test (the core
 // progresses every request while it waits on any). A request may instead be complete from the
@@ -14,23 +14,14 @@
 #include <cstddef>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "mpi/mpi_internal.h"
 #include "mpigpu_api/errors.h"
 
-static_assert(sizeof(MPI_Status) == sizeof(MPIGPU_Status) &&
-                  offsetof(MPI_Status, MPI_SOURCE) == offsetof(MPIGPU_Status, MPIGPU_SOURCE) &&
-                  offsetof(MPI_Status, MPI_TAG) == offsetof(MPIGPU_Status, MPIGPU_TAG) &&
-                  offsetof(MPI_Status, MPI_ERROR) == offsetof(MPIGPU_Status, MPIGPU_ERROR) &&
-                  offsetof(MPI_Status, count_bytes) == offsetof(MPIGPU_Status, count_bytes) &&
-                  offsetof(MPI_Status, cancelled) == offsetof(MPIGPU_Status, cancelled),
-              "MPI_Status has MPIGPU_Status's layout");
-
 namespace mpigpu::mpi {
 namespace {
-
-inline MPIGPU_Status* Core(MPI_Status* st) { return reinterpret_cast<MPIGPU_Status*>(st); }
 
 // Objects live in blocks of kBlock that are never moved or freed (stable addresses) and are
 // reused through free lists: each thread's few spares (no lock), then the shared one (under the
@@ -84,6 +75,8 @@ inline Block* BlockOf(const Table& t, unsigned i) {
   return t.blocks[i >> kBlockBits].load(std::memory_order_acquire);
 }
 
+}  // namespace
+
 // Gives the CPU away now and then while a some/any wait polls (ranks may share CPUs).
 void PollPause(long round) {
   if (round > 64) sched_yield();
@@ -103,8 +96,6 @@ void Retire(MPI_Request* h, Request* r) {
   *h = MPI_REQUEST_NULL;
 }
 
-// Tests one request without blocking. *flag = 1 and *st filled (may be null) when complete;
-// returns the operation's error.
 // Isendrecv: tests the send half; true once it is done (its error, if any, in *rc).
 bool SendHalfDone(Request* r, int* rc) {
   *rc = MPI_SUCCESS;
@@ -128,6 +119,8 @@ int FinishReplace(Request* r, int rc, MPI_Status* st) {
   return rc;
 }
 
+// Tests one request without blocking. *flag = 1 and *st filled (may be null) when complete;
+// returns the operation's error.
 int TestOne(Request* r, int* flag, MPI_Status* st) {
   if (r->sendrecv) {
     int src = MPI_SUCCESS;
@@ -207,39 +200,10 @@ int WaitOne(Request* r, MPI_Status* st) {
   }
 }
 
-// A request that counts for any/some: live and, if persistent, active.
-bool Active(const Request* r) { return r != nullptr && (!r->persistent || r->active); }
-
 int BadRequest(const char* fn, MPI_Request h) {
   std::string d = "request handle " + std::to_string(h) + " is not a live request";
   return FailWith(fn, MPI_COMM_WORLD, MPI_ERR_REQUEST, d.c_str());
 }
-
-// The objects of an array of handles: on the stack for the usual few (a vector cost an
-// allocation per Waitall).
-class RequestList {
- public:
-  explicit RequestList(int count) {
-    if (count > kInline) heap_.resize(count);
-  }
-  Request*& operator[](int i) { return heap_.empty() ? inline_[i] : heap_[i]; }
-
- private:
-  static constexpr int kInline = 16;
-  Request* inline_[kInline];
-  std::vector<Request*> heap_;
-};
-
-// Looks up every non-null handle; *bad = index of the first that is not a request, or -1.
-void LookupAll(int count, const MPI_Request reqs[], RequestList* out, int* bad) {
-  *bad = -1;
-  for (int i = 0; i < count; ++i) {
-    (*out)[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : LookupRequest(reqs[i]);
-    if ((*out)[i] == nullptr && reqs[i] != MPI_REQUEST_NULL && *bad < 0) *bad = i;
-  }
-}
-
-}  // namespace
 
 MPI_Request NewRequest(Request** r) {
   Table& t = Tab();
@@ -280,11 +244,6 @@ inline Request* FindRequest(MPI_Request h) {
   Block* b = BlockOf(Tab(), i);
   if (b == nullptr || !b->used[i & (kBlock - 1)].load(std::memory_order_acquire)) return nullptr;
   return &b->reqs[i & (kBlock - 1)];
-}
-// A request that is one core request and nothing else (no send half, not a persistent
-// collective): Wait and Test complete it through the core's call directly, not WaitOne/TestOne.
-inline bool PlainCore(const Request* r) {
-  return r->core != MPIGPU_REQUEST_NULL && !r->sendrecv && !r->pcoll;
 }
 }  // namespace
 
@@ -366,196 +325,6 @@ extern "C" int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 MPIGPU_MPI_ALIAS(Test)
 
-extern "C" int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
-                            MPI_Status* status) {
-  mpigpu::mpi::KeepStatusError keep(status);
-  if (count < 0 || index == nullptr || flag == nullptr || (count > 0 && requests == nullptr))
-    return mpigpu::mpi::FailWith("MPI_Testany", MPI_COMM_WORLD, MPI_ERR_ARG,
-                                 "negative count or null pointer");
-  mpigpu::mpi::RequestList rs(count);
-  int bad;
-  mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
-  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testany", requests[bad]);
-  bool any = false;
-  for (int i = 0; i < count; ++i) {
-    Request* r = rs[i];
-    if (!mpigpu::mpi::Active(r)) continue;
-    any = true;
-    int f = 0;
-    const MPI_Comm comm = r->comm;
-    const int rc = mpigpu::mpi::TestOne(r, &f, status);
-    if (f) {
-      mpigpu::mpi::Retire(&requests[i], r);
-      *index = i;
-      *flag = 1;
-      return Done("MPI_Testany", comm, rc);
-    }
-  }
-  *index = MPI_UNDEFINED;
-  *flag = any ? 0 : 1;
-  if (!any) mpigpu::mpi::EmptyStatus(status);
-  return MPI_SUCCESS;
-}
-MPIGPU_MPI_ALIAS(Testany)
-
-extern "C" int PMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  mpigpu::mpi::KeepStatusError keep(status);
-  if (count < 0 || index == nullptr || (count > 0 && requests == nullptr))
-    return mpigpu::mpi::FailWith("MPI_Waitany", MPI_COMM_WORLD, MPI_ERR_ARG,
-                                 "negative count or null pointer");
-  for (long round = 0;; ++round) {
-    int flag = 0;
-    const int rc = PMPI_Testany(count, requests, index, &flag, status);
-    if (rc != MPI_SUCCESS || flag) return rc;
-    mpigpu::mpi::PollPause(round);
-  }
-}
-MPIGPU_MPI_ALIAS(Waitany)
-
-// Statuses of a multiple completion: each gets its own MPI_ERROR; a failure makes the call
-// return MPI_ERR_IN_STATUS.
-extern "C" int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (count < 0 || (count > 0 && requests == nullptr))
-    return mpigpu::mpi::FailWith("MPI_Waitall", MPI_COMM_WORLD, MPI_ERR_ARG,
-                                 "negative count or null requests");
-  mpigpu::mpi::RequestList rs(count);
-  int bad;
-  mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
-  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Waitall", requests[bad]);
-  int failed = MPI_SUCCESS;
-  MPI_Comm fcomm = MPI_COMM_WORLD;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status tmp;
-    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[i];
-    Request* r = rs[i];
-    if (r == nullptr) {
-      mpigpu::mpi::EmptyStatus(st);
-      continue;
-    }
-    const MPI_Comm comm = r->comm;
-    const int rc = mpigpu::mpi::PlainCore(r) ? MPIGPU_Wait(&r->core, mpigpu::mpi::Core(st))
-                                             : mpigpu::mpi::WaitOne(r, st);
-    st->MPI_ERROR = rc;
-    mpigpu::mpi::Retire(&requests[i], r);
-    if (rc != MPI_SUCCESS && failed == MPI_SUCCESS) {
-      failed = rc;
-      fcomm = comm;
-    }
-  }
-  if (failed == MPI_SUCCESS) return MPI_SUCCESS;
-  return mpigpu::mpi::Fail("MPI_Waitall", fcomm,
-                           statuses == MPI_STATUSES_IGNORE ? failed : MPI_ERR_IN_STATUS);
-}
-MPIGPU_MPI_ALIAS(Waitall)
-
-extern "C" int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (count < 0 || flag == nullptr || (count > 0 && requests == nullptr))
-    return mpigpu::mpi::FailWith("MPI_Testall", MPI_COMM_WORLD, MPI_ERR_ARG,
-                                 "negative count or null pointer");
-  mpigpu::mpi::RequestList rs(count);
-  int bad;
-  mpigpu::mpi::LookupAll(count, requests, &rs, &bad);
-  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testall", requests[bad]);
-  // The core's Testall completes its requests all or none; those not on the core are done,
-  // but for generalized requests not completed yet.
-  for (int i = 0; i < count; ++i) {
-    int src = MPI_SUCCESS;
-    if (rs[i] && ((rs[i]->greq && !rs[i]->greq_complete.load(std::memory_order_acquire)) ||
-                  !mpigpu::mpi::SendHalfDone(rs[i], &src))) {
-      *flag = 0;
-      return MPI_SUCCESS;
-    }
-  }
-  std::vector<MPIGPU_Request> core(count, MPIGPU_REQUEST_NULL);
-  for (int i = 0; i < count; ++i)
-    if (rs[i]) core[i] = rs[i]->core;
-  std::vector<MPI_Status> st(count);
-  int f = 0;
-  int rc = MPIGPU_Testall(count, core.data(), &f, reinterpret_cast<MPIGPU_Status*>(st.data()));
-  *flag = f;
-  if (!f) return Done("MPI_Testall", MPI_COMM_WORLD, rc);  // nothing completed
-  int failed = MPI_SUCCESS;
-  MPI_Comm fcomm = MPI_COMM_WORLD;
-  for (int i = 0; i < count; ++i) {
-    Request* r = rs[i];
-    if (r == nullptr) {
-      mpigpu::mpi::EmptyStatus(&st[i]);
-    } else {
-      if (r->core != MPIGPU_REQUEST_NULL) {
-        // Null once the core completed it (a persistent collective's stays valid: all were
-        // completed when f is set).
-        r->core = r->pcoll ? MPIGPU_REQUEST_NULL : core[i];
-        if (r->core != MPIGPU_REQUEST_NULL) continue;  // left active (the call failed)
-        const int rrc = mpigpu::mpi::FinishReplace(r, st[i].MPI_ERROR, &st[i]);
-        st[i].MPI_ERROR = rrc;
-      } else {
-        int one = 0;
-        st[i].MPI_ERROR = mpigpu::mpi::TestOne(r, &one, &st[i]);
-      }
-      if (st[i].MPI_ERROR != MPI_SUCCESS && failed == MPI_SUCCESS) {
-        failed = st[i].MPI_ERROR;
-        fcomm = r->comm;
-      }
-      mpigpu::mpi::Retire(&requests[i], r);
-    }
-    if (statuses != MPI_STATUSES_IGNORE) statuses[i] = st[i];
-  }
-  *flag = 1;
-  if (failed == MPI_SUCCESS && rc != MPI_SUCCESS) failed = rc;
-  if (failed == MPI_SUCCESS) return MPI_SUCCESS;
-  return mpigpu::mpi::Fail("MPI_Testall", fcomm,
-                           statuses == MPI_STATUSES_IGNORE ? failed : MPI_ERR_IN_STATUS);
-}
-MPIGPU_MPI_ALIAS(Testall)
-
-extern "C" int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                             MPI_Status statuses[]) {
-  if (incount < 0 || outcount == nullptr || (incount > 0 && (requests == nullptr || indices == nullptr)))
-    return mpigpu::mpi::FailWith("MPI_Testsome", MPI_COMM_WORLD, MPI_ERR_ARG,
-                                 "negative count or null pointer");
-  mpigpu::mpi::RequestList rs(incount);
-  int bad;
-  mpigpu::mpi::LookupAll(incount, requests, &rs, &bad);
-  if (bad >= 0) return mpigpu::mpi::BadRequest("MPI_Testsome", requests[bad]);
-  int n = 0;
-  bool any = false;
-  int failed = MPI_SUCCESS;
-  MPI_Comm fcomm = MPI_COMM_WORLD;
-  for (int i = 0; i < incount; ++i) {
-    Request* r = rs[i];
-    if (!mpigpu::mpi::Active(r)) continue;
-    any = true;
-    MPI_Status tmp;
-    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[n];
-    int f = 0;
-    const MPI_Comm comm = r->comm;
-    const int rc = mpigpu::mpi::TestOne(r, &f, st);
-    if (!f) continue;
-    st->MPI_ERROR = rc;
-    mpigpu::mpi::Retire(&requests[i], r);
-    indices[n++] = i;
-    if (rc != MPI_SUCCESS && failed == MPI_SUCCESS) {
-      failed = rc;
-      fcomm = comm;
-    }
-  }
-  *outcount = any ? n : MPI_UNDEFINED;
-  if (failed == MPI_SUCCESS) return MPI_SUCCESS;
-  return mpigpu::mpi::Fail("MPI_Testsome", fcomm,
-                           statuses == MPI_STATUSES_IGNORE ? failed : MPI_ERR_IN_STATUS);
-}
-MPIGPU_MPI_ALIAS(Testsome)
-
-extern "C" int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                             MPI_Status statuses[]) {
-  for (long round = 0;; ++round) {
-    const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) return rc;
-    mpigpu::mpi::PollPause(round);
-  }
-}
-MPIGPU_MPI_ALIAS(Waitsome)
-
 extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   mpigpu::mpi::KeepStatusError keep(status);
   if (flag == nullptr)
@@ -594,66 +363,3 @@ extern "C" int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Statu
   return Done("MPI_Request_get_status", r->comm, rc);
 }
 MPIGPU_MPI_ALIAS(Request_get_status)
-
-extern "C" int PMPI_Request_free(MPI_Request* request) {
-  if (request == nullptr || *request == MPI_REQUEST_NULL)
-    return mpigpu::mpi::FailWith("MPI_Request_free", MPI_COMM_WORLD, MPI_ERR_REQUEST,
-                                 "null request");
-  Request* r = mpigpu::mpi::LookupRequest(*request);
-  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Request_free", *request);
-  int rc = MPI_SUCCESS;
-  const MPI_Comm comm = r->comm;
-  if (r->pcoll) rc = MPIGPU_Request_free(&r->pcore);  // active or not; the core finishes it
-  else if (r->bsend_claimed) mpigpu::mpi::UnclaimBuffered(r);  // the attached buffer's care again
-  else if (r->core != MPIGPU_REQUEST_NULL) rc = MPIGPU_Request_free(&r->core);  // completes on its own
-  mpigpu::mpi::FreeRequest(*request);
-  *request = MPI_REQUEST_NULL;
-  return Done("MPI_Request_free", comm, rc);
-}
-MPIGPU_MPI_ALIAS(Request_free)
-
-// A receive no message has matched yet is withdrawn (its status says cancelled); a send's
-// message is taken back if its receiver has not matched it yet (the core asks the receiver;
-// see MPIGPU_Cancel), a buffered send's too; matched ones complete normally (MPI allows a
-// cancel to fail: Test_cancelled says false).
-extern "C" int PMPI_Cancel(MPI_Request* request) {
-  if (request == nullptr || *request == MPI_REQUEST_NULL)
-    return mpigpu::mpi::FailWith("MPI_Cancel", MPI_COMM_WORLD, MPI_ERR_REQUEST, "null request");
-  Request* r = mpigpu::mpi::LookupRequest(*request);
-  if (r == nullptr) return mpigpu::mpi::BadRequest("MPI_Cancel", *request);
-  if (r->greq) {
-    const int rc = r->cancel_fn(r->extra_state, r->greq_complete.load(std::memory_order_acquire));
-    return Done("MPI_Cancel", r->comm, rc);
-  }
-  // A buffered send completed when it was copied: its core send, out of the attached buffer,
-  // becomes this request's, so that Wait reports how the cancel ended.
-  if (r->core == MPIGPU_REQUEST_NULL && r->bsend_core != MPIGPU_REQUEST_NULL && r->done)
-    (void)mpigpu::mpi::ClaimBuffered(r);
-  if (r->core == MPIGPU_REQUEST_NULL || r->pcoll) return MPI_SUCCESS;  // completes normally
-  return Done("MPI_Cancel", r->comm, MPIGPU_Cancel(&r->core));
-}
-MPIGPU_MPI_ALIAS(Cancel)
-
-extern "C" int PMPI_Start(MPI_Request* request) {
-  if (request == nullptr)
-    return mpigpu::mpi::FailWith("MPI_Start", MPI_COMM_WORLD, MPI_ERR_ARG, "null request pointer");
-  Request* r = mpigpu::mpi::LookupRequest(*request);
-  if (r == nullptr || !r->persistent)
-    return mpigpu::mpi::FailWith("MPI_Start", MPI_COMM_WORLD, MPI_ERR_REQUEST,
-                                 "not a persistent request");
-  if (r->active)
-    return mpigpu::mpi::FailWith("MPI_Start", r->comm, MPI_ERR_REQUEST,
-                                 "persistent request is already active");
-  return Done("MPI_Start", r->comm, mpigpu::mpi::StartPersistent(r));
-}
-MPIGPU_MPI_ALIAS(Start)
-
-extern "C" int PMPI_Startall(int count, MPI_Request requests[]) {
-  if (count < 0 || (count > 0 && requests == nullptr))
-    return mpigpu::mpi::FailWith("MPI_Startall", MPI_COMM_WORLD, MPI_ERR_ARG,
-                                 "negative count or null requests");
-  for (int i = 0; i < count; ++i)
-    if (int rc = PMPI_Start(&requests[i]); rc != MPI_SUCCESS) return rc;
-  return MPI_SUCCESS;
-}
-MPIGPU_MPI_ALIAS(Startall)

@@ -1,4 +1,4 @@
-// The MPI calls of virtual topologies and Dims_create: thin over the core's (mpigpu_api/topo.cc,
+// The MPI calls of virtual topologies and Dims_create: thin over the core's (mpigpu_api/topo*.cc,
 // dims_factor.cc). MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY have the core's values (-2, -3 in both
 // mpi.h and mpigpu.h), so they pass through; reorder and info are accepted and ignored (ranks
 // keep their order).

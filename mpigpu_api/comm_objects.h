@@ -1,5 +1,5 @@
 // What the files of communicators, groups, attributes, topologies and intercommunicators
-// (comm.cc, group.cc, attr.cc, topo.cc, intercomm.cc) share: the group registry, the making of a
+// (comm.cc, group.cc, attr.cc, topo*.cc, intercomm.cc) share: the group registry, the making of a
 // new communicator (its context ids agreed on, its registration), the attribute hooks of dup
 // and free, and the topology a communicator carries. Not part of the public interface; every
 // function expects the API's lock held (api_internal.h).
@@ -67,7 +67,7 @@ int CopyCommAttrs(Lock& lk, MPIGPU_Comm old, const CommPtr& oldc, const CommPtr&
 // callback (that attribute and older ones stay) and returns its code.
 int DeleteCommAttrs(Lock& lk, MPIGPU_Comm h, const CommPtr& c);
 
-// ---- topologies (topo.cc) ----
+// ---- topologies (topo.cc; topo_cart.cc, topo_graph.cc) ----
 struct Topology {
   int kind = MPIGPU_UNDEFINED;  // MPIGPU_CART, MPIGPU_GRAPH or MPIGPU_DIST_GRAPH
   std::vector<int> dims, periods;  // Cartesian
@@ -76,6 +76,14 @@ struct Topology {
   std::vector<int> sources, source_weights, destinations, dest_weights;
   bool weighted = false;
 };
+// MPIGPU_ERR_ARG "null <what>" (detail recorded).
+int NullArg(const char* what);
+// The topology of `comm` (kind `kind`, or any when MPIGPU_UNDEFINED), or null (detail recorded,
+// class in *rc); *cp = the communicator when cp is given.
+std::shared_ptr<const Topology> TopoOf(MPIGPU_Comm comm, int kind, int* rc, CommPtr* cp = nullptr);
+// Makes the topology's communicator: ranks below `n` of comm, in order, carrying `topo`.
+int MakeTopoComm(Lock& lk, MPIGPU_Comm comm, int n, std::shared_ptr<const Topology> topo,
+                 MPIGPU_Comm* newcomm);
 
 // n split into k factors as balanced as possible, non-increasing, as MPICH splits it
 // (dims_factor.cc; n >= 1, k >= 0).

@@ -138,7 +138,7 @@ struct PairLayout {
 // pieces are made from its definition (TypeTree) whenever a buffer of it is packed.
 constexpr size_t kMaxTypePieces = size_t{1} << 20;
 
-struct TypeTree;  // a derived type's definition (datatype.cc)
+struct TypeTree;  // a derived type's definition (datatype_internal.h)
 
 // What the registry knows about one type. Immutable once made (types built from it share it).
 struct TypeInfo {

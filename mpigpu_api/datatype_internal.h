@@ -1,9 +1,11 @@
 // The datatypes' inside, shared by the registry (datatype.cc), the constructors
-// (datatype_ctors.cc) and the queries (datatype_query.cc): a derived type's definition and the
-// one routine that computes a type from it.
+// (datatype_ctors.cc), the queries (datatype_query.cc) and the walks of a definition
+// (datatype_tree.cc): a derived type's definition and the one routine that computes a type from
+// it.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -63,9 +65,14 @@ struct ResizedBounds {
   bool marks_explicit = true;  // false: keeps the child's explicit_bounds (dup)
 };
 
-// *out = the type `tree` defines: size, bounds (create_struct's alignment padding when
-// is_struct; `resized` overrides lb and extent), basic type, pieces. Errors: ARG (size or
-// bounds overflow).
+// a * b into *out; false when it overflows or passes PTRDIFF_MAX (sizes and spans of types).
+inline bool MulFits(size_t a, size_t b, size_t* out) {
+  return !__builtin_mul_overflow(a, b, out) && *out <= static_cast<size_t>(PTRDIFF_MAX);
+}
+
+// *out = the type `tree` defines (datatype_tree.cc): size, bounds (create_struct's alignment
+// padding when is_struct; `resized` overrides lb and extent), basic type, pieces. Errors: ARG
+// (size or bounds overflow).
 int BuildType(const char* fn, std::shared_ptr<TypeTree> tree, bool is_struct,
               const ResizedBounds* resized, std::shared_ptr<const TypeInfo>* out);
 // A new (uncommitted) handle for `info`.

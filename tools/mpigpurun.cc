@@ -7,27 +7,12 @@
 //   hosts: through the launch agent, remote_start.h), supervising them already -> supervise ->
 //   sweep /dev/shm -> stop the MPS daemon -> janitor "done"
 //
-// A launch agent is supervised as its rank: its exit status is the rank's, and it gets the
-// end signal with the others. Whenever a rank runs on another host (even when all of them share
-// one), the job has a secret and a link server (link_server.h): each remote rank's link is a TCP
-// connection to it carrying the same records as the local link below, so a remote rank that
-// exits 0 without "F" fails the job as a local one does (its agent's exit may come before its
-// last records: they get kLinkSettleSeconds), and a remote rank whose link closes without "F"
-// while its agent runs on (the rank died behind a shell, its host went away) fails it
-// kLinkLostGraceSeconds later. With --tag-output (tag_output.h) every rank's stdout and stderr
-// come through pipes polled in the same loop.
-//
-// Supervision runs with SIGCHLD, SIGINT, SIGTERM and SIGHUP blocked and read from a signalfd,
-// polled together with the ranks' link (below), so there are no signal handlers and no races
-// between a rank's end, a signal to the launcher, a record from a rank and the timeout: the loop
-// sees each in turn. The mask is set first thing in Main, before anything starts a thread (the
+// The supervision of the ranks (tools/supervisor.h) reads SIGCHLD, SIGINT, SIGTERM and SIGHUP
+// from a signalfd. The mask is set first thing in Main, before anything starts a thread (the
 // CUDA runtime that PlanBindings or the MPS check may load, the boot server, NCCL's probes): a
 // thread made earlier would inherit an open mask and take SIGCHLD, whose default action drops
 // it, and the signalfd would never hear that a rank ended (device run 60: the launcher waited on
-// with both ranks zombies; the pre-seam build too). The loop also reaps at least every
-// kReapPollSeconds whatever it heard. Ranks get the original mask back before exec. Ending a job: the signal
-// (SIGTERM, or the one the launcher got) to every running rank, then SIGKILL after
-// kGraceSeconds; a second signal to the launcher kills at once.
+// with both ranks zombies; the pre-seam build too). Ranks get the original mask back before exec.
 //
 // The launcher's own death (SIGKILL, a crash) must not leave ranks or shared memory behind:
 //   - each rank asks for SIGKILL when the launcher dies (PR_SET_PDEATHSIG, set between fork and
@@ -43,30 +28,25 @@
 //     ranks as they start and end, then "done". When the pipe closes without "done", it
 //     SIGKILLs the ranks still running and removes the job's /dev/shm names.
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "internode/boot/boot_server.h"
 #include "transport/core/job_secret.h"
-#include "memcopy/clock.h"
 #include "memcopy/process.h"
 #include "ringbuf/segment.h"
 #include "tools/binding.h"
@@ -78,6 +58,7 @@
 #include "tools/mps_plan.h"
 #include "tools/remote_start.h"
 #include "tools/spawn.h"
+#include "tools/supervisor.h"
 #include "tools/tag_output.h"
 #include "transport/local_job.h"
 
@@ -87,326 +68,9 @@ namespace mpigpu {
 namespace launcher {
 namespace {
 
-// The longest the supervision loop sleeps before it reaps again, whatever it heard.
-constexpr double kReapPollSeconds = 0.25;
-constexpr double kGraceSeconds = 2.0;
-// A rank that exits with an error status often has peers failing the same way (a bad argument):
-// they get this long to finish and print their own message before the others are signalled.
-constexpr double kExitGraceSeconds = 0.5;
-constexpr int kExitUsage = 2;
-constexpr int kExitCannotExec = 127;
-constexpr int kExitTimeout = 124;
-constexpr int kExitInternal = 1;
-constexpr int kExitNoFinalize = 1;  // a rank exited 0 after MPIGPU_Init without MPIGPU_Finalize
-constexpr int kExitLost = 1;        // a remote rank's link closed without MPIGPU_Finalize
-// A remote rank's agent exited 0 while its link is still open: its "F" and close may still be on
-// the way (another connection, another host); they get this long before it is judged on what came.
-constexpr double kLinkSettleSeconds = 2.0;
-// A remote rank's link closed without "F" while its agent runs: the agent gets this long to exit
-// with the rank's own status (a clearer report) before the rank counts as lost.
-constexpr double kLinkLostGraceSeconds = 1.0;
 // --tag-output: once every rank has ended, their pipes get this long to close (a rank's own child
 // may hold one open for ever).
 constexpr double kOutputDrainSeconds = 2.0;
-
-struct Rank {
-  pid_t pid = -1;
-  bool running = false;
-  bool joined = false;     // sent "J": MPIGPU_Init joined the job
-  bool finalized = false;  // sent "F": MPIGPU_Finalize ended
-  // A rank on another host: `pid` is its launch agent's; its records come over its TCP link.
-  bool remote = false;
-  std::string host;
-  bool link_closed = false;  // its remote link closed (after its records)
-  double judge_at = 0;       // its agent exited 0 with the link still open: judge by then
-  double lost_at = 0;        // its link closed without "F" while its agent runs: fail by then
-};
-
-// The job's life once its first rank starts: who runs, how it ends, with which exit code.
-class Supervisor {
- public:
-  // `signal_fd`: a signalfd of the blocked signals; `link_fd`: the launcher's end of the link
-  // (-1: none); `links`: the link server of the ranks on other hosts, `output`: --tag-output's
-  // pipes (nullptr: none).
-  Supervisor(std::vector<Rank>* ranks, double timeout_s, int signal_fd, int link_fd,
-             Janitor* janitor, LinkServer* links, TaggedOutput* output)
-      : ranks_(ranks), signal_fd_(signal_fd), link_fd_(link_fd), janitor_(janitor),
-        links_(links), output_(output) {
-    if (timeout_s > 0) timeout_at_ = MonotonicSeconds() + timeout_s;
-    timeout_s_ = timeout_s;
-  }
-
-  bool ending() const { return ending_; }
-
-  // Rank r runs as `pid`.
-  void Started(size_t r, pid_t pid) {
-    (*ranks_)[r].pid = pid;
-    (*ranks_)[r].running = true;
-    index_[pid] = r;
-    if (janitor_ != nullptr) janitor_->RankStarted(pid);
-  }
-
-  // Ends the job with `exit_code` (if it is not ending already) by sending `sig` to every rank
-  // after `delay` seconds; SIGKILL follows kGraceSeconds later.
-  void End(int exit_code, int sig, double delay = 0) {
-    if (ending_) return;
-    ending_ = true;
-    exit_code_ = exit_code;
-    end_signal_ = sig;
-    signal_at_ = MonotonicSeconds() + delay;
-    if (delay <= 0) SignalNow();
-  }
-
-  // While ranks are being started: takes in what happened so far without waiting (ended ranks,
-  // records, signals, the timeout). ending() tells whether to stop starting ranks.
-  void Poll() { Step(0); }
-
-  // Waits until every rank has been reaped (and judged); returns the job's exit code.
-  int Run() {
-    while (true) {
-      ReapEnded();
-      if (Done()) return exit_code_;
-      Step(-1);
-    }
-  }
-
- private:
-  bool Done() const { return Running() == 0 && (ending_ || !RankDeadline(nullptr)); }
-
-  // One round: reap ended ranks, act on a deadline that passed, else wait at most `max_wait`
-  // seconds (< 0: until the next deadline, or for ever) for a signal, a record or output.
-  void Step(double max_wait) {
-    ReapEnded();
-    if (max_wait < 0 && Done()) return;  // Run returns
-    double now = MonotonicSeconds();
-    if (!ending_) CheckRankDeadlines(now);
-    const double deadline = Deadline();
-    if (deadline > 0 && now >= deadline) {
-      if (ending_) {
-        Escalate();
-      } else if (timeout_at_ > 0 && now >= timeout_at_) {
-        std::fprintf(stderr, "mpigpurun: job timed out after %g s; ending the job\n", timeout_s_);
-        End(kExitTimeout, SIGTERM);
-      }
-      return;
-    }
-    double wait = deadline > 0 ? deadline - now : -1;
-    if (max_wait >= 0 && (wait < 0 || wait > max_wait)) wait = max_wait;
-    if (wait < 0 || wait > kReapPollSeconds) wait = kReapPollSeconds;  // a SIGCHLD lost anyway
-    WaitForEvent(wait);
-  }
-
-  int Running() const {
-    int n = 0;
-    for (const Rank& r : *ranks_) n += r.running ? 1 : 0;
-    return n;
-  }
-
-  void SignalAll(int sig) {
-    for (const Rank& r : *ranks_)
-      if (r.running) kill(r.pid, sig);
-  }
-
-  void SignalNow() {
-    signalled_ = true;
-    SignalAll(end_signal_);
-    kill_at_ = MonotonicSeconds() + kGraceSeconds;
-  }
-
-  void KillAll() {
-    signalled_ = killed_ = true;
-    SignalAll(SIGKILL);
-  }
-
-  // The earliest per-rank deadline of a job that is not ending (judge_at, lost_at); false: none.
-  bool RankDeadline(double* at) const {
-    double first = 0;
-    for (const Rank& r : *ranks_)
-      for (double t : {r.judge_at, r.lost_at})
-        if (t > 0 && (first == 0 || t < first)) first = t;
-    if (at != nullptr) *at = first;
-    return first > 0;
-  }
-
-  // The next deadline (-1: none): the timeout or a rank's, the delayed end signal, or SIGKILL
-  // after the grace period, whichever the job is waiting for.
-  double Deadline() const {
-    if (!ending_) {
-      double d = timeout_at_ > 0 ? timeout_at_ : -1, rank_at = 0;
-      if (RankDeadline(&rank_at) && (d < 0 || rank_at < d)) d = rank_at;
-      return d;
-    }
-    if (!signalled_) return signal_at_;
-    return killed_ ? -1 : kill_at_;
-  }
-
-  // The next step of an ending job: the end signal if it has not gone out, else SIGKILL.
-  void Escalate() {
-    if (!signalled_) SignalNow();
-    else if (!killed_) KillAll();
-  }
-
-  // "(pid N)" for a rank here; a remote rank's pid is its launch agent's.
-  std::string Who(const Rank& rank) const {
-    std::string who = "pid " + std::to_string(rank.pid);
-    if (rank.remote) who += ", its launch agent for host " + rank.host;
-    return who;
-  }
-
-  // A rank whose process (or agent) exited 0, once its records are all in: it fails the job when
-  // it joined (or had a link) and did not finalize.
-  void Judge(size_t r) {
-    Rank& rank = (*ranks_)[r];
-    rank.judge_at = 0;
-    if (ending_ || rank.finalized || !(rank.joined || rank.link_closed)) return;
-    std::fprintf(stderr,
-                 "mpigpurun: rank %zu exited without calling MPIGPU_Finalize (%s, status 0); "
-                 "ending the job\n",
-                 r, Who(rank).c_str());
-    End(kExitNoFinalize, SIGTERM, kExitGraceSeconds);
-  }
-
-  // Per-rank deadlines that passed: an exited rank's link that did not close in time is judged
-  // on what it sent; a running rank whose link closed without "F" has failed.
-  void CheckRankDeadlines(double now) {
-    for (size_t r = 0; r < ranks_->size() && !ending_; ++r) {
-      Rank& rank = (*ranks_)[r];
-      if (rank.judge_at > 0 && now >= rank.judge_at) Judge(r);
-      if (rank.lost_at > 0 && now >= rank.lost_at) {
-        rank.lost_at = 0;
-        if (!rank.running || rank.finalized) continue;
-        std::fprintf(stderr,
-                     "mpigpurun: rank %zu on host %s left the job without MPIGPU_Finalize: its "
-                     "link to the launcher closed while its launch agent (pid %d) runs on (the "
-                     "rank died, or its host cannot be reached); ending the job\n",
-                     r, rank.host.c_str(), static_cast<int>(rank.pid));
-        End(kExitLost, SIGTERM);
-      }
-    }
-  }
-
-  // Takes every record queued on the link ("J r" / "F r").
-  void DrainLink() {
-    if (link_fd_ < 0) return;
-    const int size = static_cast<int>(ranks_->size());
-    char buf[64];
-    while (true) {
-      ssize_t n = recv(link_fd_, buf, sizeof buf, MSG_DONTWAIT);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return;  // EAGAIN: nothing more for now
-      if (n == 0) {       // every holder of the ranks' end closed it: nothing more will come
-        link_fd_ = -1;
-        return;
-      }
-      char kind;
-      int r;
-      if (!ParseLinkRecord(buf, static_cast<size_t>(n), size, &kind, &r)) continue;
-      if (kind == 'J') (*ranks_)[static_cast<size_t>(r)].joined = true;
-      if (kind == 'F') (*ranks_)[static_cast<size_t>(r)].finalized = true;
-    }
-  }
-
-  // Takes what the remote ranks' links say (records, closes).
-  void ServeLinks() {
-    if (links_ == nullptr) return;
-    std::vector<LinkEvent> events;
-    links_->Serve(&events);
-    for (const LinkEvent& e : events) {
-      Rank& rank = (*ranks_)[static_cast<size_t>(e.rank)];
-      if (e.kind == LinkEvent::kJoined) rank.joined = true;
-      if (e.kind == LinkEvent::kFinalized) rank.finalized = true;
-      if (e.kind != LinkEvent::kClosed) continue;
-      rank.link_closed = true;
-      if (ending_ || rank.finalized) continue;
-      if (!rank.running) {
-        if (rank.judge_at > 0) Judge(static_cast<size_t>(e.rank));  // its last records are in
-      } else {
-        // Its agent may be about to exit with the rank's own status: that says more.
-        rank.lost_at = MonotonicSeconds() + kLinkLostGraceSeconds;
-      }
-    }
-  }
-
-  // Reaps every rank that has ended; the first failure ends the job.
-  void ReapEnded() {
-    std::vector<std::pair<pid_t, int>> ended;
-    int status;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) ended.emplace_back(pid, status);
-    if (ended.empty()) return;
-    // A rank sends its records before it exits: once it is reaped they are queued. Read them
-    // now, after waitpid, so a rank's "F" is never missed. (A remote rank's may still be on the
-    // way: see judge_at.)
-    DrainLink();
-    ServeLinks();
-    for (const auto& [pid, status] : ended) {
-      auto it = index_.find(pid);
-      if (it == index_.end()) continue;  // not a rank (the janitor)
-      const size_t r = it->second;
-      Rank& rank = (*ranks_)[r];
-      if (!rank.running) continue;
-      rank.running = false;
-      rank.lost_at = 0;
-      if (janitor_ != nullptr) janitor_->RankReaped(pid);
-      RankEnd end = DescribeWaitStatus(status);
-      if (ending_) continue;
-      if (end.failed) {
-        std::fprintf(stderr, "mpigpurun: rank %zu (%s) %s; ending the job\n", r,
-                     Who(rank).c_str(), end.what.c_str());
-        End(end.exit_code, SIGTERM, WIFEXITED(status) ? kExitGraceSeconds : 0);
-      } else if (rank.remote && !rank.finalized && links_ != nullptr &&
-                 links_->Open(static_cast<int>(r))) {
-        rank.judge_at = MonotonicSeconds() + kLinkSettleSeconds;  // its "F" may be on the way
-      } else {
-        Judge(r);
-      }
-    }
-  }
-
-  // Sleeps until a signal, a record, a link's event or output arrives or `wait` seconds (< 0:
-  // no limit) pass.
-  void WaitForEvent(double wait) {
-    std::vector<pollfd> fds = {{signal_fd_, POLLIN, 0}};
-    if (link_fd_ >= 0) fds.push_back({link_fd_, POLLIN, 0});
-    if (links_ != nullptr) links_->AppendPollFds(&fds);
-    if (output_ != nullptr) output_->AppendPollFds(&fds);
-    const int ms = wait < 0 ? -1 : static_cast<int>(std::ceil(wait * 1000));
-    if (poll(fds.data(), fds.size(), ms) <= 0) return;  // timeout or EINTR: the loop looks
-    DrainLink();  // each of these takes what is ready, without waiting
-    ServeLinks();
-    if (output_ != nullptr) output_->Serve();
-    if (fds[0].revents == 0) return;
-    struct signalfd_siginfo info;
-    while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-      const int sig = static_cast<int>(info.ssi_signo);
-      if (sig == SIGCHLD) continue;  // a rank ended: the loop reaps
-      if (!ending_) {
-        std::fprintf(stderr, "mpigpurun: got signal %d (%s); ending the job\n", sig,
-                     strsignal(sig));
-        End(128 + sig, sig);  // forward the launcher's signal itself
-      } else {
-        Escalate();  // asked while ending: do not wait out the delay or the grace period
-      }
-    }
-  }
-
-  std::vector<Rank>* ranks_;
-  std::unordered_map<pid_t, size_t> index_;  // pid -> rank
-  int signal_fd_;
-  int link_fd_;
-  Janitor* janitor_;
-  LinkServer* links_;
-  TaggedOutput* output_;
-  double timeout_s_ = 0;
-  double timeout_at_ = 0;  // 0: no timeout
-  bool ending_ = false;
-  bool signalled_ = false;  // the end signal went out
-  bool killed_ = false;
-  int end_signal_ = SIGTERM;
-  double signal_at_ = 0;
-  double kill_at_ = 0;
-  int exit_code_ = 0;
-};
 
 int Main(int argc, char** argv) {
   // Before any thread exists (see the header): the supervised signals blocked, the original mask
