@@ -3,7 +3,11 @@
 //
 //   pmix_rank pairs        every ordered pair of ranks exchanges messages of 1 B, 1000 B (eager),
 //                          64 KiB + 3 and 1 MiB + 1 (large) each way (every shift of a ring, by
-//                          Sendrecv), each byte checked; Barrier; prints "pmix_rank R/N ok";
+//                          Sendrecv), each byte checked; Barrier; prints
+//                          "pmix_rank R/N local L/M launcher X" (L of M: its rank among its
+//                          node's ranks, by Comm_split_type SHARED; X: the launcher's own word
+//                          for it, SLURM_LOCALID or OMPI_COMM_WORLD_LOCAL_RANK, "?" if neither)
+//                          and "pmix_rank R/N ok";
 //                          Finalize; exit 0 (3 on a wrong or failed message)
 //   pmix_rank die R        rank R SIGKILLs itself after Init; the others block receiving from
 //                          it (ended by the launcher or by the peer's failure, never a hang)
@@ -77,6 +81,18 @@ int main(int argc, char** argv) {
     const std::string bad = AllPairs(rank, size);
     if (!bad.empty()) return Fail(rank, bad);
     if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
+    MPIGPU_Comm node;
+    int local = -1, local_size = 0;
+    if (MPIGPU_Comm_split_type(MPIGPU_COMM_WORLD, MPIGPU_COMM_TYPE_SHARED, rank, MPIGPU_INFO_NULL,
+                               &node) != MPIGPU_SUCCESS)
+      return Fail(rank, "Comm_split_type failed");
+    MPIGPU_Comm_rank(node, &local);
+    MPIGPU_Comm_size(node, &local_size);
+    MPIGPU_Comm_free(&node);
+    const char* said = std::getenv("SLURM_LOCALID");
+    if (said == nullptr) said = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    std::printf("pmix_rank %d/%d local %d/%d launcher %s\n", rank, size, local, local_size,
+                said ? said : "?");
     std::printf("pmix_rank %d/%d ok\n", rank, size);
     std::fflush(stdout);
   } else if (mode == "die" && argc == 3) {
