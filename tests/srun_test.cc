@@ -6,9 +6,12 @@
 // memory, each rank's node-local rank equal to Slurm's SLURM_LOCALID; with MPIGPU_SHM=0 the TCP
 // netmod (cards and the secret through PMIx's Fence) and the secret in no world-readable file;
 // a library that cannot be loaded; a killed rank (srun reports it, the others end); a killed
-// srun (its ranks end). Also C programs over mpi.h (tests/mpi) under srun.
+// srun (its ranks end). Also C programs over mpi.h (tests/mpi) under srun. Then a two-node
+// cluster (the slurmds in two network namespaces joined by a veth pair): 4 ranks, 2 per node,
+// shm within and tcp across, a rank killed on the other node, mpi.h programs.
 // Skips with the reason where the cluster cannot exist (not root, Slurm or munge not installed:
-// Debian's slurmctld slurmd slurm-client munge); fails when they exist and it does not start.
+// Debian's slurmctld slurmd slurm-client munge; for two nodes ip, nsenter, unshare); fails when
+// they exist and it does not start.
 #include <signal.h>
 #include <unistd.h>
 
@@ -37,7 +40,10 @@ const char kSrun[] = "/usr/bin/srun";
 std::string Rank() { return Runfile("tests/pmix_rank"); }
 std::string Info(int rank) { return "[mpigpu " + std::to_string(rank) + "] info: "; }
 
-class Srun : public ::testing::Test {
+// A cluster of kNodes nodes for the test suite (one: on this host; two: network namespaces
+// joined by a veth pair, slurmctld and srun in the first), started once and stopped at the end.
+template <int kNodes>
+class Cluster : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // Short (sockets' paths have 108 bytes): under /tmp, not the test's deep scratch.
@@ -50,7 +56,9 @@ class Srun : public ::testing::Test {
     RunOptions o;
     o.timeout_ms = 60000;
     const Result r = mpigpu::testing::RunBounded(
-        {Runfile("tests/slurm/cluster.sh"), "start", dir_, "1", std::to_string(getpid())}, o);
+        {Runfile("tests/slurm/cluster.sh"), "start", dir_, std::to_string(kNodes),
+         std::to_string(getpid())},
+        o);
     if (r.code == 77) {
       skip_ = r.err;
     } else if (r.code != 0) {
@@ -92,35 +100,55 @@ class Srun : public ::testing::Test {
     return o;
   }
 
-  // srun --mpi=pmix -n N [--export=ALL,<vars>] program args...
+  // srun --mpi=pmix -n N [--export=ALL,<vars>] program args..., where srun must run (through
+  // cluster.sh exec, which execs it: the pid is srun's); on two nodes N/2 ranks on each.
   static std::vector<std::string> SrunArgv(int n, const std::string& vars,
                                            std::vector<std::string> program) {
-    std::vector<std::string> argv = {kSrun, "--mpi=pmix", "-n", std::to_string(n), "--time=2"};
+    std::vector<std::string> argv = {Runfile("tests/slurm/cluster.sh"), "exec", dir_, kSrun,
+                                     "--mpi=pmix", "-n", std::to_string(n), "--time=2"};
+    if (kNodes > 1) {
+      argv.push_back("-N" + std::to_string(kNodes));
+      argv.push_back("--ntasks-per-node=" + std::to_string(n / kNodes));
+    }
     if (!vars.empty()) argv.push_back("--export=ALL," + vars);
     argv.insert(argv.end(), program.begin(), program.end());
     return argv;
   }
 
-  // Every rank of an n-rank job on the one node reached the end with its bytes right; its
-  // node-local rank (by MPIGPU_Comm_split_type) is its rank, as SLURM_LOCALID says.
+  // Every rank of an n-rank job reached the end with its bytes right; its node-local rank (by
+  // MPIGPU_Comm_split_type) among its node's n/kNodes ranks is the one SLURM_LOCALID says.
   static void ExpectPairsOk(const Result& r, int n) {
     EXPECT_FALSE(r.hung) << r.err;
     EXPECT_EQ(r.code, 0) << r.err;
+    const int per_node = n / kNodes;
     for (int rank = 0; rank < n; ++rank) {
       const std::string me = "pmix_rank " + std::to_string(rank) + "/" + std::to_string(n);
+      const std::string local = std::to_string(rank % per_node);
       EXPECT_EQ(r.Count(me + " ok\n"), 1) << r.out << r.err;
-      EXPECT_EQ(r.Count(me + " local " + std::to_string(rank) + "/" + std::to_string(n) +
-                        " launcher " + std::to_string(rank) + "\n"),
+      EXPECT_EQ(r.Count(me + " local " + local + "/" + std::to_string(per_node) + " launcher " +
+                        local + "\n"),
                 1)
           << r.out;
     }
   }
 
+  // dir_: the cluster's directory; skip_: why it cannot exist here; failure_: why it did not
+  // start where it should have.
   static std::string dir_, conf_, skip_, failure_;
   static bool up_;
 };
-std::string Srun::dir_, Srun::conf_, Srun::skip_, Srun::failure_;
-bool Srun::up_ = false;
+template <int kNodes>
+std::string Cluster<kNodes>::dir_;
+template <int kNodes>
+std::string Cluster<kNodes>::conf_;
+template <int kNodes>
+std::string Cluster<kNodes>::skip_;
+template <int kNodes>
+std::string Cluster<kNodes>::failure_;
+template <int kNodes>
+bool Cluster<kNodes>::up_ = false;
+
+class Srun : public Cluster<1> {};
 
 TEST_F(Srun, TwoRanksUseSharedMemory) {
   const Result r = mpigpu::testing::RunBounded(
@@ -243,6 +271,52 @@ TEST_F(Srun, MpiHProgramsRunUnderSrun) {
     EXPECT_EQ(r.code, 0) << c.program << " -n " << c.n << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find(" No Errors\n"), std::string::npos)
         << c.program << " -n " << c.n << "\n" << r.out << r.err;
+  }
+}
+
+class SrunTwoNodes : public Cluster<2> {};
+
+// 4 ranks, 2 per node: shared memory within a node, TCP across (on the veth addresses each
+// rank chose from the addresses exchanged through Slurm's PMIx servers), every pair's bytes
+// checked, each rank on the node Slurm put it on.
+TEST_F(SrunTwoNodes, FourRanksTwoPerNodeShmWithinTcpAcross) {
+  const Result r = mpigpu::testing::RunBounded(
+      SrunArgv(4, "MPIGPU_DEBUG=info", {Rank(), "pairs"}), SrunOptions());
+  ExpectPairsOk(r, 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    const bool first = rank < 2;
+    EXPECT_NE(r.err.find(Info(rank) + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(Info(rank) + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+  }
+  EXPECT_NE(r.err.find(" rank 1 of 4 on node 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" rank 3 of 4 on node 1"), std::string::npos) << r.err;
+}
+
+// A rank on the second node kills itself while the others wait for it: srun reports it and
+// the job ends on both nodes, no hang.
+TEST_F(SrunTwoNodes, ARankKilledOnTheOtherNodeEndsTheJob) {
+  RunOptions o = SrunOptions();
+  o.timeout_ms = 30000;
+  const Result r =
+      mpigpu::testing::RunBounded(SrunArgv(4, "MPIGPU_DEBUG=info", {Rank(), "die", "3"}), o);
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("mg1: task 3: Killed"), std::string::npos) << r.err;
+}
+
+// mpi.h across the nodes: point-to-point and collectives on 4 ranks, 2 per node.
+TEST_F(SrunTwoNodes, MpiHProgramsRunAcrossTheNodes) {
+  for (const char* program : {"tests/mpi/mpi_p2p_test", "tests/mpi/mpi_coll_test"}) {
+    const Result r =
+        mpigpu::testing::RunBounded(SrunArgv(4, "", {Runfile(program)}), SrunOptions());
+    EXPECT_FALSE(r.hung) << program << "\n" << r.err;
+    EXPECT_EQ(r.code, 0) << program << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find(" No Errors\n"), std::string::npos) << program << "\n" << r.out << r.err;
   }
 }
 

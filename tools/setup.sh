@@ -9,7 +9,8 @@ PACKAGES=(bazel-bootstrap g++ libboost-dev libhwloc-dev hwloc libnuma-dev numact
           libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox iproute2
           libpmix-dev openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
           rdma-core perftest qemu-system-x86 busybox-static cpio kmod bc
-          pkg-config dpkg-dev nlohmann-json3-dev libcli11-dev cmake python3)
+          pkg-config dpkg-dev nlohmann-json3-dev libcli11-dev cmake python3
+          slurmctld slurmd slurm-client munge)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 missing_packages() {
