@@ -104,6 +104,10 @@ TEST_F(PmixLaunch, FourRanksOnOneHostUseSharedMemory) {
     // One job: one jobid (from the namespace) on every rank, and one node.
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(" of 4 on node 0"), std::string::npos) << r.err;
+    // Its node-local rank (Comm_split_type SHARED) is the one mpirun gives it.
+    const std::string me = std::to_string(rank);
+    EXPECT_EQ(r.Count("pmix_rank " + me + "/4 local " + me + "/4 launcher " + me + "\n"), 1)
+        << r.out;
   }
 }
 
@@ -265,6 +269,11 @@ TEST_F(PmixNetns, FourRanksTwoPerHostShmWithinTcpAcross) {
     EXPECT_NE(r.err.find(Info(rank) + "ranks 2-3: " + (first ? "tcp" : "shm")), std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+    const std::string local = std::to_string(rank % 2);
+    EXPECT_EQ(r.Count("pmix_rank " + std::to_string(rank) + "/4 local " + local + "/2 launcher " +
+                      local + "\n"),
+              1)
+        << r.out;
   }
   EXPECT_NE(r.err.find(" rank 3 of 4 on node 1"), std::string::npos) << r.err;
 }

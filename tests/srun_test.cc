@@ -8,7 +8,8 @@
 // a library that cannot be loaded; a killed rank (srun reports it, the others end); a killed
 // srun (its ranks end). Also C programs over mpi.h (tests/mpi) under srun. Then a two-node
 // cluster (the slurmds in two network namespaces joined by a veth pair): 4 ranks, 2 per node,
-// shm within and tcp across, a rank killed on the other node, mpi.h programs.
+// shm within and tcp across, a rank killed on the other node, a start-up exchange that times
+// out, mpi.h programs.
 // Skips with the reason where the cluster cannot exist (not root, Slurm or munge not installed:
 // Debian's slurmctld slurmd slurm-client munge; for two nodes ip, nsenter, unshare); fails when
 // they exist and it does not start.
@@ -103,9 +104,11 @@ class Cluster : public ::testing::Test {
   // srun --mpi=pmix -n N [--export=ALL,<vars>] program args..., where srun must run (through
   // cluster.sh exec, which execs it: the pid is srun's); on two nodes N/2 ranks on each.
   static std::vector<std::string> SrunArgv(int n, const std::string& vars,
-                                           std::vector<std::string> program) {
+                                           std::vector<std::string> program,
+                                           std::vector<std::string> srun_options = {}) {
     std::vector<std::string> argv = {Runfile("tests/slurm/cluster.sh"), "exec", dir_, kSrun,
                                      "--mpi=pmix", "-n", std::to_string(n), "--time=2"};
+    argv.insert(argv.end(), srun_options.begin(), srun_options.end());
     if (kNodes > 1) {
       argv.push_back("-N" + std::to_string(kNodes));
       argv.push_back("--ntasks-per-node=" + std::to_string(n / kNodes));
@@ -307,6 +310,26 @@ TEST_F(SrunTwoNodes, ARankKilledOnTheOtherNodeEndsTheJob) {
   for (int rank = 0; rank < 4; ++rank)
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("mg1: task 3: Killed"), std::string::npos) << r.err;
+}
+
+// A rank on the other node comes 20 s late while MPIGPU_BOOTSTRAP_TIMEOUT is 2: the others'
+// PMIx exchange ends in a timeout error at 2 s (ours or Slurm's PMIx server's, the same
+// length) and, with --kill-on-bad-exit (srun's default lets the other tasks run on), the job
+// ends instead of waiting for the late rank.
+TEST_F(SrunTwoNodes, AnExchangeARankNeverReachesTimesOut) {
+  RunOptions o = SrunOptions();
+  o.timeout_ms = 15000;
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = mpigpu::testing::RunBounded(
+      SrunArgv(4, "MPIGPU_BOOTSTRAP_TIMEOUT=2", {Rank(), "late", "3", "20"},
+               {"--kill-on-bad-exit=1"}),
+      o);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("did not all reach the exchange within 2 s"), std::string::npos) << r.err;
+  std::printf("the job ended %.2f s after its start\n", took);
 }
 
 // mpi.h across the nodes: point-to-point and collectives on 4 ranks, 2 per node.

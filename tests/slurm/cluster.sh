@@ -17,9 +17,10 @@
 #   cluster.sh stop DIR            ends every daemon it started (by the pids in DIR) and removes
 #                                  DIR; safe to call twice or after a failed start.
 #
-# Nothing outside DIR is read or written: the system's /etc/slurm, /etc/munge and a system
-# slurm's ports (6817/6818) are never touched, so it coexists with a real cluster and with other
-# tests' clusters. Several slurmds on one host need Slurm built with --enable-multiple-slurmd,
+# Nothing outside DIR is read or written (but for a two-node cluster's network namespaces,
+# /run/netns/mgsl*, removed on stop): the system's /etc/slurm, /etc/munge and a system slurm's
+# ports (6817/6818) are never touched, so it coexists with a real cluster and with other tests'
+# clusters. SLURM_SBIN and SLURM_BIN say where the daemons and commands are (/usr/sbin, /usr/bin). Several slurmds on one host need Slurm built with --enable-multiple-slurmd,
 # which Debian's is not, so NODES > 1 puts each slurmd in a network namespace of its own
 # (root, ip): see start_netns below.
 set -uo pipefail
@@ -56,9 +57,9 @@ stop() {
   rm -rf "$dir"
 }
 
-# NODES (2 at most) network namespaces joined by a veth pair, 10.94.<x>.1 and .2/24 (x random,
-# so clusters of tests running side by side differ; other tests use 10.93): slurmctld and mg0's
-# slurmd in the first, mg1's in the second. Each slurmd also gets a private tmpfs for TmpFS
+# NODES (2 at most) network namespaces joined by a veth pair, 10.97.<x>.1 and .2/24 (x random,
+# so clusters of tests running side by side differ; other tests use 10.93-10.95 and 10.99):
+# slurmctld and mg0's slurmd in the first, mg1's in the second. Each slurmd also gets a private tmpfs for TmpFS
 # (Slurm's PMIx plugin names its per-step client directory by job and step only).
 start_netns() {
   local dir=$1 nodes=$2
@@ -72,15 +73,15 @@ start_netns() {
     ip netns add "mgsl$tag$i" || { echo "cluster.sh: ip netns add failed" >&2; return 1; }
     echo "mgsl$tag$i" >>"$dir/netns"
     ip -n "mgsl$tag$i" link set lo up
-    echo "10.94.$x.$((i + 1))" >>"$dir/node_addrs"
+    echo "10.97.$x.$((i + 1))" >>"$dir/node_addrs"
   done
   ip link add "mgv${tag}0" netns "mgsl${tag}0" type veth peer name "mgv${tag}1" netns "mgsl${tag}1" ||
     { echo "cluster.sh: veth failed" >&2; return 1; }
   for i in 0 1; do
-    ip -n "mgsl$tag$i" addr add "10.94.$x.$((i + 1))/24" dev "mgv$tag$i"
+    ip -n "mgsl$tag$i" addr add "10.97.$x.$((i + 1))/24" dev "mgv$tag$i"
     ip -n "mgsl$tag$i" link set "mgv$tag$i" up
   done
-  echo "10.94.$x.1" >"$dir/ctld_addr"
+  echo "10.97.$x.1" >"$dir/ctld_addr"
 }
 
 # Runs a command in the controller's network namespace (where srun must run: the slurmds call
