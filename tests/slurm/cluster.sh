@@ -34,20 +34,36 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# Kills the pids listed in DIR/pids (ours only), waits for them, removes DIR.
-stop() {
-  local dir=$1 pid i
-  [ -d "$dir" ] || return 0
+# Our processes: the pids in DIR/pids (munged, slurmctld, the slurmds) and every process in a
+# slurmd's mount namespace (DIR/mntns: slurmstepd and the tasks, which outlive a slurmd).
+ours() {
+  local dir=$1 pid
   if [ -f "$dir/pids" ]; then
-    while read -r pid; do [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; done <"$dir/pids"
-    for i in $(seq 50); do
-      local alive=0
-      while read -r pid; do [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && alive=1; done <"$dir/pids"
-      [ $alive -eq 0 ] && break
-      sleep 0.1
-    done
-    while read -r pid; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done <"$dir/pids"
+    while read -r pid; do  # still ours: a reused pid's command line does not name DIR
+      [ -n "$pid" ] && grep -qF "$dir" "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+    done <"$dir/pids"
   fi
+  [ -s "$dir/mntns" ] || return 0
+  # One ls for all: "... /proc/<pid>/ns/mnt -> mnt:[<inode>]".
+  ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | awk -v list="$(tr '\n' ' ' <"$dir/mntns")" '
+    BEGIN { n = split(list, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+    want[$NF] { split($(NF - 2), p, "/"); print p[3] }'
+}
+
+# Ends the cluster's processes, its jobs' tasks among them (TERM, 2 s, KILL: slurmstepd
+# ignores TERM), removes DIR.
+stop() {
+  local dir=$1 pid i pids
+  [ -d "$dir" ] || return 0
+  for i in $(seq 15); do
+    pids=$(ours "$dir" | sort -u)
+    [ -z "$pids" ] && break
+    for pid in $pids; do kill -TERM "$pid" 2>/dev/null; done
+    sleep 0.1
+    pids=$(for pid in $pids; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done)
+    [ -z "$pids" ] && break
+  done
+  for pid in $(ours "$dir"); do kill -KILL "$pid" 2>/dev/null; done
   if [ -f "$dir/netns" ]; then
     local ns
     while read -r ns; do
@@ -57,15 +73,12 @@ stop() {
   rm -rf "$dir"
 }
 
-# NODES (2 at most) network namespaces joined by a veth pair, 10.97.<x>.1 and .2/24 (x random,
-# so clusters of tests running side by side differ; other tests use 10.93-10.95 and 10.99):
-# slurmctld and mg0's slurmd in the first, mg1's in the second. Each slurmd also gets a private tmpfs for TmpFS
-# (Slurm's PMIx plugin names its per-step client directory by job and step only).
+# NODES (2) network namespaces joined by a veth pair, 10.97.<x>.1 and .2/24 (x random, so
+# clusters of tests running side by side differ; other tests use 10.93-10.95 and 10.99):
+# slurmctld and mg0's slurmd in the first, mg1's in the second. Each slurmd also gets a private
+# tmpfs for TmpFS (Slurm's PMIx plugin names its per-step client directory by job and step only).
 start_netns() {
   local dir=$1 nodes=$2
-  [ "$nodes" -eq 2 ] || { echo "cluster.sh: NODES must be 1 or 2" >&2; return 1; }
-  command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
-    die_skip "no ip (iproute2) or nsenter/unshare (util-linux): no network namespaces"
   local tag x i
   tag=$(basename "$dir" | tr -dc 'a-zA-Z0-9' | tail -c 6)$$
   x=$(( (RANDOM % 200) + 20 ))
@@ -108,7 +121,13 @@ start() {
   for p in "$SBIN/slurmctld" "$SBIN/slurmd" "$SBIN/munged" "$BIN/srun" "$BIN/sinfo"; do
     [ -x "$p" ] || die_skip "$p is missing (Debian: slurmctld slurmd slurm-client munge)"
   done
-  ls /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix*.so >/dev/null 2>&1 ||
+  command -v unshare >/dev/null || die_skip "no unshare (util-linux)"
+  case "$nodes" in 1) ;; 2)
+    command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+      die_skip "no ip (iproute2) or nsenter/unshare (util-linux): no network namespaces" ;;
+    *) echo "cluster.sh: NODES must be 1 or 2" >&2; exit 2 ;;
+  esac
+  ls /usr/lib/*/slurm-wlm/mpi_pmix*.so >/dev/null 2>&1 ||
     die_skip "Slurm's PMIx plugin (mpi_pmix_v4.so, Debian: slurm-wlm-basic-plugins) is missing"
   [ ! -e "$dir" ] || { echo "cluster.sh: $dir exists" >&2; exit 2; }
   mkdir -p "$dir" || exit 1
@@ -188,17 +207,23 @@ CONF
     "$SBIN/slurmctld" -D -i -f "$dir/slurm.conf" >>"$dir/slurmctld.out" 2>&1 &
   fi
   echo $! >>"$dir/pids"
+  # Each slurmd in a mount namespace of its own (its stepds and tasks too, which is how stop
+  # finds them) with a private tmpfs for TmpFS; with 2 nodes in its network namespace, entered
+  # by nsenter, not ip netns exec (whose fresh /sys lacks the cgroup mount slurmd needs).
   for i in $(seq 0 $((nodes - 1))); do
-    if [ "$nodes" -gt 1 ]; then
-      # nsenter, not ip netns exec (whose fresh /sys lacks the cgroup mount slurmd needs); the
-      # tmpfs stays in a mount namespace of its own.
-      nsenter --net="/run/netns/$(sed -n "$((i + 1))p" "$dir/netns")" unshare -m --propagation slave sh -c \
-        'mount -t tmpfs -o mode=1777 mgslurm "$1" && exec "$2" -D -N "$3" -f "$4"' sh \
-        "$dir/tmp-node" "$SBIN/slurmd" "mg$i" "$dir/slurm.conf" >>"$dir/slurmd-mg$i.out" 2>&1 &
-    else
-      "$SBIN/slurmd" -D -N "mg$i" -f "$dir/slurm.conf" >>"$dir/slurmd-mg$i.out" 2>&1 &
-    fi
+    local enter=()
+    [ "$nodes" -gt 1 ] && enter=(nsenter --net="/run/netns/$(sed -n "$((i + 1))p" "$dir/netns")")
+    "${enter[@]}" unshare -m --propagation slave sh -c \
+      'mount -t tmpfs -o mode=1777,size=64m mgslurm "$1" && exec "$2" -D -N "$3" -f "$4"' sh \
+      "$dir/tmp-node" "$SBIN/slurmd" "mg$i" "$dir/slurm.conf" >>"$dir/slurmd-mg$i.out" 2>&1 &
     echo $! >>"$dir/pids"
+    local t
+    for t in $(seq 50); do  # the namespace is the slurmd's once unshare has run
+      local ns
+      ns=$(readlink "/proc/$!/ns/mnt" 2>/dev/null)
+      [ -n "$ns" ] && [ "$ns" != "$(readlink /proc/$$/ns/mnt)" ] && { echo "$ns" >>"$dir/mntns"; break; }
+      sleep 0.02
+    done
   done
   # Bounded by the clock (sinfo itself may wait on a controller that is not up yet); ends early
   # when a daemon died.
