@@ -36,7 +36,10 @@ State* MakeState() {
 int RankForMessages() {
   State& s = GetState();
   if (s.engine) return s.engine->rank();
-  const int r = mpigpu::LauncherInt("MPIGPU_RANK");
+  // Before the engine exists (a failed MPIGPU_Init): the launcher's word, mpigpurun's or any
+  // PMIx launcher's (mpirun, srun --mpi=pmix), so each rank's message names it.
+  int r = mpigpu::LauncherInt("MPIGPU_RANK");
+  if (r < 0) r = mpigpu::LauncherInt("PMIX_RANK");
   return r < 0 ? 0 : r;
 }
 

@@ -308,6 +308,13 @@ TEST_F(PmixNetns, AnExchangeARankNeverReachesTimesOut) {
   EXPECT_FALSE(r.hung) << r.err;
   EXPECT_NE(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("did not all reach the exchange within 2 s"), std::string::npos) << r.err;
+  // A failed Init names its own rank (from PMIX_RANK: the job is not known yet); mpirun may end
+  // the others before they print, so one of ranks 0-2 is enough.
+  bool named = false;
+  for (int rank = 0; rank < 3; ++rank)
+    named |= r.err.find("mpigpu: rank " + std::to_string(rank) + ": MPIGPU_Init: ") !=
+             std::string::npos;
+  EXPECT_TRUE(named) << r.err;
   std::printf("the job ended %.2f s after its start\n", took);
 }
 

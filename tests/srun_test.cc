@@ -329,6 +329,11 @@ TEST_F(SrunTwoNodes, AnExchangeARankNeverReachesTimesOut) {
   EXPECT_FALSE(r.hung) << r.err;
   EXPECT_NE(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("did not all reach the exchange within 2 s"), std::string::npos) << r.err;
+  // Each failed Init names its own rank (from PMIx's PMIX_RANK: the job is not known yet).
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_NE(r.err.find("mpigpu: rank " + std::to_string(rank) + ": MPIGPU_Init: "),
+              std::string::npos)
+        << r.err;
   std::printf("the job ended %.2f s after its start\n", took);
 }
 

@@ -34,36 +34,51 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# Our processes: the pids in DIR/pids (munged, slurmctld, the slurmds) and every process in a
-# slurmd's mount namespace (DIR/mntns: slurmstepd and the tasks, which outlive a slurmd).
-ours() {
+# The daemons still running: the pids in DIR/pids whose command line names DIR (a reused pid's
+# does not).
+daemons() {
   local dir=$1 pid
-  if [ -f "$dir/pids" ]; then
-    while read -r pid; do  # still ours: a reused pid's command line does not name DIR
-      [ -n "$pid" ] && grep -qF "$dir" "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
-    done <"$dir/pids"
-  fi
-  [ -s "$dir/mntns" ] || return 0
+  [ -f "$dir/pids" ] || return 0
+  while read -r pid; do
+    [ -n "$pid" ] && grep -qF "$dir" "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+  done <"$dir/pids"
+}
+
+# The processes in a live slurmd's mount namespace (DIR/mntns: "<slurmd pid> mnt:[<inode>]"):
+# its slurmstepds and their tasks, which outlive a slurmd. Only while that slurmd still holds
+# the namespace: a freed namespace's inode number is reused by the next one made (another
+# test's ip netns exec), whose processes must never be taken for ours.
+members() {
+  local dir=$1 pid ns live=""
+  [ -f "$dir/mntns" ] || return 0
+  while read -r pid ns; do
+    grep -qF "$dir" "/proc/$pid/cmdline" 2>/dev/null &&
+      [ "$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)" = "$ns" ] && live+="$ns "
+  done <"$dir/mntns"
+  [ -n "$live" ] || return 0
   # One ls for all: "... /proc/<pid>/ns/mnt -> mnt:[<inode>]".
-  ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | awk -v list="$(tr '\n' ' ' <"$dir/mntns")" '
+  ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | awk -v list="$live" '
     BEGIN { n = split(list, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
     want[$NF] { split($(NF - 2), p, "/"); print p[3] }'
 }
 
-# Ends the cluster's processes, its jobs' tasks among them (TERM, 2 s, KILL: slurmstepd
-# ignores TERM), removes DIR.
+# Ends the cluster: SIGKILL to its jobs' processes (found while their slurmds hold the
+# namespaces), then TERM to the daemons (2 s, then KILL); removes DIR.
 stop() {
   local dir=$1 pid i pids
   [ -d "$dir" ] || return 0
-  for i in $(seq 15); do
-    pids=$(ours "$dir" | sort -u)
+  local keep
+  keep=" $(daemons "$dir" | tr '\n' ' ') "
+  for pid in $(members "$dir"); do
+    [[ "$keep" == *" $pid "* ]] || kill -KILL "$pid" 2>/dev/null
+  done
+  for i in $(seq 20); do
+    pids=$(daemons "$dir")
     [ -z "$pids" ] && break
     for pid in $pids; do kill -TERM "$pid" 2>/dev/null; done
     sleep 0.1
-    pids=$(for pid in $pids; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done)
-    [ -z "$pids" ] && break
   done
-  for pid in $(ours "$dir"); do kill -KILL "$pid" 2>/dev/null; done
+  for pid in $(daemons "$dir"); do kill -KILL "$pid" 2>/dev/null; done
   if [ -f "$dir/netns" ]; then
     local ns
     while read -r ns; do
@@ -221,7 +236,7 @@ CONF
     for t in $(seq 50); do  # the namespace is the slurmd's once unshare has run
       local ns
       ns=$(readlink "/proc/$!/ns/mnt" 2>/dev/null)
-      [ -n "$ns" ] && [ "$ns" != "$(readlink /proc/$$/ns/mnt)" ] && { echo "$ns" >>"$dir/mntns"; break; }
+      [ -n "$ns" ] && [ "$ns" != "$(readlink /proc/$$/ns/mnt)" ] && { echo "$! $ns" >>"$dir/mntns"; break; }
       sleep 0.02
     done
   done
