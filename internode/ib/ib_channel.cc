@@ -88,8 +88,9 @@ bool IbChannel::SendNow(Conn* c, const MsgHeader& h, const transport::Payload& p
   // Piggybacked credits: the header's reserved word carries how many of the peer's messages we
   // consumed on its connection to us, so that a pair that talks both ways needs no credit
   // WRITEs (Consumed sends one only when a quarter is unreported).
+  // (No connection from it yet: it sent nothing, 0 is true.)
   Conn* in = In(c->peer);
-  const uint64_t told = in != nullptr && in->st == Conn::St::kUp ? in->consumed : 0;
+  const uint64_t told = in != nullptr ? in->consumed : 0;
   const uint32_t word = static_cast<uint32_t>(told);
   std::memcpy(b + offsetof(MsgHeader, reserved), &word, sizeof word);
   if (p.user != nullptr) {
@@ -251,11 +252,13 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
       h.src = c->peer;
       if (!c->outgoing) {
         // The peer's count of our messages it consumed (SendNow): it frees our connection's
-        // credits. Never more than we sent (a bad word cannot open the window past that).
+        // credits. Only a count within a window behind what we sent can be new (we never have
+        // more than a window out): older ones are stale, and a bad word cannot open the window.
         Conn* o = Out(c->peer);
         if (o != nullptr) {
           const uint64_t behind = static_cast<uint32_t>(static_cast<uint32_t>(o->sent) - h.reserved);
-          if (behind <= o->sent) o->piggy = std::max(o->piggy, o->sent - behind);
+          if (behind <= std::min<uint64_t>(o->sent, o->window))
+            o->piggy = std::max(o->piggy, o->sent - behind);
         }
       }
       h.reserved = 0;
