@@ -54,6 +54,14 @@ class PmixBootstrap final : public transport::Bootstrap {
                    double timeout_s) override;
   std::string LocalAddress() const override { return local_address_; }
   bool LauncherGone() const override;
+  // PMIx's launcher ends the whole job when a rank dies or exits without PMIx_Finalize (Open
+  // MPI's mpirun does): nothing to exchange here.
+  Status Depart() override { return Status::Ok(); }
+  Status Departed(bool* all, std::vector<int>* gone) override {
+    *all = true;
+    gone->clear();
+    return Status::Ok();
+  }
 
   // The namespace's jobid: 16 hex digits (FNV-1a of the name).
   static std::string JobIdOf(const std::string& nspace);
