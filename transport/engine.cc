@@ -548,7 +548,7 @@ Status Engine::Finalize() {
   // messages: they may still use our shared memory. Peers on other nodes share none: what we
   // sent them is flushed by their channel's Close.
   job_.MarkFinalized();
-  st.KeepFirst(boot_->Depart());
+  const Status departed = boot_->Depart();  // the ranks on other nodes wait for this word
   for (int r = 0; r < size_ && st.ok(); ++r) {
     if (!job_.info().SameNode(r)) continue;
     while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && MonotonicSeconds() < deadline) {
@@ -560,6 +560,7 @@ Status Engine::Finalize() {
   // whether or not this rank ever talked to it.
   std::vector<int> gone;
   bool all_left = false;
+  st.KeepFirst(departed);
   while (st.ok() && MonotonicSeconds() < deadline) {
     st = boot_->Departed(&all_left, &gone);
     if (!st.ok() || all_left) break;
