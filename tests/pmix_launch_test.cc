@@ -278,11 +278,10 @@ TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
 }
 
-// A rank on the other host kills itself before any message while the others finalize. Under a
-// PMIx launcher the bootstrap learns nothing of other ranks' ends (PmixBootstrap::Departed
-// answers at once): the ranks on the first host, which never talked to it, may see their
-// Finalize succeed; the job fails anyway, because mpirun ends it and names the rank. Printed:
-// what each survivor's Finalize returned before mpirun ended it (MPIGPU_ERR_PROC_FAILED is 9).
+// A rank on the other host kills itself before any message while the others finalize. PMIx does
+// not say which rank ended: the finalize fence (PmixBootstrap::Depart) cannot complete without
+// it, so no survivor's Finalize succeeds; mpirun ends the job and names the rank. Printed: what
+// each survivor's Finalize returned before mpirun ended it (MPIGPU_ERR_PROC_FAILED is 9).
 TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
   const Result r = RunAcross("die-unseen 3", 30000);
   EXPECT_FALSE(r.hung) << r.err;
@@ -291,6 +290,7 @@ TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
   for (int rank = 0; rank < 3; ++rank) {
     const std::string line = "pmix_rank " + std::to_string(rank) + ": finalize returned ";
     const size_t at = r.err.find(line);
+    EXPECT_EQ(r.err.find(line + "0\n"), std::string::npos) << r.err;
     std::printf("rank %d: %s\n", rank,
                 at == std::string::npos ? "no line (mpirun ended it first, or dropped its output)"
                                         : r.err.substr(at, r.err.find('\n', at) - at).c_str());
