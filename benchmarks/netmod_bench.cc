@@ -1,19 +1,28 @@
 // Two ranks, one message size at a time, measured the way perftest measures verbs, so that a
 // netmod can be set beside ib_write_lat / ib_write_bw on the same device:
 //   latency: a ping-pong of `iters` round trips, half of each one timed alone: median (perftest's
-//            t_typical) and mean (t_avg), in us;
+//            t_typical) and mean (t_avg), in us. Each round trip is stamped with the CPU's time
+//            stamp counter, converted by its rate over the whole run (perftest's get_cycles
+//            way), since the clock can cost a system call itself (a VM whose clocksource has no
+//            vDSO, e.g. hpet under TCG: one clock_gettime per round trip was a measurable part
+//            of a small message's time); `steady` as a fifth argument stamps with the clock;
 //   bandwidth: `iters` windows of 16 messages then a 1-byte ack, bytes moved / time, in Gb/s.
 // Every message's first and last byte is checked.
-//   mpigpurun -n 2 bazel-bin/benchmarks/netmod_bench lat|bw <bytes> <iters>
+//   mpigpurun -n 2 bazel-bin/benchmarks/netmod_bench lat|bw <bytes> <iters> [tsc|steady]
 // Host buffers; the netmod is whatever the route gives (MPIGPU_NETMOD, MPIGPU_SHM=0 on one node).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "transport/engine.h"
 
@@ -25,6 +34,14 @@ namespace {
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+#if defined(__x86_64__)
+constexpr bool kHaveTsc = true;
+uint64_t Ticks() { return __rdtsc(); }
+#else
+constexpr bool kHaveTsc = false;
+uint64_t Ticks() { return 0; }
+#endif
 
 void Check(const Status& st, const char* what) {
   if (!st.ok()) {
@@ -42,10 +59,12 @@ void Wait(Engine& e, Request* r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 || (std::strcmp(argv[1], "lat") != 0 && std::strcmp(argv[1], "bw") != 0)) {
-    std::fprintf(stderr, "usage: mpigpurun -n 2 netmod_bench lat|bw <bytes> <iters>\n");
+  if (argc < 4 || argc > 5 || (std::strcmp(argv[1], "lat") != 0 && std::strcmp(argv[1], "bw") != 0) ||
+      (argc == 5 && std::strcmp(argv[4], "tsc") != 0 && std::strcmp(argv[4], "steady") != 0)) {
+    std::fprintf(stderr, "usage: mpigpurun -n 2 netmod_bench lat|bw <bytes> <iters> [tsc|steady]\n");
     return 2;
   }
+  const bool tsc = kHaveTsc && !(argc == 5 && std::strcmp(argv[4], "steady") == 0);
   const bool lat = std::strcmp(argv[1], "lat") == 0;
   const size_t n = std::strtoull(argv[2], nullptr, 10);
   const int iters = std::atoi(argv[3]);
@@ -68,10 +87,16 @@ int main(int argc, char** argv) {
   };
   const int warm = std::max(2, iters / 10);
   if (lat) {
-    std::vector<double> half;
+    std::vector<double> half;  // seconds, or ticks until converted
+    double run0 = 0;
+    uint64_t tick0 = 0;
     for (int i = 0; i < warm + iters; ++i) {
       Request* r = nullptr;
-      const double t0 = Now();
+      if (i == warm) {
+        run0 = Now();
+        tick0 = Ticks();
+      }
+      const double t0 = tsc ? static_cast<double>(Ticks()) : Now();
       if (first) {
         Check(e->Isend(ub, peer, 1, 0, &r), "send");
         Wait(*e, r);
@@ -85,15 +110,18 @@ int main(int argc, char** argv) {
         Check(e->Isend(ub, peer, 1, 0, &r), "send");
         Wait(*e, r);
       }
-      if (i >= warm) half.push_back((Now() - t0) / 2 * 1e6);
+      if (i >= warm) half.push_back(((tsc ? static_cast<double>(Ticks()) : Now()) - t0) / 2);
     }
+    // Ticks per second over the measured round trips (their sum is the run's time).
+    const double scale = tsc ? (Now() - run0) / static_cast<double>(Ticks() - tick0) : 1.0;
+    for (double& h : half) h *= scale * 1e6;
     std::sort(half.begin(), half.end());
     double sum = 0;
     for (double h : half) sum += h;
     if (first)
-      std::printf("mpigpu lat bytes=%zu iters=%d median_us=%.2f mean_us=%.2f p99_us=%.2f\n", n,
-                  iters, half[half.size() / 2], sum / half.size(),
-                  half[std::min(half.size() - 1, half.size() * 99 / 100)]);
+      std::printf("mpigpu lat bytes=%zu iters=%d median_us=%.2f mean_us=%.2f p99_us=%.2f clock=%s\n",
+                  n, iters, half[half.size() / 2], sum / half.size(),
+                  half[std::min(half.size() - 1, half.size() * 99 / 100)], tsc ? "tsc" : "steady");
   } else {
     const int window = 16;
     char ack = 0;

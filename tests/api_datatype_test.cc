@@ -242,7 +242,9 @@ TEST(ApiDatatypeTest, PredefinedFastPathMatchesGeneralPath) {
       EXPECT_EQ(fast.contiguous, general.contiguous);
       EXPECT_EQ(fast.type_pieces, general.type_pieces);
       // (SHORT_INT has two pieces per element: INT_MAX elements are too many to list.)
-      if (count <= 7) EXPECT_EQ(FlattenPieces(fast), FlattenPieces(general));
+      if (count <= 7) {
+        EXPECT_EQ(FlattenPieces(fast), FlattenPieces(general));
+      }
     }
   }
   // Errors keep their classes on the inline path's way out.

@@ -1,10 +1,11 @@
 // The TCP netmod between hosts of their own: two network namespaces joined by a veth pair
 // (10.213.<n>.1 and .2), ranks forked into them (tests/multiproc.h, MULTIPROC_NETNS), a boot
 // server in the first. Bytes checked for every pair across and within hosts at sizes around the
-// thresholds, ANY_SOURCE, a vector layout; then faults: a rank killed on the other host, a
-// stranger at a rank's port, the link taken down mid-transfer; and mpigpurun --host across them,
-// with the applications unchanged (halo --cpu --check, mpigpu-sweep -c). Needs root and `ip`:
-// skips with the reason where namespaces cannot be made.
+// thresholds, ANY_SOURCE, a vector layout; then faults: a rank killed on the other host (while
+// a peer waits for it, and unseen: named by the survivors' Finalize), a stranger at a rank's
+// port, the link taken down mid-transfer; and mpigpurun --host across them, with the
+// applications unchanged (halo --cpu --check, mpigpu-sweep -c). Needs root and `ip`: skips with
+// the reason where namespaces cannot be made.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -292,6 +293,25 @@ TEST_F(Netns, ARankKilledOnTheOtherHostFailsItsPeerWithinTwoSeconds) {
     (void)e->Finalize();  // reports the dead rank
     return 0;
   }, 60, {1});
+  EXPECT_EQ(r, "");
+}
+
+// Rank 2 (alone on the other host) is killed before any message: no rank ever talked to it, yet
+// the survivors' Finalize names it (the boot server saw its connection close without a
+// goodbye) within seconds, well before MPIGPU_BOOTSTRAP_TIMEOUT (60 s).
+TEST_F(Netns, ARankKilledUnseenOnTheOtherHostIsNamedByTheSurvivorsFinalize) {
+  const std::string r = RunJob(3, [](int rank) {
+    auto e = mpigpu::testing::JoinJob();
+    if (rank == 2) raise(SIGKILL);
+    const double t0 = MonotonicSeconds();
+    Status st = e->Finalize();
+    const double waited = MonotonicSeconds() - t0;
+    std::fprintf(stderr, "finalize after a rank died unseen across hosts: %s after %.3f s\n",
+                 st.ToString().c_str(), waited);
+    RANK_CHECK(st.code() == Err::kPeerFailed &&
+               st.ToString().find("rank(s) 2 ") != std::string::npos && waited < 20);
+    return 0;
+  }, 60, {2});
   EXPECT_EQ(r, "");
 }
 

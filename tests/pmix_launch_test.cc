@@ -6,7 +6,7 @@
 // a rank killed (the job ends, no hang); mpirun killed (the ranks end through PMIx's lost
 // connection). Across two network namespaces as hosts (the remote orted started through a launch
 // agent that runs `ip netns exec`): 4 ranks, 2 per host, shm within and tcp across, and a rank
-// killed on the other host. Skips with the reason without mpirun (or, for the namespaces, without
+// killed on the other host (while the others wait for it, and unseen while they finalize). Skips with the reason without mpirun (or, for the namespaces, without
 // root, ip or unshare).
 #include <fcntl.h>
 #include <signal.h>
@@ -285,6 +285,25 @@ TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 4; ++rank)  // the job ran: every rank joined before rank 3 died
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+}
+
+// A rank on the other host kills itself before any message while the others finalize. PMIx does
+// not say which rank ended: the finalize fence (PmixBootstrap::Depart) cannot complete without
+// it, so no survivor's Finalize succeeds; mpirun ends the job and names the rank. Printed: what
+// each survivor's Finalize returned before mpirun ended it (MPIGPU_ERR_PROC_FAILED is 9).
+TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
+  const Result r = RunAcross("die-unseen 3", 30000);
+  EXPECT_FALSE(r.hung) << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("process rank 3 with PID"), std::string::npos) << r.err;
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string line = "pmix_rank " + std::to_string(rank) + ": finalize returned ";
+    const size_t at = r.err.find(line);
+    EXPECT_EQ(r.err.find(line + "0\n"), std::string::npos) << r.err;
+    std::printf("rank %d: %s\n", rank,
+                at == std::string::npos ? "no line (mpirun ended it first, or dropped its output)"
+                                        : r.err.substr(at, r.err.find('\n', at) - at).c_str());
+  }
 }
 
 // The halo benchmark on the API, unchanged, across the hosts: its exchange checked against a

@@ -11,6 +11,9 @@
 //                          Finalize; exit 0 (3 on a wrong or failed message)
 //   pmix_rank die R        rank R SIGKILLs itself after Init; the others block receiving from
 //                          it (ended by the launcher or by the peer's failure, never a hang)
+//   pmix_rank die-unseen R rank R SIGKILLs itself right after Init, before any message; the
+//                          others call MPIGPU_Finalize at once and print "pmix_rank R: finalize
+//                          returned C" (if their launcher has not ended them first)
 //   pmix_rank block DIR    writes DIR/rank-<rank>.pid, then blocks receiving from the next rank
 //                          (which never sends): only its launcher's end ends it
 //   pmix_rank late R S     rank R (PMIX_RANK) sleeps S seconds before MPIGPU_Init, then as
@@ -64,7 +67,7 @@ std::string AllPairs(int rank, int size) {
 int main(int argc, char** argv) {
   alarm(60);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: pmix_rank pairs | die R | block DIR | late R S\n");
+    std::fprintf(stderr, "usage: pmix_rank pairs | die R | die-unseen R | block DIR | late R S\n");
     return 100;
   }
   std::string mode = argv[1];
@@ -104,6 +107,12 @@ int main(int argc, char** argv) {
     const int rc = MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, victim, 7, MPIGPU_COMM_WORLD,
                                MPIGPU_STATUS_IGNORE);
     return Fail(rank, "the receive from the killed rank ended with " + std::to_string(rc));
+  } else if (mode == "die-unseen" && argc == 3) {
+    if (rank == std::atoi(argv[2])) raise(SIGKILL);
+    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
+    const int rc = MPIGPU_Finalize();
+    std::fprintf(stderr, "pmix_rank %d: finalize returned %d\n", rank, rc);
+    return 0;
   } else if (mode == "block" && argc == 3) {
     const std::string path = std::string(argv[2]) + "/rank-" + std::to_string(rank) + ".pid";
     if (FILE* f = std::fopen(path.c_str(), "w")) {

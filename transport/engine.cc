@@ -548,6 +548,7 @@ Status Engine::Finalize() {
   // messages: they may still use our shared memory. Peers on other nodes share none: what we
   // sent them is flushed by their channel's Close.
   job_.MarkFinalized();
+  const Status departed = boot_->Depart();  // the ranks on other nodes wait for this word
   for (int r = 0; r < size_ && st.ok(); ++r) {
     if (!job_.info().SameNode(r)) continue;
     while (r != rank_ && !job_.Finalized(r) && PeerAlive(r) && MonotonicSeconds() < deadline) {
@@ -555,12 +556,24 @@ Status Engine::Finalize() {
       if (!st.ok()) break;
     }
   }
-  if (st.ok() && MonotonicSeconds() >= deadline)
+  // 3. The ranks on other nodes: the bootstrap says when each has finalized or ended without it,
+  // whether or not this rank ever talked to it.
+  std::vector<int> gone;
+  bool all_left = false;
+  st.KeepFirst(departed);
+  while (st.ok() && MonotonicSeconds() < deadline) {
+    st = boot_->Departed(&all_left, &gone);
+    if (!st.ok() || all_left) break;
+    st = Progress();
+  }
+  if (st.ok() && !all_left)
     st = Status(Err::kTimeout, "finalize: peers did not finish within MPIGPU_BOOTSTRAP_TIMEOUT");
   // A job in which a rank died (or left without finalizing) did not end well: say so. A rank on
-  // another node counts when its connection closed without a goodbye.
+  // another node counts when its connection closed without a goodbye, or the bootstrap says so.
+  std::vector<bool> gone_rank(size_, false);
+  for (int r : gone) gone_rank[r] = true;
   auto ended_badly = [&](int r) {
-    if (peer_failed_[r]) return true;
+    if (peer_failed_[r] || gone_rank[r]) return true;
     if (job_.info().SameNode(r)) return !job_.Finalized(r);
     return chan_[r]->Peer(r, /*probe=*/false) == PeerState::kLost;
   };

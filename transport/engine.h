@@ -131,8 +131,10 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   // Lets go of a request: deleted now if done, else when it completes.
   void Release(Request* req) override;
 
-  // Completes outstanding sends, waits (bounded) for every peer to finalize or die, removes the
-  // shared memory this process created. The engine is unusable afterwards.
+  // Completes outstanding sends, waits (bounded) for every peer to finalize or die (on this node
+  // through the segment, on others through the bootstrap's Depart/Departed), removes the shared
+  // memory this process created. kPeerFailed names the ranks that died or left without
+  // finalizing. The engine is unusable afterwards.
   Status Finalize() override;
 
   bool PeerAlive(int rank) override;

@@ -93,6 +93,14 @@ class LocalJob final : public Bootstrap {
                    double timeout_s) override;
   std::string LocalAddress() const override { return "127.0.0.1"; }
   bool LauncherGone() const override;
+  // One node: the engine waits for its ranks through the segment (Finalized, Alive): nothing
+  // else to say or learn.
+  Status Depart() override { return Status::Ok(); }
+  Status Departed(bool* all, std::vector<int>* gone) override {
+    *all = true;
+    gone->clear();
+    return Status::Ok();
+  }
   static constexpr size_t kCardBytes = 128;
   // After a failed start-up: the creator removes the name, so that a rerun with the same job id
   // does not find it taken.

@@ -92,7 +92,60 @@ bool BootClient::LauncherGone() const {
   if (transport::LauncherGone()) return true;
   if (!gathered_ || fd_ < 0) return false;
   pollfd p{fd_, POLLIN | POLLRDHUP, 0};
-  return ::poll(&p, 1, 0) > 0;
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if (!departing_) return true;
+  char b;  // after the goodbye, bytes waiting are the answer (Departed reads them), not a close
+  return ::recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+Status BootClient::Depart() {
+  if (!gathered_ || fd_ < 0 || departing_) return Status::Ok();
+  departing_ = true;
+  boot::BootBye bye{boot::kByeMagic};
+  if (!Transfer(fd_, &bye, sizeof bye, true, MonotonicSeconds() + 2))
+    return Status(Err::kPeerFailed, "boot: the launcher's boot server is gone");
+  return Status::Ok();
+}
+
+Status BootClient::Departed(bool* all, std::vector<int>* gone) {
+  *all = true;
+  gone->clear();
+  if (!departing_) return Status::Ok();  // no card exchange, hence no server to ask
+  *all = false;
+  char buf[512];
+  bool closed = false;  // told below unless the answer is whole
+  for (;;) {
+    const ssize_t k = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+    if (k > 0) {
+      answer_.append(buf, static_cast<size_t>(k));
+    } else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
+      closed = true;
+      break;
+    } else if (errno == EAGAIN) {
+      break;
+    }
+  }
+  boot::BootEnd head{};
+  if (answer_.size() >= sizeof head) {
+    std::memcpy(&head, answer_.data(), sizeof head);
+    if (head.magic != boot::kEndMagic || head.gone < 0 || head.gone > size_)
+      return Status(Err::kInternal, "boot: the launcher answered the goodbye with something else");
+    const size_t whole = sizeof head + static_cast<size_t>(head.gone) * sizeof(int32_t);
+    if (answer_.size() >= whole) {
+      for (int i = 0; i < head.gone; ++i) {
+        int32_t r = 0;
+        std::memcpy(&r, answer_.data() + sizeof head + i * sizeof r, sizeof r);
+        if (r < 0 || r >= size_) return Status(Err::kInternal, "boot: a bad rank in the answer");
+        gone->push_back(r);
+      }
+      *all = true;
+      return Status::Ok();
+    }
+  }
+  if (closed)
+    return Status(Err::kPeerFailed, "boot: the launcher's boot server closed before every rank "
+                                    "finalized");
+  return Status::Ok();
 }
 
 Status BootClient::Allgather(const std::string& mine, std::vector<std::string>* all,

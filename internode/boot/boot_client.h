@@ -28,8 +28,12 @@ class BootClient final : public Bootstrap {
                    double timeout_s) override;
   std::string LocalAddress() const override { return local_address_; }
   // The launcher link's hang-up where this rank has one, or the boot connection closing (the
-  // server never writes after the table: readable means closed).
+  // server writes after the table only its answer to Depart: readable means closed until then).
   bool LauncherGone() const override;
+  // A goodbye to the boot server; its answer (boot_wire.h's BootEnd) names the ranks whose boot
+  // connection closed without one.
+  Status Depart() override;
+  Status Departed(bool* all, std::vector<int>* gone) override;
 
  private:
   BootClient() = default;
@@ -37,6 +41,8 @@ class BootClient final : public Bootstrap {
   int rank_ = 0;
   int size_ = 0;
   bool gathered_ = false;
+  bool departing_ = false;  // the goodbye went out: the server's answer may come
+  std::string answer_;      // its bytes so far
   std::string secret_;
   std::string local_address_;
 };

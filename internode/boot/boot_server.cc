@@ -23,8 +23,9 @@ struct BootServer::Conn {
   double accepted_at = 0;
   std::string peer;  // its address, for the log
   BootHello hello{};
-  size_t got = 0;  // bytes of hello, then of the card
+  size_t got = 0;  // bytes of hello, then of the card, then of the goodbye
   std::string card;
+  BootBye bye{};
 };
 
 BootServer::~BootServer() {
@@ -49,6 +50,8 @@ Status BootServer::Start(const std::string& bind_address, int size, const std::s
   s->log_ = std::move(log);
   s->cards_.resize(size);
   s->have_.assign(size, false);
+  s->bye_.assign(size, false);
+  s->gone_.assign(size, false);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   if (::inet_pton(AF_INET, bind_address.c_str(), &a.sin_addr) != 1)
@@ -87,12 +90,16 @@ bool BootServer::ReadFrom(Conn& c) {
       const size_t have = c.got - sizeof c.hello;
       at = c.card.data() + have;
       want = c.hello.card_len - have;
+    } else if (c.rank >= 0 && c.got < sizeof c.hello + c.hello.card_len + sizeof c.bye) {
+      const size_t have = c.got - sizeof c.hello - c.hello.card_len;
+      at = reinterpret_cast<char*>(&c.bye) + have;
+      want = sizeof c.bye - have;
     } else {
-      char probe;  // after its card a rank sends nothing: only its close
+      char probe;  // after its goodbye a rank sends nothing: only its close
       const ssize_t k = ::recv(c.fd, &probe, 1, MSG_DONTWAIT);
       if (k == 0) return false;
       if (k > 0) {
-        log_("boot server: rank " + std::to_string(c.rank) + " sent bytes after its card");
+        log_("boot server: rank " + std::to_string(c.rank) + " sent bytes after its goodbye");
         return false;
       }
       return errno == EAGAIN || errno == EINTR;
@@ -125,6 +132,56 @@ bool BootServer::ReadFrom(Conn& c) {
       have_[c.rank] = true;
       if (++have_count_ == size_) SendTables();
     }
+    if (c.rank >= 0 && !bye_[c.rank] && c.got == sizeof c.hello + c.hello.card_len + sizeof c.bye) {
+      if (c.bye.magic != kByeMagic) {
+        log_("boot server: rank " + std::to_string(c.rank) + " sent something after its card "
+             "that is not its goodbye");
+        return false;
+      }
+      bye_[c.rank] = true;
+      ++left_count_;
+    }
+  }
+}
+
+void BootServer::Closed(const Conn& c) {
+  if (c.rank < 0 || bye_[c.rank] || gone_[c.rank]) return;
+  gone_[c.rank] = true;
+  ++left_count_;
+}
+
+// Once the table went out and every rank has left (goodbye or close), those still connected
+// learn which ranks closed without a goodbye.
+void BootServer::SendEndsWhenAllLeft() {
+  if (ended_ || !complete_.load(std::memory_order_relaxed) || left_count_ < size_) return;
+  ended_ = true;
+  std::string gone;
+  for (int r = 0; r < size_; ++r)
+    if (gone_[r]) {
+      const int32_t n = r;
+      gone.append(reinterpret_cast<const char*>(&n), sizeof n);
+    }
+  const BootEnd head{kEndMagic, static_cast<int32_t>(gone.size() / sizeof(int32_t)), 0};
+  const std::string end = std::string(reinterpret_cast<const char*>(&head), sizeof head) + gone;
+  for (auto& c : conns_)
+    if (c->rank >= 0 && c->fd >= 0) SendAll(*c, end);
+}
+
+// Blocks up to kHelloTimeoutS: a rank that does not read its answer is gone (it fails alone).
+void BootServer::SendAll(const Conn& c, const std::string& bytes) {
+  size_t done = 0;
+  const double deadline = MonotonicSeconds() + kHelloTimeoutS;
+  while (done < bytes.size() && MonotonicSeconds() < deadline) {
+    const ssize_t k =
+        ::send(c.fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k > 0) {
+      done += static_cast<size_t>(k);
+    } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+      pollfd p{c.fd, POLLOUT, 0};
+      (void)::poll(&p, 1, 100);
+    } else {
+      break;  // that rank is gone: it fails its own start-up or finalize
+    }
   }
 }
 
@@ -137,23 +194,8 @@ void BootServer::SendTables() {
     table.append(reinterpret_cast<const char*>(&len), sizeof len);
     table += card;
   }
-  for (auto& c : conns_) {
-    if (c->rank < 0) continue;
-    size_t done = 0;
-    const double deadline = MonotonicSeconds() + kHelloTimeoutS;
-    while (done < table.size() && MonotonicSeconds() < deadline) {
-      const ssize_t k =
-          ::send(c->fd, table.data() + done, table.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (k > 0) {
-        done += static_cast<size_t>(k);
-      } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-        pollfd p{c->fd, POLLOUT, 0};
-        (void)::poll(&p, 1, 100);
-      } else {
-        break;  // that rank is gone: it fails its own start-up
-      }
-    }
-  }
+  for (auto& c : conns_)
+    if (c->rank >= 0) SendAll(*c, table);
   complete_.store(true, std::memory_order_release);
 }
 
@@ -168,10 +210,12 @@ void BootServer::Run() {
       const bool quiet = c.rank < 0 && MonotonicSeconds() - c.accepted_at > kHelloTimeoutS;
       if (quiet) log_("boot server: dropped " + c.peer + ": no hello within 10 s");
       if (quiet || (fds[i + 2].revents != 0 && !ReadFrom(c))) {
+        Closed(c);
         ::close(c.fd);
         c.fd = -1;
       }
     }
+    SendEndsWhenAllLeft();
     for (size_t i = conns_.size(); i-- > 0;)
       if (conns_[i]->fd < 0) conns_.erase(conns_.begin() + static_cast<long>(i));
     if (fds[1].revents != 0) {

@@ -1,7 +1,11 @@
 // BootServer: the launcher's side of the boot protocol (boot_wire.h) for a job that spans nodes.
 // It listens on one address, admits a connection only when its hello carries the job's secret and
 // names a rank not yet seen, and once every rank's card is in, sends each rank the whole table.
-// It keeps the connections open for the job's life (a rank sees its launcher's end close).
+// It keeps the connections open for the job's life (a rank sees its launcher's end close, and
+// the server a rank's): at finalize every rank says goodbye, and once each rank has said it or
+// closed without it (killed, or exited without finalizing), the server tells the ranks which did
+// not, so that their Finalize names a rank that died on another node even when no rank talked
+// to it.
 // Strangers, garbage and ranks that say nothing for kHelloTimeoutS are dropped and reported
 // through `log`; nothing they send can stop the job's exchange. Runs on its own thread, which
 // blocks every signal (the process's signals go to its other threads).
@@ -38,6 +42,9 @@ class BootServer {
   void Run();
   bool ReadFrom(Conn& c);  // false: drop it
   void SendTables();
+  void Closed(const Conn& c);  // a rank's connection closed: gone, unless it said goodbye
+  void SendEndsWhenAllLeft();
+  static void SendAll(const Conn& c, const std::string& bytes);
 
   int size_ = 0;
   std::string secret_;
@@ -49,6 +56,10 @@ class BootServer {
   std::vector<std::string> cards_;
   std::vector<bool> have_;
   int have_count_ = 0;
+  std::vector<bool> bye_;   // said goodbye (finalized)
+  std::vector<bool> gone_;  // closed without it
+  int left_count_ = 0;      // ranks with bye_ or gone_
+  bool ended_ = false;      // the BootEnd went out
   std::atomic<bool> complete_{false};  // release by the thread, acquire by complete()
   std::thread thread_;
 };

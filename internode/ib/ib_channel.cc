@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "internode/ib/ib_config.h"
@@ -75,14 +76,23 @@ void IbChannel::FlushBacklog(Conn* c) {
 
 bool IbChannel::SendNow(Conn* c, const MsgHeader& h, const transport::Payload& p,
                         Status* copy_error) {
-  // Acquire: the peer's count arrives by RDMA WRITE; what it says was freed is free.
-  const uint64_t consumed = __atomic_load_n(c->credit, __ATOMIC_ACQUIRE);
+  // Acquire: the peer's count arrives by RDMA WRITE; what it says was freed is free. Its
+  // messages to us carry the same count (piggy), often newer.
+  const uint64_t consumed = std::max(__atomic_load_n(c->credit, __ATOMIC_ACQUIRE), c->piggy);
   if (c->sent - consumed >= c->window || c->sent - c->send_done >= c->nbufs ||
       c->sq_used >= c->sq_cap)
     return false;
   const uint32_t slot = static_cast<uint32_t>(c->sent % c->nbufs);
   char* b = c->bufs + slot * buf_size_;
   std::memcpy(b, &h, sizeof h);
+  // Piggybacked credits: the header's reserved word carries how many of the peer's messages we
+  // consumed on its connection to us, so that a pair that talks both ways needs no credit
+  // WRITEs (Consumed sends one only when a quarter is unreported).
+  // (No connection from it yet: it sent nothing, 0 is true.)
+  Conn* in = In(c->peer);
+  const uint64_t told = in != nullptr ? in->consumed : 0;
+  const uint32_t word = static_cast<uint32_t>(told);
+  std::memcpy(b + offsetof(MsgHeader, reserved), &word, sizeof word);
   if (p.user != nullptr) {
     Status st = host_->CopyPackedNow(PackDir::kPack, *p.user, p.offset, p.len,
                                      b + sizeof h);
@@ -96,17 +106,25 @@ bool IbChannel::SendNow(Conn* c, const MsgHeader& h, const transport::Payload& p
   const uint32_t len = static_cast<uint32_t>(sizeof h + p.len);
   ibv_sge sge{reinterpret_cast<uint64_t>(b), len, c->mr->lkey};
   ibv_send_wr wr{}, *bad = nullptr;
-  wr.wr_id = WrId(kSend, c->index, slot);
+  // Selective signaling: a completion every half of the slots (and for a goodbye, which Close
+  // waits for) says every SEND before it is done too (RC completes a send queue in order); the
+  // slots and the send queue are freed in batches, and rxe writes and we poll one CQE instead
+  // of each. Unsignaled sends still fail loudly: a QP in error flushes them with their status.
+  const bool signal = c->sent + 1 - c->signaled >= std::max<size_t>(1, c->nbufs / 2) ||
+                      (h.flags & transport::kFlagChannel) || c->sq_used + 1 >= c->sq_cap;
+  wr.wr_id = WrId(kSend, c->index, static_cast<uint32_t>(c->sent + 1));
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | (len <= c->max_inline ? IBV_SEND_INLINE : 0);
+  wr.send_flags = (signal ? IBV_SEND_SIGNALED : 0) | (len <= c->max_inline ? IBV_SEND_INLINE : 0);
   if (const int rc = ibv_post_send(c->id->qp, &wr, &bad); rc != 0) {
     Break(c, std::string("ibv_post_send: ") + std::strerror(rc));
     return true;
   }
   ++c->sent;
   ++c->sq_used;
+  if (signal) c->signaled = c->sent;
+  if (in != nullptr && told > in->reported) in->reported = told;
   MPIGPU_TRACE("ibverbs: sent type %d op %d (%u bytes) to rank %d, %llu sent, %llu consumed",
                static_cast<int>(h.type), h.op, len, c->peer,
                static_cast<unsigned long long>(c->sent), static_cast<unsigned long long>(consumed));
@@ -196,7 +214,7 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
   const uint32_t cookie = static_cast<uint32_t>(wc.wr_id);
   if (index >= conns_.size()) return Status(Err::kInternal, "ibverbs: a completion for no connection");
   Conn* c = conns_[index].get();
-  if (kind != kRecv) --c->sq_used;
+  if (kind != kRecv && kind != kSend) --c->sq_used;  // a SEND's tells how many (below)
   if (wc.status != IBV_WC_SUCCESS) {
     const std::string why = dev_->api().ibv_wc_status_str(wc.status);
     if (kind == kRead && read_done_) read_done_(cookie, false, "rank " + std::to_string(c->peer) + ": " + why);
@@ -232,6 +250,18 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
       }
       std::memcpy(&h, b, sizeof h);
       h.src = c->peer;
+      if (!c->outgoing) {
+        // The peer's count of our messages it consumed (SendNow): it frees our connection's
+        // credits. Only a count within a window behind what we sent can be new (we never have
+        // more than a window out): older ones are stale, and a bad word cannot open the window.
+        Conn* o = Out(c->peer);
+        if (o != nullptr) {
+          const uint64_t behind = static_cast<uint32_t>(static_cast<uint32_t>(o->sent) - h.reserved);
+          if (behind <= std::min<uint64_t>(o->sent, o->window))
+            o->piggy = std::max(o->piggy, o->sent - behind);
+        }
+      }
+      h.reserved = 0;
       MPIGPU_TRACE("ibverbs: received type %d op %d (%u bytes) from rank %d", static_cast<int>(h.type),
                    h.op, wc.byte_len, c->peer);
       Status st;
@@ -261,9 +291,13 @@ Status IbChannel::OnCompletion(const ibv_wc& wc) {
       st.KeepFirst(Consumed(c, false));
       return st;
     }
-    case kSend:
-      ++c->send_done;
+    case kSend: {
+      // Its cookie is the low 32 bits of `sent` after it: that many SENDs are done.
+      const uint32_t n = cookie - static_cast<uint32_t>(c->send_done);
+      c->send_done += n;
+      c->sq_used -= static_cast<int>(n);
       return Status::Ok();
+    }
     case kBye:
       c->bye_done = true;
       if (c->outgoing) ++c->send_done;

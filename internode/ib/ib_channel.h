@@ -12,10 +12,15 @@
 //
 // Eager: per connection, MPIGPU_IB_CREDITS receive buffers of MPIGPU_IB_EAGER_SIZE + 64 bytes,
 // registered once and pre-posted by the acceptor; the dialer holds as many registered send slots.
-// A message (MsgHeader + payload) is packed into a free slot and posted as one signaled SEND.
-// Credits: the receiver counts the buffers it consumed and re-posted, and RDMA-WRITEs that count
-// into the sender's credit word (every quarter of the credits), so credits never need a receive
-// buffer of their own and cannot deadlock; the sender sends while sent - consumed < credits.
+// A message (MsgHeader + payload) is packed into a free slot and posted as one SEND (inline up
+// to the QP's inline size); one SEND in every half of the slots is signaled, and its completion
+// frees the slots of those before it (selective signaling: fewer CQEs for rxe to write and us
+// to poll). Credits: the receiver counts the buffers it consumed and re-posted; that count rides
+// in the reserved word of every header it sends back on its own connection to the sender
+// (piggybacked: a ping-pong needs nothing else), and whenever a quarter of the credits is
+// unreported it RDMA-WRITEs the count into the sender's credit word, so credits never need a
+// receive buffer of their own and cannot deadlock; the sender sends while sent - consumed <
+// credits, consumed being the newer of the two.
 // Why not an RDMA-write eager ring (MVAPICH's fast path): it saves the receive-queue work per
 // message but needs a per-peer ring polled in memory (O(peers) polling per progress call), tail
 // bookkeeping written back the same way, and careful ordering of a payload's last byte; with

@@ -13,7 +13,8 @@
 
 namespace mpigpu::internode::ibconn {
 
-// wr_id: kind << 56 | connection index << 32 | the kind's cookie (a slot, an LMT's id).
+// wr_id: kind << 56 | connection index << 32 | the kind's cookie (a receive slot, the low 32
+// bits of a SEND's count, an LMT's id).
 enum Kind : uint64_t { kRecv = 1, kSend = 2, kCredit = 3, kRead = 4, kBye = 5, kFin = 6 };
 inline uint64_t WrId(Kind k, uint32_t conn, uint32_t cookie) {
   return static_cast<uint64_t>(k) << 56 | static_cast<uint64_t>(conn & 0xffffff) << 32 | cookie;
@@ -57,7 +58,9 @@ struct IbChannel::Conn {
   size_t backlog_bytes = 0;
   uint32_t window = 0;
   uint64_t sent = 0, send_done = 0;
+  uint64_t signaled = 0;  // `sent` at the last signaled SEND (the others are unsignaled)
   const uint64_t* credit = nullptr;  // the peer's consumed count (written by its RDMA WRITEs)
+  uint64_t piggy = 0;  // the same count as its messages to us carried it (MsgHeader::reserved)
   // incoming
   uint64_t consumed = 0, reported = 0;
   int credit_writes = 0;

@@ -351,6 +351,7 @@ Status PmixBootstrap::Describe(JobInfo* job) {
   }
   job->node_of = NumberNodes(labels);
   if (!job->SpansNodes()) job->node_of.clear();
+  spans_nodes_ = job->SpansNodes();
   return ChooseLocalAddress(*job);
 }
 
@@ -448,6 +449,44 @@ Status PmixBootstrap::Allgather(const std::string& mine, std::vector<std::string
     else MPIGPU_RETURN_IF_ERROR(m.GetBytes(r, key, kMaxCard, left(), &(*all)[r]));
   }
   return Status::Ok();
+}
+
+Status PmixBootstrap::Depart() {
+  Impl& m = *impl_;
+  if (!spans_nodes_ || m.broken || depart_ != nullptr) return Status::Ok();
+  auto* w = new FenceWait();
+  w->all = Proc(m.me, PMIX_RANK_WILDCARD);
+  w->info[0] = InfoBool(PMIX_COLLECT_DATA, false);
+  w->info[1] = InfoInt(
+      PMIX_TIMEOUT, TimeoutArg(static_cast<double>(GetTransportConfig().bootstrap_timeout_s)));
+  const pmix_status_t rc = m.lib->FenceNb(&w->all, 1, w->info, 2, FenceDone, w);
+  if (rc != PMIX_SUCCESS) {
+    delete w;
+    return Status(Err::kSystem, "pmix: PMIx_Fence_nb at finalize: " + m.lib->Error(rc));
+  }
+  depart_ = w;
+  return Status::Ok();
+}
+
+Status PmixBootstrap::Departed(bool* all, std::vector<int>* gone) {
+  gone->clear();
+  *all = true;
+  auto* w = static_cast<FenceWait*>(depart_);
+  if (w == nullptr) return Status::Ok();
+  if (g_server_lost.load(std::memory_order_acquire))  // w stays with PMIx
+    return Status(Err::kPeerFailed, "pmix: the launcher's PMIx server is gone");
+  if (!w->done.load(std::memory_order_acquire)) {  // pairs with FenceDone's release
+    *all = false;
+    return Status::Ok();
+  }
+  const pmix_status_t rc = w->status.load(std::memory_order_relaxed);
+  delete w;
+  depart_ = nullptr;
+  impl_->broken = rc != PMIX_SUCCESS;
+  if (rc == PMIX_SUCCESS) return Status::Ok();
+  return Status(rc == PMIX_ERR_TIMEOUT ? Err::kTimeout : Err::kPeerFailed,
+                "pmix: the finalize fence failed (a rank ended without finalizing?): " +
+                    impl_->lib->Error(rc));
 }
 
 bool PmixBootstrap::LauncherGone() const {

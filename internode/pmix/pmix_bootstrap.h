@@ -54,6 +54,13 @@ class PmixBootstrap final : public transport::Bootstrap {
                    double timeout_s) override;
   std::string LocalAddress() const override { return local_address_; }
   bool LauncherGone() const override;
+  // A job that spans nodes: a fence without data over every rank (PMIx_Fence_nb), polled. It
+  // completes once every rank reached it; a rank that died or left without finalizing keeps it
+  // from completing (Open MPI's mpirun then ends the job), or fails it where the launcher says so
+  // (kPeerFailed, no rank named: PMIx does not say which). On one node: nothing (the engine
+  // waits for its ranks through the segment).
+  Status Depart() override;
+  Status Departed(bool* all, std::vector<int>* gone) override;
 
   // The namespace's jobid: 16 hex digits (FNV-1a of the name).
   static std::string JobIdOf(const std::string& nspace);
@@ -77,6 +84,8 @@ class PmixBootstrap final : public transport::Bootstrap {
   std::string secret_;
   std::string local_address_;
   int calls_ = 0;
+  bool spans_nodes_ = false;
+  void* depart_ = nullptr;  // the finalize fence's FenceWait while PMIx holds it
 };
 
 }  // namespace mpigpu::internode

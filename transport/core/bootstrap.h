@@ -31,6 +31,16 @@ class Bootstrap {
   // launcher_link.h; the exchange's connection closing): nobody else would end this rank. A
   // check with no wait.
   virtual bool LauncherGone() const = 0;
+  // Finalize's word with the job's ranks on other nodes (those on this node meet in the
+  // segment): Depart says, once, that this rank is finalizing; Departed then answers, with no
+  // wait, whether every rank of the job has said so or is known to have ended without it (its
+  // process gone, whether or not any rank talked to it), naming the latter in `gone`. The engine
+  // serves its messages between calls until MPIGPU_BOOTSTRAP_TIMEOUT. One that cannot name the
+  // ranks that ended may fail with kPeerFailed naming none, or never answer (PMIx's fence: its
+  // launcher ends the job); one with nothing to say (one node) answers true at once. kPeerFailed
+  // when the exchange's other side is gone.
+  virtual Status Depart() = 0;
+  virtual Status Departed(bool* all, std::vector<int>* gone) = 0;
 };
 
 }  // namespace mpigpu::transport

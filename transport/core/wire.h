@@ -41,7 +41,7 @@ struct MsgHeader {
   int32_t tag;
   int32_t context;   // communicator context id
   uint32_t seq;      // the channel's order number (channels that need one)
-  uint32_t reserved; // zero
+  uint32_t reserved; // zero when delivered (a channel may use it on its own wire)
   uint64_t bytes;    // eager / RTS: packed message size; kCtl: the owner's
   uint64_t sreq;     // the sender's request id (RTS; echoed by back-ends that answer it)
   unsigned char body[24];  // RTS: RtsBody; kCtl: the owner's
