@@ -383,6 +383,18 @@ int Query(const char* fn, MPIGPU_Datatype datatype, const T* out, mpigpu::TypeIn
   return mpigpu::LookupType(datatype, info);
 }
 
+// The _x form of an extent query `get` (named `fn`): the same answer as MPIGPU_Count.
+int ExtentAsCount(const char* fn, int (*get)(MPIGPU_Datatype, MPIGPU_Aint*, MPIGPU_Aint*),
+                  MPIGPU_Datatype datatype, MPIGPU_Count* lb, MPIGPU_Count* extent) {
+  MPIGPU_Aint l = 0, e = 0;
+  if (lb == nullptr || extent == nullptr)
+    return mpigpu::SetLastError(MPIGPU_ERR_ARG, std::string(fn) + ": null output");
+  if (int rc = get(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
+  *lb = l;
+  *extent = e;
+  return MPIGPU_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" int MPIGPU_Type_size(MPIGPU_Datatype datatype, int* size) {
@@ -426,22 +438,11 @@ extern "C" int MPIGPU_Type_get_true_extent(MPIGPU_Datatype datatype, MPIGPU_Aint
 
 extern "C" int MPIGPU_Type_get_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
                                         MPIGPU_Count* extent) {
-  MPIGPU_Aint l = 0, e = 0;
-  if (lb == nullptr || extent == nullptr)
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_extent_x: null output");
-  if (int rc = MPIGPU_Type_get_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
-  *lb = l;
-  *extent = e;
-  return MPIGPU_SUCCESS;
+  return ExtentAsCount("MPIGPU_Type_get_extent_x", MPIGPU_Type_get_extent, datatype, lb, extent);
 }
 
 extern "C" int MPIGPU_Type_get_true_extent_x(MPIGPU_Datatype datatype, MPIGPU_Count* lb,
                                              MPIGPU_Count* extent) {
-  MPIGPU_Aint l = 0, e = 0;
-  if (lb == nullptr || extent == nullptr)
-    return mpigpu::SetLastError(MPIGPU_ERR_ARG, "MPIGPU_Type_get_true_extent_x: null output");
-  if (int rc = MPIGPU_Type_get_true_extent(datatype, &l, &e); rc != MPIGPU_SUCCESS) return rc;
-  *lb = l;
-  *extent = e;
-  return MPIGPU_SUCCESS;
+  return ExtentAsCount("MPIGPU_Type_get_true_extent_x", MPIGPU_Type_get_true_extent, datatype,
+                       lb, extent);
 }

@@ -270,6 +270,17 @@ TEST(ApiDatatypeTest, Contiguous) {
 TEST(ApiDatatypeTest, Vector) {
   Typed v = Vector(4, 2, 5, Predef(MPIGPU_DOUBLE));
   ExpectSizeExtent(v.handle, 64, (3 * 5 + 2) * 8);
+  // The MPIGPU_Count forms give the same bounds, and refuse a null output.
+  MPIGPU_Count lb = -1, extent = -1;
+  EXPECT_EQ(MPIGPU_Type_get_extent_x(v.handle, &lb, &extent), MPIGPU_SUCCESS);
+  EXPECT_EQ(lb, 0);
+  EXPECT_EQ(extent, (3 * 5 + 2) * 8);
+  lb = extent = -1;
+  EXPECT_EQ(MPIGPU_Type_get_true_extent_x(v.handle, &lb, &extent), MPIGPU_SUCCESS);
+  EXPECT_EQ(lb, 0);
+  EXPECT_EQ(extent, (3 * 5 + 2) * 8);
+  EXPECT_EQ(MPIGPU_Type_get_extent_x(v.handle, nullptr, &extent), MPIGPU_ERR_ARG);
+  EXPECT_EQ(MPIGPU_Type_get_true_extent_x(v.handle, &lb, nullptr), MPIGPU_ERR_ARG);
   TypeDesc d1 = Describe(v.handle, 1);
   EXPECT_FALSE(d1.contiguous);
   EXPECT_EQ(d1.basic_type, MPIGPU_DOUBLE);
