@@ -26,6 +26,23 @@ using transport::PeerState;
 
 static_assert(sizeof(IbChannel::ConnectReq) <= 56, "fits an RC connect request's private data");
 
+namespace {
+
+// What both ends of a connection ask of rdma_cm: `data` as the private data (the request, the
+// answer), as many outstanding RDMA READs as the device allows each way, and the retries.
+rdma_conn_param ConnParam(const IbDevice& dev, const void* data, size_t len) {
+  rdma_conn_param p{};
+  p.private_data = data;
+  p.private_data_len = static_cast<uint8_t>(len);
+  p.responder_resources = static_cast<uint8_t>(dev.rd_atom());
+  p.initiator_depth = static_cast<uint8_t>(dev.rd_atom());
+  p.retry_count = 7;
+  p.rnr_retry_count = 7;
+  return p;
+}
+
+}  // namespace
+
 IbChannel::IbChannel(std::unique_ptr<IbDevice> dev) : dev_(std::move(dev)) {}
 
 IbChannel::~IbChannel() {
@@ -226,13 +243,7 @@ Status IbChannel::OnCmEvent(rdma_cm_event* ev) {
       // A stale count from an earlier connection to this peer must not grant credits.
       std::memset(credit_words_ + 64 * c->peer, 0, 8);
       c->credit = reinterpret_cast<const uint64_t*>(credit_words_ + 64 * c->peer);
-      rdma_conn_param p{};
-      p.private_data = &req;
-      p.private_data_len = sizeof req;
-      p.responder_resources = static_cast<uint8_t>(dev_->rd_atom());
-      p.initiator_depth = static_cast<uint8_t>(dev_->rd_atom());
-      p.retry_count = 7;
-      p.rnr_retry_count = 7;
+      rdma_conn_param p = ConnParam(*dev_, &req, sizeof req);
       c->st = Conn::St::kConnecting;
       if (v.rdma_connect(c->id, &p) != 0) Break(c, std::string("rdma_connect: ") + std::strerror(errno));
       break;
@@ -322,13 +333,7 @@ Status IbChannel::OnConnectRequest(rdma_cm_event* ev, bool* acked) {
     return Status::Ok();
   }
   AcceptRep rep{kMagic, credits_, static_cast<uint32_t>(buf_size_)};
-  rdma_conn_param p{};
-  p.private_data = &rep;
-  p.private_data_len = sizeof rep;
-  p.responder_resources = static_cast<uint8_t>(dev_->rd_atom());
-  p.initiator_depth = static_cast<uint8_t>(dev_->rd_atom());
-  p.retry_count = 7;
-  p.rnr_retry_count = 7;
+  rdma_conn_param p = ConnParam(*dev_, &rep, sizeof rep);
   if (v.rdma_accept(id, &p) != 0) Break(raw, std::string("rdma_accept: ") + std::strerror(errno));
   return Status::Ok();
 }
