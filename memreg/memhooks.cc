@@ -102,9 +102,8 @@ bool DirHasEntries(const char* path) {
   return any;
 }
 
-// Whether an NVIDIA GPU is there (the driver lists one): the pin cache's condition while it was
-// on by default (kept for when it is again).
-[[maybe_unused]] bool GpuPresent() {
+// Whether an NVIDIA GPU is there (the driver lists one): where the pin cache is on by default.
+bool GpuPresent() {
   return DirHasEntries("/proc/driver/nvidia/gpus") || access("/dev/nvidiactl", F_OK) == 0;
 }
 
@@ -140,30 +139,33 @@ __attribute__((constructor)) void LoadHooks() {
   for (int f = 0; f < kNumFns; ++f)
     g_next[f].store(dlsym(RTLD_NEXT, kFnNames[f]), std::memory_order_release);
   // Two caches use the hooks: the ibverbs registrations (MPIGPU_IB_REG_CACHE) and the CUDA
-  // pins of pageable host buffers (MPIGPU_PIN_CACHE). The malloc settings below change every
-  // allocation of the process: only where a cache can be used (an RDMA device, a GPU), or where
-  // one is asked for by name (=1; tests), and never when both are off.
-  // The ibverbs netmod caches its rendezvous regions through them (internode/ib/ib_reg.h) when
-  // MPIGPU_IB_REG_CACHE=1: opt-in (kIbCachesThroughHooks) until a gain is shown where the
-  // malloc settings' cost is paid (VM, session 13: 1 MiB windows 0.93x, 4 MiB 1.36x by medians).
+  // pins of pageable host buffers (MPIGPU_PIN_CACHE). The ibverbs netmod caches its rendezvous
+  // regions through them (internode/ib/ib_reg.h) when MPIGPU_IB_REG_CACHE=1: opt-in
+  // (kIbCachesThroughHooks) until a gain is shown where the malloc settings below are paid (VM,
+  // session 13: 1 MiB windows 0.93x, 4 MiB 1.36x by medians).
   constexpr bool kIbCachesThroughHooks = false;
   const bool ib_off = EnvOff("MPIGPU_IB_REG_CACHE"), pin_off = EnvOff("MPIGPU_PIN_CACHE");
   const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
                                      (kIbCachesThroughHooks && RdmaDevicePresent()));
-  // The pin cache is opt-in (MPIGPU_PIN_CACHE=1): CUDA refuses a copy that starts inside a
-  // registration and ends past it, so a registration kept over freed heap memory breaks the
-  // program's own cudaMemcpy from a larger buffer malloc returns there (pin_cache.h).
-  const bool pin_wanted = !pin_off && std::getenv("MPIGPU_PIN_CACHE") != nullptr;
+  // The pin cache is on where a GPU is (or when asked for by name): it registers only whole
+  // mappings that one allocation owns (the own-mapping table), so it needs no malloc settings.
+  const bool pin_wanted =
+      !pin_off && (std::getenv("MPIGPU_PIN_CACHE") != nullptr || GpuPresent());
   if (!ib_wanted && !pin_wanted) {
     g_disabled.store(true, std::memory_order_relaxed);
     g_no_device.store(!(ib_off && pin_off), std::memory_order_relaxed);
     return;
   }
-  // free() must never hand pages back behind the hooks (glibc calls its own munmap, sbrk and
-  // madvise directly): no mmap'd chunks, no trimming, no thread heaps (which glibc deletes).
-  const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 &&
-                  mallopt(M_ARENA_MAX, 1) == 1;
-  g_mallopt.store(ok, std::memory_order_relaxed);
+  g_track_mappings.store(pin_wanted, std::memory_order_relaxed);
+  if (ib_wanted) {
+    // ibv_reg_mr pins pages, not addresses: an MR over freed heap memory stays right as long as
+    // free() never hands pages back behind the hooks (glibc calls its own munmap, sbrk and
+    // madvise directly): no mmap'd chunks, no trimming, no thread heaps (which glibc deletes).
+    // With no mmap'd chunks the pin cache finds no malloc'd block of its own (alloc_hooks.h).
+    const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 &&
+                    mallopt(M_ARENA_MAX, 1) == 1;
+    g_mallopt.store(ok, std::memory_order_relaxed);
+  }
   InstallSanitizerFreeHook();
 }
 
@@ -241,14 +243,23 @@ Cursor OpenReader() {
 
 void CloseReader() { g_readers.fetch_sub(1, std::memory_order_acq_rel); }
 
+bool LogWanted() { return Logging(); }
+
 bool MalloptApplied() { return g_mallopt.load(std::memory_order_relaxed); }
 
 Stats GetStats() {
   uint64_t calls = 0;
   for (auto& c : g_calls) calls += c.load(std::memory_order_relaxed);
-  return {calls, g_records.load(std::memory_order_relaxed),
-          g_flushes.load(std::memory_order_relaxed), g_quarantines.load(std::memory_order_relaxed),
-          g_releases.load(std::memory_order_relaxed)};
+  uint64_t deferred = 0, deferred_released = 0, leaked = 0;
+  DeferStats(&deferred, &deferred_released, &leaked);
+  return {calls,
+          g_records.load(std::memory_order_relaxed),
+          g_flushes.load(std::memory_order_relaxed),
+          g_quarantines.load(std::memory_order_relaxed),
+          g_releases.load(std::memory_order_relaxed),
+          deferred,
+          deferred_released,
+          leaked};
 }
 
 // ---- protection and quarantine ----
@@ -380,7 +391,7 @@ const char* g_reason = nullptr;  // written once, under the call_once below
 void Probe() {
   if (g_disabled.load(std::memory_order_relaxed)) {
     g_reason = g_no_device.load(std::memory_order_relaxed)
-                   ? "no RDMA device at load and MPIGPU_PIN_CACHE unset "
+                   ? "no GPU at load, MPIGPU_PIN_CACHE and MPIGPU_IB_REG_CACHE unset "
                      "(MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 forces the hooks)"
                    : "MPIGPU_IB_REG_CACHE=0 and MPIGPU_PIN_CACHE=0 at load";
     return;

@@ -8,10 +8,13 @@
 // hook calls the next definition (dlsym(RTLD_NEXT), resolved at load; a raw syscall before that)
 // and then, once the call succeeded, appends the affected range to a global invalidation log.
 // Calls inside glibc do not go through the PLT (free() unmapping a large chunk, trimming the heap,
-// a thread arena dropping pages): so at load, when the cache is on, mallopt makes free() never
-// hand pages back (M_MMAP_MAX 0: no mmap'd chunks; M_TRIM_THRESHOLD max: no sbrk shrink or
-// thread-heap trim; M_ARENA_MAX 1: no thread heaps, which glibc may delete). free() then keeps the
-// pages, so a registration over freed-then-reused memory still covers the very same pages.
+// a thread arena dropping pages). The two clients cover them differently. The ibverbs cache
+// (MPIGPU_IB_REG_CACHE=1) has mallopt make free() never hand pages back (M_MMAP_MAX 0: no mmap'd
+// chunks; M_TRIM_THRESHOLD max: no sbrk shrink or thread-heap trim; M_ARENA_MAX 1: no thread
+// heaps, which glibc may delete), so an MR over freed-then-reused memory still covers the very
+// same pages. The pin cache (on where a GPU is) registers only whole mappings one allocation owns
+// (the own-mapping table below) and sees free() itself (alloc_hooks.h, the malloc family
+// interposed), so it needs no malloc settings.
 // Allocators that call munmap/madvise through the PLT (jemalloc, tcmalloc) are seen by the hooks;
 // a sanitizer's allocator (raw syscalls) is covered by its free hook, which drops each freed block.
 // Rejected: userfaultfd (UFFD_FEATURE_EVENT_UNMAP/REMOVE) needs each range registered in a fault
@@ -92,19 +95,24 @@ const char* HooksInactiveReason();
 // Whether the mallopt settings that keep free() from dropping pages were applied at load.
 bool MalloptApplied();
 
+// Whether records are wanted now (a cache exists and the hooks were not disabled at load).
+bool LogWanted();
 // Records [start, start + len) as invalidated (what the hooks call; tests may call it too).
 void RecordInvalidation(const void* start, size_t len);
 // Makes every reader drop everything.
 void RecordFlushAll();
 
 // Counters, for tests and mpigpu-info: hook calls seen, records written, flushes, ranges
-// quarantined (munmap/mremap of a protected range) and released.
+// quarantined (munmap/mremap of a protected range) and released, frees deferred and released.
 struct Stats {
   uint64_t hook_calls;
   uint64_t records;
   uint64_t flushes;
   uint64_t quarantined;
   uint64_t released;
+  uint64_t deferred_frees;     // blocks kept by free() while protected
+  uint64_t deferred_released;  // and freed since
+  uint64_t leaked;             // kept for good (deferred table full)
 };
 Stats GetStats();
 
@@ -150,6 +158,47 @@ bool Protected(uintptr_t start, uintptr_t end);
 size_t ReleaseQuarantines();
 // Reservations waiting (cheap: one relaxed load).
 int Quarantined();
+
+// ---- own mappings: what an address-keyed registration may cover whole ----
+//
+// CUDA fails a copy whose host range starts inside a registration and ends past it (pin_cache.h),
+// so a cudaHostRegister'ed range must end where no copy of the program can cross it: the end of
+// a mapping that one allocation owns. The table holds such mappings: each anonymous, accessible
+// mapping made through mmap (the hook), and each block glibc's malloc put in a mapping of its own
+// (alloc_hooks.cc: the malloc family is interposed too). A mapping leaves the table when any part
+// of it is unmapped, remapped, or mapped over, or its block is freed or reallocated. A copy lies
+// in one allocation, so it lies inside the registration of the mapping that holds it.
+//
+// Writers: the hooks (mmap, munmap, mremap, the malloc family), under a spinlock they only try
+// for a bounded time (a hook may interrupt its own thread's holder: a signal handler): an insert
+// that cannot take it is skipped (that mapping is never pinned); a removal that cannot take it
+// poisons the table (release), and the next reader empties it (acquire): never a stale entry.
+// Readers: OwnMapping, under the same lock. Sorted by start; entries never overlap.
+constexpr int kMappingSlots = 16384;
+// Whether the table is kept (the pin cache was wanted at load).
+bool TrackingMappings();
+void TrackMapping(uintptr_t start, uintptr_t end);    // page aligned; replaces overlapping ones
+void ForgetMappings(uintptr_t start, uintptr_t end);  // every entry overlapping [start, end)
+// The tracked mapping holding all of [a, b), if any (start, end: its bounds, when not null).
+bool OwnMapping(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end);
+size_t TrackedMappings();
+
+// ---- deferred frees: a freed block whose mapping is protected ----
+//
+// free() of a block whose mapping a registration protects must not give the mapping back (glibc
+// would munmap it inside libc, past the hooks): the block is kept, logged as invalidated, and
+// really freed by ReleaseDeferredFrees once no protected range overlaps it (the cache calls it
+// after unregistering). Slots: a writer (free) claims one by CAS (free -> claiming), stores the
+// block and range, publishes kDeferred (release); the releaser (one at a time: a mutex) claims
+// releasable ones (kDeferred -> releasing) and frees them through the function SetRealFree gave.
+constexpr int kDeferSlots = kProtectSlots;
+// The block is kept (false: the table is full and the caller keeps it for good: leaked).
+bool DeferFree(void* block, uintptr_t start, uintptr_t end);
+void SetRealFree(void (*real_free)(void*));
+size_t ReleaseDeferredFrees();
+int DeferredFrees();  // blocks waiting (one relaxed load)
+// ReleaseQuarantines and ReleaseDeferredFrees: what a cache calls after unregistering.
+size_t ReleaseKept();
 
 // ---- the log itself (Drain is inline: the hot path of every Acquire) ----
 namespace detail {

@@ -22,6 +22,8 @@ extern std::atomic<uint64_t> g_calls[kNumFns];
 // only while some cache exists, and never once disabled at load.
 extern std::atomic<int> g_readers;
 extern std::atomic<bool> g_disabled;
+// Set at load when the pin cache is wanted: the own-mapping table is kept (own_mappings.cc).
+extern std::atomic<bool> g_track_mappings;
 
 inline bool Logging() {
   return g_readers.load(std::memory_order_acquire) > 0 &&
@@ -41,5 +43,7 @@ void ClaimQuarantinesBefore(uintptr_t start, uintptr_t end);
 // forgotten returning the length (0: unknown).
 void ShmRemember(const void* addr, size_t len);
 size_t ShmForget(const void* addr);
+// The deferred frees' counters (own_mappings.cc), for GetStats.
+void DeferStats(uint64_t* deferred, uint64_t* released, uint64_t* leaked);
 
 }  // namespace mpigpu::memreg::memhooks

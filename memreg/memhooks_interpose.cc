@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <atomic>
 #include <cstdint>
 
 #include "memreg/memhooks.h"
@@ -23,15 +24,37 @@ namespace mh = mpigpu::memreg::memhooks;
 
 namespace {
 
+// A function, not a global: hooks run before this file's globals are initialized.
+uintptr_t PageMask() {
+  static std::atomic<uintptr_t> mask{0};
+  uintptr_t m = mask.load(std::memory_order_relaxed);
+  if (m == 0) {
+    m = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)) - 1;
+    mask.store(m, std::memory_order_relaxed);
+  }
+  return m;
+}
+uintptr_t RoundUp(uintptr_t a) { return (a + PageMask()) & ~PageMask(); }
+
 void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   mh::Count(mh::kMmap);
   if (flags & MAP_FIXED) {
     const auto s = reinterpret_cast<uintptr_t>(addr);
     mh::ClaimQuarantinesBefore(s, s + len);
+    mh::ForgetMappings(s, RoundUp(s + len));
   }
   auto next = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
   void* r = next ? next(addr, len, prot, flags, fd, off)
                  : reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+  if (r != MAP_FAILED && len != 0 && mh::TrackingMappings()) {
+    // An anonymous mapping the caller can use is one allocation's own (memhooks.h); any other
+    // replaces what the table held there.
+    const auto s = reinterpret_cast<uintptr_t>(r);
+    if ((flags & MAP_ANONYMOUS) && prot != PROT_NONE)
+      mh::TrackMapping(s, RoundUp(s + len));
+    else
+      mh::ForgetMappings(s, RoundUp(s + len));
+  }
   // A new mapping means whatever was there before is gone (MAP_FIXED replaces; otherwise the
   // range was unmapped, perhaps by a path the hooks do not see): drop it either way.
   if (r != MAP_FAILED && mh::Logging()) {
@@ -41,8 +64,6 @@ void* MmapImpl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   }
   return r;
 }
-
-const uintptr_t kPageMask = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)) - 1;
 
 // Reserves the vacated [start, end) of a protected range (memhooks.h), unless someone mapped
 // there already.
@@ -76,8 +97,9 @@ void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) n
 int munmap(void* addr, size_t len) noexcept {
   mh::Count(mh::kMunmap);
   const auto s = reinterpret_cast<uintptr_t>(addr);
-  const uintptr_t e = (s + len + kPageMask) & ~kPageMask;
-  if (len != 0 && (s & kPageMask) == 0 && e > s && mh::Logging() && mh::Protected(s, e)) {
+  const uintptr_t e = (s + len + PageMask()) & ~PageMask();
+  if (len != 0 && e > s) mh::ForgetMappings(s, e);  // before: never a listed mapping that went
+  if (len != 0 && (s & PageMask()) == 0 && e > s && mh::Logging() && mh::Protected(s, e)) {
     // A registered address range: keep the addresses, drop the pages (memhooks.h).
     const int saved = errno;
     auto next_mmap = mh::Next<void* (*)(void*, size_t, int, int, int, off_t)>(mh::kMmap);
@@ -110,16 +132,29 @@ void* mremap(void* old_addr, size_t old_size, size_t new_size, int flags, ...) n
     va_end(ap);
   }
   const auto os = reinterpret_cast<uintptr_t>(old_addr);
-  const uintptr_t oe = (os + old_size + kPageMask) & ~kPageMask;
+  const uintptr_t oe = (os + old_size + PageMask()) & ~PageMask();
   const bool prot = mh::Logging() && oe > os && mh::Protected(os, oe);
+  // A listed mapping moved, grown or shrunk whole stays its allocation's own at its new place.
+  uintptr_t ls = 0, le = 0;
+  const bool own = oe > os && mh::OwnMapping(os, oe, &ls, &le) && ls == os && le == oe &&
+                   !(flags & 4 /* MREMAP_DONTUNMAP */);
+  if (oe > os) mh::ForgetMappings(os, oe);
   if (flags & MREMAP_FIXED) {  // the target is about to be mapped over, as with MAP_FIXED
     const auto ns = reinterpret_cast<uintptr_t>(new_addr);
     mh::ClaimQuarantinesBefore(ns, ns + new_size);
+    mh::ForgetMappings(ns, RoundUp(ns + new_size));
   }
   auto next = mh::Next<void* (*)(void*, size_t, size_t, int, ...)>(mh::kMremap);
   void* r = next ? next(old_addr, old_size, new_size, flags, new_addr)
                  : reinterpret_cast<void*>(
                        syscall(SYS_mremap, old_addr, old_size, new_size, flags, new_addr));
+  if (r != MAP_FAILED) {  // moved: it replaced whatever the table held there
+    const auto ns = reinterpret_cast<uintptr_t>(r);
+    if (r != old_addr) mh::ForgetMappings(ns, RoundUp(ns + new_size));
+    if (own) mh::TrackMapping(ns, RoundUp(ns + new_size));
+  } else if (own) {
+    mh::TrackMapping(os, oe);  // unchanged
+  }
   if (r != MAP_FAILED && mh::Logging()) {
     const int saved = errno;
     // A protected range keeps its vacated addresses reserved (MREMAP_DONTUNMAP vacates none).
@@ -127,7 +162,7 @@ void* mremap(void* old_addr, size_t old_size, size_t new_size, int flags, ...) n
       if (r != old_addr)
         ReserveVacated(os, oe);
       else
-        ReserveVacated((os + new_size + kPageMask) & ~kPageMask, oe);
+        ReserveVacated((os + new_size + PageMask()) & ~PageMask(), oe);
     }
     // The old range lost its pages (moved, shrunk, or kept but emptied with MREMAP_DONTUNMAP);
     // the new one replaced whatever was mapped there.
@@ -164,6 +199,10 @@ void* shmat(int id, const void* addr, int flg) noexcept {
     struct shmid_ds ds;
     const size_t len = syscall(SYS_shmctl, id, IPC_STAT, &ds) == 0 ? ds.shm_segsz : 0;
     if (len != 0) mh::ShmRemember(r, len);
+    if (len != 0) {  // SHM_REMAP may have replaced a listed mapping
+      const auto ss = reinterpret_cast<uintptr_t>(r);
+      mh::ForgetMappings(ss, RoundUp(ss + len));
+    }
     if (mh::Logging()) {
       if (len != 0)
         mh::RecordInvalidation(r, len);  // SHM_REMAP may have replaced a mapping
@@ -209,7 +248,7 @@ int brk(void* addr) noexcept {
   const int r = next_brk(addr);
   if (r == 0 && a < old && mh::Logging()) {
     const int saved = errno;
-    if (prot) ReserveVacated((a + kPageMask) & ~kPageMask, (old + kPageMask) & ~kPageMask);
+    if (prot) ReserveVacated((a + PageMask()) & ~PageMask(), (old + PageMask()) & ~PageMask());
     mh::RecordInvalidation(addr, old - a);
     errno = saved;
   }
@@ -234,7 +273,7 @@ void* sbrk(intptr_t increment) noexcept {
     const auto o = reinterpret_cast<uintptr_t>(old);
     // A registered range keeps its addresses (the break cannot grow back over them until the
     // cache unregistered it; malloc then extends its heap with mmap).
-    if (prot) ReserveVacated((o + increment + kPageMask) & ~kPageMask, (o + kPageMask) & ~kPageMask);
+    if (prot) ReserveVacated((o + increment + PageMask()) & ~PageMask(), (o + PageMask()) & ~PageMask());
     mh::RecordInvalidation(static_cast<char*>(old) + increment, static_cast<size_t>(-increment));
     errno = saved;
   }

@@ -8,25 +8,30 @@
 // (cudaHostRegister, portable to every device) and copies pinned; later ones hit. The copy itself
 // is unchanged: the driver finds the registration by address.
 //
-// The registrations are a client of the process's one registration cache (SharedRegCache: one
-// interval structure and one set of memory hooks with the ibverbs registrations), as an
-// address-keyed client: the hooks keep a pinned range's addresses reserved when it is unmapped
-// until the cache has unregistered it (reg_cache.h, memhooks.h), so no later allocation (a
-// cudaMallocHost, cudaHostAlloc, mmap or malloc) lands on a range the driver still has
-// registered, and no pinned entry is used after its memory went. cudaHostUnregister runs on the
-// next cache call (never inside a hook). Memory CUDA already knows as pinned (cudaMallocHost,
-// MPIGPU_Alloc_mem, a program's own cudaHostRegister) is refused by cudaHostRegister: remembered
-// as not registrable and left alone.
+// What is registered: the whole mapping that owns the range, never less, and only a mapping one
+// allocation owns: a large malloc'd block glibc put in a mapping of its own, or an anonymous
+// mapping the program made with mmap (memhooks.h's own-mapping table; alloc_hooks.h). Why: CUDA
+// fails (cudaErrorInvalidValue) a copy whose host range starts inside a registration and ends
+// past it, or spans two (measured, benchmarks/results/2026-11-24-s12/pin-cache-cause.md); a copy
+// lies in one allocation, so it lies inside the registration of that allocation's mapping, and
+// the program's own cudaMemcpy calls keep working. A buffer on glibc's shared heap (smaller than
+// the mmap threshold, or after the threshold rose), on the stack or in static data is never
+// pinned: it shares pages with neighbours whose copies could cross a registration's end.
+//
+// The registrations are an address-keyed client of the process's one registration cache
+// (SharedRegCache, with the ibverbs registrations): while a mapping is registered, its
+// addresses are protected: munmap/mremap keep them reserved, and free() of its block keeps the
+// block (memhooks::DeferFree), until the cache unregistered it at its next call
+// (cudaHostUnregister never runs inside a hook), so no allocation (cudaMallocHost, cudaMalloc,
+// mmap, malloc) lands on a range the driver still has registered. Memory CUDA already knows as
+// pinned (cudaMallocHost, MPIGPU_Alloc_mem, a program's own cudaHostRegister) is refused by
+// cudaHostRegister: remembered as not registrable and left alone.
 //
 // A holder keeps its reference until the copies that use the range completed (an unregistration
 // under a DMA in flight would be wrong): the copy engines release it when the piece retires.
-// Why it is opt-in (MPIGPU_PIN_CACHE=1): CUDA fails (cudaErrorInvalidValue) a copy whose host
-// range starts inside a registration and ends past it, or spans two (measured,
-// benchmarks/results/2026-11-24-s12/pin-cache-cause.md). A registration kept after free(), or
-// reaching into a neighbour's shared page, therefore breaks the program's own cudaMemcpy from a
-// later allocation there; safe only where pageable buffers reach the GPU through mpigpu alone.
-// Threads: any (the shared cache's mutex). Bounded by MPIGPU_PIN_CACHE_MB / _ENTRIES (LRU);
-// MPIGPU_PIN_CACHE=0 turns it off (every copy as before, nothing pinned).
+// On by default where a GPU is (MPIGPU_PIN_CACHE=0 turns it off: every copy as before, nothing
+// pinned, no tracking). Threads: any (the shared cache's mutex). Bounded by MPIGPU_PIN_CACHE_MB
+// (a mapping larger than that is not pinned) and _ENTRIES (LRU).
 #pragma once
 
 #include <cstddef>

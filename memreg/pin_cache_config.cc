@@ -5,17 +5,17 @@ namespace {
 
 constexpr ParamVar<PinCacheConfig> kVars[] = {
     ChoiceParam<PinCacheConfig>(
-        "MPIGPU_PIN_CACHE", "0",
-        "1: pin (cudaHostRegister) a pageable host buffer the second time the same range is "
-        "copied to or from a GPU, and keep it pinned until its memory goes (libc hooks; glibc's "
-        "free() then keeps its pages: mallopt) or the limits evict it; the first use copies "
-        "unpinned. Only for programs whose pageable buffers reach the GPU through mpigpu alone: "
-        "CUDA refuses a program's own copy that starts in a kept registration and ends past it. "
-        "0 (default) = never pin, no hooks",
+        "MPIGPU_PIN_CACHE", "1",
+        "1 (default where a GPU is): pin (cudaHostRegister) the whole mapping of a pageable "
+        "host buffer the second time it is copied to or from a GPU, if one allocation owns that "
+        "mapping (a large malloc'd block, or the program's own anonymous mmap; heap, stack and "
+        "static buffers never), and keep it until its memory goes (libc and malloc hooks) or the "
+        "limits evict it; the first use copies unpinned. 0 = never pin, no tracking",
         kBoolChoices, MPIGPU_PARAM_BOOL(PinCacheConfig, enabled)),
     CountParam<PinCacheConfig>(
         "MPIGPU_PIN_CACHE_MB", "2048",
-        "MiB of host memory the pin cache keeps pinned; least recently used ranges go first",
+        "MiB of host memory the pin cache keeps pinned; least recently used mappings go first; a "
+        "larger mapping is never pinned",
         &PinCacheConfig::max_mb, 1, 1u << 20, "MiB"),
     CountParam<PinCacheConfig>("MPIGPU_PIN_CACHE_ENTRIES", "1024",
                                "pinned ranges the pin cache keeps",

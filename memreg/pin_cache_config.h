@@ -1,8 +1,8 @@
 // The pin cache's settings (MPIGPU_PIN_CACHE*), declared here where they are used and registered
 // in the one registry (memcopy/params.h) that mpigpu-info prints and MPIGPU_Init checks.
 // MPIGPU_PIN_CACHE is also read, with the same words, by the memory hooks at load (memhooks.cc),
-// before the registry exists: off there (and MPIGPU_IB_REG_CACHE not 1) means no mallopt and no
-// logging.
+// before the registry exists: on there (set, or unset where a GPU is) keeps the own-mapping
+// table; off (and MPIGPU_IB_REG_CACHE not 1) means no tracking and no logging.
 #pragma once
 
 #include <cstddef>

@@ -63,7 +63,7 @@ RegCache::~RegCache() {
     Destroy(e);
   }
   map_.clear();
-  (void)memhooks::ReleaseQuarantines();
+  (void)memhooks::ReleaseKept();
   memhooks::CloseReader();
 }
 
@@ -233,7 +233,7 @@ void RegCache::EvictToLimits() {
 
 void RegCache::AfterChange() {
   EvictToLimits();
-  (void)memhooks::ReleaseQuarantines();
+  (void)memhooks::ReleaseKept();
 }
 
 Status RegCache::RegisterInto(Entry* e, int c) {
@@ -297,8 +297,8 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
     return Status(Err::kInvalidArg, "reg cache: cannot register " + std::to_string(len) +
                                         " bytes at " + std::to_string(a));
   *out = nullptr;
-  const uintptr_t start = a & ~page_mask_;
-  const uintptr_t end = ((a + len - 1) | page_mask_) + 1;
+  uintptr_t start = a & ~page_mask_;
+  uintptr_t end = ((a + len - 1) | page_mask_) + 1;
 
   std::lock_guard<std::mutex> lock(mu_);
   if (c < 0 || c >= nclients_)
@@ -306,8 +306,17 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   ClientState& cs = clients_[c];
   ApplyInvalidations();
   if (!caching_ && on_reuse) {
-    (void)memhooks::ReleaseQuarantines();
+    (void)memhooks::ReleaseKept();
     return Status::Ok();  // nothing is kept: never worth registering
+  }
+  // The range a registration of this client must cover whole (its span), or none: then the
+  // request goes unregistered, and no seen entry is recorded for it.
+  uintptr_t span_start = start, span_end = end;
+  if (cs.spec.span && !cs.spec.span(a, a + len, &span_start, &span_end)) {
+    AfterChange();
+    return on_reuse ? Status::Ok()
+                    : Status(Err::kInvalidArg, std::string("reg cache: ") + cs.spec.name +
+                                                   " cannot register this range");
   }
   if (on_reuse && !Seen(a, len, start, end)) {
     // First use: remember the pages, register nothing.
@@ -315,6 +324,10 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
     AfterChange();
     return Status::Ok();
   }
+  if (span_start > start || span_end < end || ((span_start | span_end) & page_mask_) != 0)
+    return Status(Err::kInternal, "reg cache: a client's span does not cover the request");
+  start = span_start;
+  end = span_end;
 
   if (caching_ && !map_.empty()) {
     auto it = map_.upper_bound(start);
@@ -416,7 +429,7 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   }
   if (!st.ok()) {
     delete e;
-    (void)memhooks::ReleaseQuarantines();
+    (void)memhooks::ReleaseKept();
     if (on_reuse) return Status::Ok();
     return st;
   }

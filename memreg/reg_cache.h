@@ -47,7 +47,9 @@
 // also protected (memhooks::Protect) from registration to deregistration: a munmap/mremap of it
 // keeps the addresses reserved until the deregistration ran, so no allocation can land there
 // while the driver still has it registered; the reservations are released after deregistering.
-// glibc's free() is kept from returning pages behind the hooks (mallopt at load). When the hooks
+// glibc's free() is kept from returning pages behind the hooks (mallopt at load, for the ibverbs
+// client), or seen (alloc_hooks.h: a client with a span registers own mappings only, whose
+// free() is deferred while protected). When the hooks
 // cannot be shown to work (HooksActive), or the cache is disabled, nothing is kept: each Acquire
 // registers, each last Release deregisters; AcquireOnReuse never registers.
 //
@@ -105,6 +107,10 @@ class RegCache {
     // A page may lie in one registration of this client only (cudaHostRegister: yes; ibv_reg_mr:
     // no, two memory regions may cover one page).
     bool exclusive_pages = false;
+    // When set: the page-aligned range [*start, *end) a registration covering [a, b) must span
+    // (the pin client: the whole mapping that owns it), or false: never register [a, b) for
+    // this client (Acquire fails, AcquireOnReuse gives nullptr). Called under the cache's mutex.
+    std::function<bool(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end)> span;
   };
 
   // An empty cache; `enabled` false (or inactive hooks) keeps nothing between uses. `max_map`:

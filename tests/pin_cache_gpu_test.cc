@@ -1,18 +1,22 @@
-// The pin cache (memreg/pin_cache.h) on a real GPU, through CudaCopyEngine as the transports use
-// it: a pageable range is copied unpinned on first use and pinned from its second; every copy
-// is byte-checked. The memory goes back every way the hooks cover (munmap, mremap move and
-// shrink, madvise DONTNEED/FREE, malloc_trim, free of a large block then malloc at the same
-// address, brk shrink) and the next copies must carry the new bytes; the case that broke the
-// withdrawn pin cache (a pinned range freed, then cudaMallocHost / cudaHostAlloc / cudaMalloc /
-// cudaMallocManaged while the address may be reused) must allocate and copy exactly; LRU limits,
-// memory CUDA already pinned, threads. OffSwitch runs only with MPIGPU_PIN_CACHE=0 (its own
-// target; the device script runs both). Skips without a GPU.
+// The pin cache (memreg/pin_cache.h) on a real GPU with its default settings, through
+// CudaCopyEngine as the transports use it: a pageable range is copied unpinned on first use and
+// its whole mapping pinned from its second, when one allocation owns that mapping (a large
+// malloc'd block, an anonymous mmap); heap and brk memory never; every copy is byte-checked. The
+// program's own cudaMemcpy calls must keep working around pinned blocks, live or freed (the
+// failure that kept the cache off: CUDA refuses a copy that starts inside a registration and
+// ends past it). The memory goes back every way the hooks cover (munmap, mremap move and shrink,
+// madvise DONTNEED/FREE, malloc_trim, free of a large block then malloc, brk shrink) and the
+// next copies must carry the new bytes; a pinned range freed, then cudaMallocHost /
+// cudaHostAlloc / cudaMalloc / cudaMallocManaged while the address may be reused, must allocate
+// and copy exactly; LRU limits, memory CUDA already pinned, threads. OffSwitch runs only with
+// MPIGPU_PIN_CACHE=0 (its own target). Skips without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -302,7 +306,7 @@ TEST_F(PinCacheGpuTest, MadviseDropsPages) {
 
 TEST_F(PinCacheGpuTest, MallocTrimAndFreeThenMallocAtTheSameAddress) {
   if (PinCacheOffByEnv()) GTEST_SKIP() << "MPIGPU_PIN_CACHE=0";
-  const size_t n = 16 << 20;  // an mmap'd chunk under glibc's defaults
+  const size_t n = 34 << 20;  // above glibc's largest mmap threshold: a mapping of its own
   char* p = static_cast<char*>(std::malloc(n));
   ASSERT_NE(p, nullptr);
   PinByUse(p, n, 120);
@@ -319,28 +323,96 @@ TEST_F(PinCacheGpuTest, MallocTrimAndFreeThenMallocAtTheSameAddress) {
   std::free(q);
 }
 
-TEST_F(PinCacheGpuTest, BrkShrinkAndGrowAgain) {
+// A piece of the break is heap memory (neighbours share its pages): never pinned, its bytes
+// exact through shrinking and growing again.
+TEST_F(PinCacheGpuTest, BrkMemoryIsNeverPinned) {
   if (PinCacheOffByEnv()) GTEST_SKIP() << "MPIGPU_PIN_CACHE=0";
   const size_t n = 1 << 20;
-  // Our own piece of the break, page aligned (malloc does not move the break: mallopt keeps its
-  // heap, and nothing here allocates between the calls).
   char* base = static_cast<char*>(sbrk(0));
   const size_t pad = (kPage - reinterpret_cast<uintptr_t>(base) % kPage) % kPage;
   if (sbrk(static_cast<intptr_t>(pad + n)) == reinterpret_cast<void*>(-1))
     GTEST_SKIP() << "sbrk refused";
   char* p = base + pad;
-  PinByUse(p, n, 130);
+  SendChecked(p, n, 130, "brk, 1st");
+  SendChecked(p, n, 131, "brk, 2nd");
+  EXPECT_FALSE(Pinned(p)) << "heap memory pinned";
   if (sbrk(0) != p + n) GTEST_SKIP() << "the break moved (the heap grew): cannot shrink safely";
   ASSERT_NE(sbrk(-static_cast<intptr_t>(n)), reinterpret_cast<void*>(-1));
-  // The registered addresses are kept until the cache unregistered them: no growing back yet.
-  EXPECT_EQ(sbrk(static_cast<intptr_t>(n)), reinterpret_cast<void*>(-1));
-  mr::PinCacheSync();
   ASSERT_EQ(sbrk(static_cast<intptr_t>(n)), p);  // grown again: fresh zero pages
   for (size_t i = 0; i < n; i += kPage) ASSERT_EQ(p[i], 0);
-  SendChecked(p, n, 131, "brk grown again, 1st");
-  SendChecked(p, n, 132, "brk grown again, 2nd");
+  SendChecked(p, n, 132, "brk grown again, 1st");
+  SendChecked(p, n, 133, "brk grown again, 2nd");
+  RecvChecked(p, n, 134, "brk grown again, D2H");
   if (sbrk(0) == p + n) (void)sbrk(-static_cast<intptr_t>(n + pad));
+}
+
+// The failure that kept the pin cache off (benchmarks/results/2026-11-24-s12/pin-cache-cause.md):
+// CUDA refuses a copy that starts inside a registration and ends past it. The program's own
+// cudaMemcpy must work from every part of a pinned block, from a larger block malloc'd after
+// the pinned one was freed (before and after the cache's next call), and from heap neighbours.
+TEST_F(PinCacheGpuTest, ProgramsOwnCopiesAroundPinnedBlocks) {
+  if (PinCacheOffByEnv()) GTEST_SKIP() << "MPIGPU_PIN_CACHE=0";
+  const size_t n = (34 << 20) + 4000;  // a mapping of its own at any glibc mmap threshold
+  auto own_copy = [&](const char* h, size_t len, const std::string& what) {
+    ASSERT_EQ(cudaMemcpy(dev_, h, len, cudaMemcpyHostToDevice), cudaSuccess)
+        << what << ": the program's own H2D copy failed";
+    ExpectDevice(h, len, what);
+    ASSERT_EQ(cudaMemcpy(const_cast<char*>(h), dev_, len, cudaMemcpyDeviceToHost), cudaSuccess)
+        << what << ": the program's own D2H copy failed";
+  };
+  for (int sync = 0; sync <= 1; ++sync) {
+    SCOPED_TRACE(sync ? "after the cache's next call" : "unregistration pending");
+    char* p = static_cast<char*>(std::malloc(n));
+    ASSERT_NE(p, nullptr);
+    PinByUse(p, 1 << 20, 200);  // a part of the block pins all of it
+    EXPECT_TRUE(Pinned(p + n - 1)) << "the block's last byte is not in the registration";
+    // Every shape of the program's own copy from the live, pinned block.
+    Fill(p, n, 201);
+    own_copy(p, std::min(n, kDevBytes), "from its start");
+    own_copy(p + n - (3 << 20) - 1, (3 << 20) + 1, "starting inside, to its end");
+    own_copy(p + 1, (5 << 20) + 7, "unaligned, inside");
+    std::free(p);
+    if (sync) mr::PinCacheSync();
+    // Larger blocks now, perhaps at the freed address: whole copies must work.
+    for (int i = 0; i < 3; ++i) {
+      const size_t qn = n + (8 << 20) * (i + 1);
+      char* q = static_cast<char*>(std::malloc(qn));
+      ASSERT_NE(q, nullptr);
+      Fill(q, qn, 210 + i);
+      own_copy(q, std::min(qn, kDevBytes), "a larger block after free #" + std::to_string(i));
+      own_copy(q + (20 << 20), std::min(qn - (20 << 20), kDevBytes),
+               "inside a larger block after free #" + std::to_string(i));
+      std::free(q);
+    }
+  }
   mr::PinCacheSync();
+  EXPECT_EQ(mr::memhooks::DeferredFrees(), 0) << "a freed block was kept after unregistering";
+}
+
+// Blocks on glibc's heap (here: after freeing a 2 MiB mapped block, which raises the mmap
+// threshold to its size) share pages with neighbours: never pinned, bytes exact, and the
+// program's own copies of them unaffected.
+TEST_F(PinCacheGpuTest, HeapBlocksAreNeverPinned) {
+  if (PinCacheOffByEnv()) GTEST_SKIP() << "MPIGPU_PIN_CACHE=0";
+  std::free(std::malloc(2 << 20));
+  const size_t n = (1 << 20) + 100;
+  char* a = static_cast<char*>(std::malloc(n));
+  char* b = static_cast<char*>(std::malloc(n));
+  ASSERT_TRUE(a && b);
+  if (mr::memhooks::OwnMapping(reinterpret_cast<uintptr_t>(a), reinterpret_cast<uintptr_t>(a) + n,
+                               nullptr, nullptr))
+    GTEST_SKIP() << "glibc mapped the block on its own (threshold not raised)";
+  for (int i = 0; i < 3; ++i) {
+    SendChecked(a, n, 220 + i, "heap block a");
+    RecvChecked(b, n, 230 + i, "heap block b");
+  }
+  EXPECT_FALSE(Pinned(a));
+  EXPECT_FALSE(Pinned(b));
+  Fill(b, n, 240);
+  ASSERT_EQ(cudaMemcpy(dev_, b, n, cudaMemcpyHostToDevice), cudaSuccess);
+  ExpectDevice(b, n, "the program's own copy of a heap block");
+  std::free(a);
+  std::free(b);
 }
 
 TEST_F(PinCacheGpuTest, LruBoundsEntriesAndBytes) {
@@ -385,7 +457,13 @@ TEST_F(PinCacheGpuTest, MemoryCudaPinnedIsLeftAlone) {
   ASSERT_EQ(cudaMallocHost(&h, n), cudaSuccess);
   const auto before = mr::PinCacheStats();
   for (int i = 0; i < 3; ++i) SendChecked(static_cast<char*>(h), n, 170 + i, "cudaMallocHost");
-  EXPECT_GE(mr::PinCacheStats().refused - before.refused, 1u);
+  // Refused when the driver's mapping is in the own-mapping table (made through mmap), else
+  // never tried.
+  const auto ha = reinterpret_cast<uintptr_t>(h);
+  if (mr::memhooks::OwnMapping(ha, ha + n, nullptr, nullptr))
+    EXPECT_GE(mr::PinCacheStats().refused - before.refused, 1u);
+  EXPECT_EQ(mr::PinCacheStats().registrations - before.registrations,
+            mr::PinCacheStats().refused - before.refused);
   EXPECT_TRUE(Pinned(h));
   EXPECT_EQ(cudaFreeHost(h), cudaSuccess);
   // A program's own registration, likewise.
@@ -450,7 +528,7 @@ TEST_F(PinCacheGpuTest, Threads) {
 TEST_F(PinCacheGpuTest, OffSwitch) {
   if (!PinCacheOffByEnv()) GTEST_SKIP() << "runs with MPIGPU_PIN_CACHE=0 (pin_cache_off_gpu_test)";
   EXPECT_FALSE(mr::PinCacheActive());
-  std::printf("malloc settings applied: %s (only where an RDMA device wants them)\n",
+  std::printf("malloc settings applied: %s (only with MPIGPU_IB_REG_CACHE=1)\n",
               mr::memhooks::MalloptApplied() ? "yes" : "no");
   const size_t n = 4 << 20;
   char* p = MapBytes(n);

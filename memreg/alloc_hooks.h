@@ -1,0 +1,32 @@
+// The malloc family, interposed: glibc's large blocks as own mappings (memhooks.h), and free()
+// kept from giving back a mapping a registration protects.
+//
+// Why: CUDA fails a copy that starts inside a host registration and ends past it, so the pin
+// cache registers only whole mappings that one allocation owns. glibc serves a large malloc
+// (from its mmap threshold: 128 KiB at start, rising to the size of freed blocks, at most
+// 32 MiB) from a mapping of its own and gives it back with its internal munmap at free(),
+// which the munmap hook never sees. So this library defines malloc, calloc, realloc,
+// reallocarray, free, memalign, posix_memalign, aligned_alloc, valloc and pvalloc (earlier in
+// the symbol search order than libc, as the memory hooks are), forwarding to glibc's own
+// entry points (__libc_malloc, ...): a block glibc mapped on its own (its chunk header says
+// IS_MMAPPED; the mapping's bounds follow from the header) enters the table; free() and
+// realloc() of it leave it, and when a registration protects it, free() defers the real free
+// until the cache unregistered (memhooks::DeferFree) so no allocation can land there before.
+// A block on glibc's shared heap is never registered (a neighbour's copy could cross its end).
+//
+// Cost: every malloc-family call pays one relaxed load; while tracking (the pin cache on at
+// load), also a read of the chunk header glibc just wrote or is about to read. Only when the
+// malloc in use is glibc's: another allocator earlier in the search order (LD_PRELOAD jemalloc,
+// a sanitizer) makes these definitions unused, which AllocHooksActive() finds out by calling the
+// functions the dynamic linker gives every library. Not for sanitizer builds of this library.
+#pragma once
+
+namespace mpigpu::memreg {
+
+// Whether large malloc'd blocks are known as own mappings (tracking on at load, the
+// definitions reached through the dynamic linker, glibc's chunk layout recognized, a large block
+// in a mapping of its own): probed once, thread-safe. Why not, when false.
+bool AllocHooksActive();
+const char* AllocHooksWhyNot();
+
+}  // namespace mpigpu::memreg
