@@ -56,14 +56,21 @@ bool MappedBlock(const void* p, Mapping* m) {
          m->end > reinterpret_cast<uintptr_t>(p);
 }
 
-void* Track(void* p) {
-  Mapping m;
-  if (p != nullptr && mh::TrackingMappings() && MappedBlock(p, &m)) mh::TrackMapping(m.start, m.end);
-  return p;
-}
-
 void LogGone(const Mapping& m) {
   if (mh::LogWanted()) mh::RecordInvalidation(reinterpret_cast<void*>(m.start), m.end - m.start);
+}
+
+// A new mapping is also logged, as the mmap hook logs every one (glibc's own mmap is not seen):
+// whatever a cache kept there is gone. This covers another thread's free() of a block at the
+// same address whose record comes after its munmap: without it a page-keyed client (ibv_reg_mr)
+// could hit its old region over the new block in between.
+void* Track(void* p) {
+  Mapping m;
+  if (p != nullptr && mh::TrackingMappings() && MappedBlock(p, &m)) {
+    mh::TrackMapping(m.start, m.end);
+    LogGone(m);
+  }
+  return p;
 }
 
 void FreeImpl(void* p) {
@@ -193,7 +200,8 @@ __attribute__((constructor)) void SetRealFree() { mh::SetRealFree(__libc_free); 
 
 void Probe() {
   if (!mh::TrackingMappings()) {
-    g_why = "the pin cache was off at load (MPIGPU_PIN_CACHE=0, or no GPU and it was not asked for)";
+    g_why = "neither registration cache was wanted at load (no GPU and no RDMA device, or "
+            "MPIGPU_PIN_CACHE=0 and MPIGPU_IB_REG_CACHE=0)";
     return;
   }
   // Through the symbols every other library binds to: each call must reach a definition here.
@@ -216,7 +224,7 @@ void Probe() {
     return;
   }
   // Above glibc's largest dynamic mmap threshold (32 MiB): a mapping of its own unless mmap'd
-  // blocks are off (M_MMAP_MAX 0: MPIGPU_IB_REG_CACHE=1, or the program's mallopt).
+  // blocks are off (M_MMAP_MAX 0: the program's mallopt).
   const size_t big = (33u << 20) + 123;
   void* a = p_malloc(big);
   void* b = p_calloc(1, 64);
@@ -241,7 +249,7 @@ void Probe() {
   }
   if (!own) {
     g_why = "glibc did not give a 33 MiB block a mapping of its own (mmap'd blocks off: "
-            "M_MMAP_MAX 0, set by MPIGPU_IB_REG_CACHE=1 or the program)";
+            "M_MMAP_MAX 0, set by the program)";
     return;
   }
   if (mh::OwnMapping(ap, ap + big, &s, &t)) g_why = "a freed block stayed in the table";

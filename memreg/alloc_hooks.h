@@ -13,8 +13,11 @@
 // realloc() of it leave it, and when a registration protects it, free() defers the real free
 // until the cache unregistered (memhooks::DeferFree) so no allocation can land there before.
 // A block on glibc's shared heap is never registered (a neighbour's copy could cross its end).
+// The ibverbs cache keeps its memory regions over the same own mappings (its regions pin pages,
+// not addresses: nothing is protected for it, and free() of a block it holds logs the mapping as
+// invalidated; so does each new one, so no region over a freed block is handed out again).
 //
-// Cost: every malloc-family call pays one relaxed load; while tracking (the pin cache on at
+// Cost: every malloc-family call pays one relaxed load; while tracking (either cache on at
 // load), also a read of the chunk header glibc just wrote or is about to read. Only when the
 // malloc in use is glibc's: another allocator earlier in the search order (LD_PRELOAD jemalloc,
 // a sanitizer) makes these definitions unused, which AllocHooksActive() finds out by calling the

@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <malloc.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -48,7 +47,6 @@ const char* const kFnNames[kNumFns] = {"mmap",  "munmap", "mremap", "madvise",  
 
 std::atomic<uint64_t> g_records{0};
 std::atomic<uint64_t> g_flushes{0};
-std::atomic<bool> g_mallopt{false};
 // Set at load with g_disabled: neither cache asked for by name, and no RDMA device or GPU.
 std::atomic<bool> g_no_device{false};
 
@@ -90,8 +88,8 @@ bool EnvOff(const char* name) {
   return std::strcmp(v, "0") == 0 || std::strcmp(v, "no") == 0 || std::strcmp(v, "off") == 0;
 }
 
-// Whether the kernel lists an RDMA device (/sys/class/infiniband has an entry): no library, no
-// allocation beyond opendir's, safe before main.
+// Whether a folder has an entry (the kernel lists a device there): no library, no allocation
+// beyond opendir's, safe before main.
 bool DirHasEntries(const char* path) {
   DIR* d = opendir(path);
   if (d == nullptr) return false;
@@ -107,15 +105,8 @@ bool GpuPresent() {
   return DirHasEntries("/proc/driver/nvidia/gpus") || access("/dev/nvidiactl", F_OK) == 0;
 }
 
-bool RdmaDevicePresent() {
-  DIR* d = opendir("/sys/class/infiniband");
-  if (d == nullptr) return false;
-  bool any = false;
-  while (const dirent* e = readdir(d))
-    if (e->d_name[0] != '.') any = true;
-  closedir(d);
-  return any;
-}
+// Whether the kernel lists an RDMA device: where the ibverbs cache is on by default.
+bool RdmaDevicePresent() { return DirHasEntries("/sys/class/infiniband"); }
 
 // A sanitizer's allocator (ASan, TSan) replaces malloc and gives pages back with raw syscalls:
 // its free hook drops every freed block instead.
@@ -124,31 +115,33 @@ std::atomic<SanitizerSizeFn> g_sanitizer_size{nullptr};
 void SanitizerMallocHook(const volatile void*, size_t) {}
 void SanitizerFreeHook(const volatile void* p);
 
-void InstallSanitizerFreeHook() {
+// Whether it was installed (a sanitizer's allocator is in use).
+bool InstallSanitizerFreeHook() {
   using InstallFn = int (*)(void (*)(const volatile void*, size_t), void (*)(const volatile void*));
   auto install =
       reinterpret_cast<InstallFn>(dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks"));
   auto size = reinterpret_cast<SanitizerSizeFn>(
       dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size"));
-  if (install == nullptr || size == nullptr) return;  // glibc's malloc: mallopt covers it
+  if (install == nullptr || size == nullptr) return false;  // glibc's malloc: alloc_hooks.cc
   g_sanitizer_size.store(size, std::memory_order_release);
   (void)install(SanitizerMallocHook, SanitizerFreeHook);
+  return true;
 }
 
 __attribute__((constructor)) void LoadHooks() {
   for (int f = 0; f < kNumFns; ++f)
     g_next[f].store(dlsym(RTLD_NEXT, kFnNames[f]), std::memory_order_release);
-  // Two caches use the hooks: the ibverbs registrations (MPIGPU_IB_REG_CACHE) and the CUDA
-  // pins of pageable host buffers (MPIGPU_PIN_CACHE). The ibverbs netmod caches its rendezvous
-  // regions through them (internode/ib/ib_reg.h) when MPIGPU_IB_REG_CACHE=1: opt-in
-  // (kIbCachesThroughHooks) until a gain is shown where the malloc settings below are paid (VM,
-  // session 13: 1 MiB windows 0.93x, 4 MiB 1.36x by medians).
-  constexpr bool kIbCachesThroughHooks = false;
+  // Two caches use the hooks: the ibverbs registrations (MPIGPU_IB_REG_CACHE, internode/ib/
+  // ib_reg.h) and the CUDA pins of pageable host buffers (MPIGPU_PIN_CACHE). Both register only
+  // whole mappings that one allocation owns (the own-mapping table) and see free() itself
+  // (alloc_hooks.h), so neither needs malloc settings: glibc's heap, whose pages free() may give
+  // back behind the hooks, is never cached (the ibverbs client registers it per message).
+  // The ibverbs cache is on where an RDMA device is (kIbCachesThroughHooks), the pin cache
+  // where a GPU is, or either when asked for by name.
+  constexpr bool kIbCachesThroughHooks = true;
   const bool ib_off = EnvOff("MPIGPU_IB_REG_CACHE"), pin_off = EnvOff("MPIGPU_PIN_CACHE");
   const bool ib_wanted = !ib_off && (std::getenv("MPIGPU_IB_REG_CACHE") != nullptr ||
                                      (kIbCachesThroughHooks && RdmaDevicePresent()));
-  // The pin cache is on where a GPU is (or when asked for by name): it registers only whole
-  // mappings that one allocation owns (the own-mapping table), so it needs no malloc settings.
   const bool pin_wanted =
       !pin_off && (std::getenv("MPIGPU_PIN_CACHE") != nullptr || GpuPresent());
   if (!ib_wanted && !pin_wanted) {
@@ -156,17 +149,10 @@ __attribute__((constructor)) void LoadHooks() {
     g_no_device.store(!(ib_off && pin_off), std::memory_order_relaxed);
     return;
   }
-  g_track_mappings.store(pin_wanted, std::memory_order_relaxed);
-  if (ib_wanted) {
-    // ibv_reg_mr pins pages, not addresses: an MR over freed heap memory stays right as long as
-    // free() never hands pages back behind the hooks (glibc calls its own munmap, sbrk and
-    // madvise directly): no mmap'd chunks, no trimming, no thread heaps (which glibc deletes).
-    // With no mmap'd chunks the pin cache finds no malloc'd block of its own (alloc_hooks.h).
-    const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 &&
-                    mallopt(M_ARENA_MAX, 1) == 1;
-    g_mallopt.store(ok, std::memory_order_relaxed);
-  }
-  InstallSanitizerFreeHook();
+  // Under a sanitizer's allocator no malloc'd block is an own mapping, and the table's lock is
+  // invisible to ThreadSanitizer (uninstrumented): no table, every range registered per use.
+  const bool sanitizer = InstallSanitizerFreeHook();
+  g_track_mappings.store(!sanitizer, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -244,8 +230,6 @@ Cursor OpenReader() {
 void CloseReader() { g_readers.fetch_sub(1, std::memory_order_acq_rel); }
 
 bool LogWanted() { return Logging(); }
-
-bool MalloptApplied() { return g_mallopt.load(std::memory_order_relaxed); }
 
 Stats GetStats() {
   uint64_t calls = 0;
@@ -391,8 +375,9 @@ const char* g_reason = nullptr;  // written once, under the call_once below
 void Probe() {
   if (g_disabled.load(std::memory_order_relaxed)) {
     g_reason = g_no_device.load(std::memory_order_relaxed)
-                   ? "no GPU at load, MPIGPU_PIN_CACHE and MPIGPU_IB_REG_CACHE unset "
-                     "(MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 forces the hooks)"
+                   ? "no GPU and no RDMA device at load, MPIGPU_PIN_CACHE and "
+                     "MPIGPU_IB_REG_CACHE unset (MPIGPU_PIN_CACHE=1 or MPIGPU_IB_REG_CACHE=1 "
+                     "forces the hooks)"
                    : "MPIGPU_IB_REG_CACHE=0 and MPIGPU_PIN_CACHE=0 at load";
     return;
   }

@@ -8,13 +8,13 @@
 // hook calls the next definition (dlsym(RTLD_NEXT), resolved at load; a raw syscall before that)
 // and then, once the call succeeded, appends the affected range to a global invalidation log.
 // Calls inside glibc do not go through the PLT (free() unmapping a large chunk, trimming the heap,
-// a thread arena dropping pages). The two clients cover them differently. The ibverbs cache
-// (MPIGPU_IB_REG_CACHE=1) has mallopt make free() never hand pages back (M_MMAP_MAX 0: no mmap'd
-// chunks; M_TRIM_THRESHOLD max: no sbrk shrink or thread-heap trim; M_ARENA_MAX 1: no thread
-// heaps, which glibc may delete), so an MR over freed-then-reused memory still covers the very
-// same pages. The pin cache (on where a GPU is) registers only whole mappings one allocation owns
-// (the own-mapping table below) and sees free() itself (alloc_hooks.h, the malloc family
-// interposed), so it needs no malloc settings.
+// a thread arena dropping pages). Both clients cover them the same way: they register only whole
+// mappings one allocation owns (the own-mapping table below: the program's anonymous mmaps, and
+// the large blocks glibc mapped on their own, whose malloc and free() this library sees itself,
+// alloc_hooks.h), never glibc's heap. The ibverbs cache (on where an RDMA device is) registers
+// any other range for one message only; the pin cache (on where a GPU is) leaves it unpinned. No
+// malloc settings are needed (before session 15 the ibverbs cache set M_MMAP_MAX 0,
+// M_TRIM_THRESHOLD max and M_ARENA_MAX 1 for the whole process to cache heap memory).
 // Allocators that call munmap/madvise through the PLT (jemalloc, tcmalloc) are seen by the hooks;
 // a sanitizer's allocator (raw syscalls) is covered by its free hook, which drops each freed block.
 // Rejected: userfaultfd (UFFD_FEATURE_EVENT_UNMAP/REMOVE) needs each range registered in a fault
@@ -88,12 +88,11 @@ template <class Fn>
 bool Drain(Cursor* cursor, Fn&& fn);
 
 // Whether every hook receives calls made through the dynamic linker's symbols (probed once, on
-// first call; thread-safe). False also when MPIGPU_IB_REG_CACHE turned them off at load.
+// first call; thread-safe). False also when neither cache was wanted at load (no GPU, no RDMA
+// device, neither asked for; or both set to 0).
 bool HooksActive();
 // Why not, when HooksActive() is false ("" otherwise).
 const char* HooksInactiveReason();
-// Whether the mallopt settings that keep free() from dropping pages were applied at load.
-bool MalloptApplied();
 
 // Whether records are wanted now (a cache exists and the hooks were not disabled at load).
 bool LogWanted();
@@ -175,7 +174,7 @@ int Quarantined();
 // poisons the table (release), and the next reader empties it (acquire): never a stale entry.
 // Readers: OwnMapping, under the same lock. Sorted by start; entries never overlap.
 constexpr int kMappingSlots = 16384;
-// Whether the table is kept (the pin cache was wanted at load).
+// Whether the table is kept (either cache was wanted at load).
 bool TrackingMappings();
 void TrackMapping(uintptr_t start, uintptr_t end);    // page aligned; replaces overlapping ones
 void ForgetMappings(uintptr_t start, uintptr_t end);  // every entry overlapping [start, end)

@@ -22,7 +22,7 @@ extern std::atomic<uint64_t> g_calls[kNumFns];
 // only while some cache exists, and never once disabled at load.
 extern std::atomic<int> g_readers;
 extern std::atomic<bool> g_disabled;
-// Set at load when the pin cache is wanted: the own-mapping table is kept (own_mappings.cc).
+// Set at load when either cache is wanted: the own-mapping table is kept (own_mappings.cc).
 extern std::atomic<bool> g_track_mappings;
 
 inline bool Logging() {

@@ -2,7 +2,8 @@
 // in the one registry (memcopy/params.h) that mpigpu-info prints and MPIGPU_Init checks.
 // MPIGPU_PIN_CACHE is also read, with the same words, by the memory hooks at load (memhooks.cc),
 // before the registry exists: on there (set, or unset where a GPU is) keeps the own-mapping
-// table; off (and MPIGPU_IB_REG_CACHE not 1) means no tracking and no logging.
+// table; off (and the ibverbs cache not wanted: MPIGPU_IB_REG_CACHE=0, or unset with no RDMA
+// device) means no tracking and no logging.
 #pragma once
 
 #include <cstddef>

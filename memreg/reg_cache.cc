@@ -88,6 +88,7 @@ RegCache::Stats RegCache::stats() const {
     s.evictions += c.evictions;
     s.first_uses += c.first_uses;
     s.refused += c.refused;
+    s.uncached += c.uncached;
     s.bytes += c.bytes;
     s.entries += c.entries;
   }
@@ -107,6 +108,7 @@ RegCache::Stats RegCache::stats(int client) const {
     s.evictions = c.evictions;
     s.first_uses = c.first_uses;
     s.refused = c.refused;
+    s.uncached = c.uncached;
     s.bytes = c.bytes;
     s.entries = c.entries;
   }
@@ -309,14 +311,27 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
     (void)memhooks::ReleaseKept();
     return Status::Ok();  // nothing is kept: never worth registering
   }
-  // The range a registration of this client must cover whole (its span), or none: then the
-  // request goes unregistered, and no seen entry is recorded for it.
+  // The range a registration of this client must cover whole (its span), or none: then
+  // AcquireOnReuse leaves the request unregistered (no seen entry recorded), and Acquire
+  // registers it for this use alone (an address-keyed client's Acquire fails).
   uintptr_t span_start = start, span_end = end;
+  // Kept between uses: what this request registers enters the map (false: a span-refused
+  // request of a page-keyed client, registered for this use alone).
+  bool keep = caching_;
   if (cs.spec.span && !cs.spec.span(a, a + len, &span_start, &span_end)) {
-    AfterChange();
-    return on_reuse ? Status::Ok()
-                    : Status(Err::kInvalidArg, std::string("reg cache: ") + cs.spec.name +
-                                                   " cannot register this range");
+    if (on_reuse || cs.spec.pins_addresses) {
+      AfterChange();
+      return on_reuse ? Status::Ok()
+                      : Status(Err::kInvalidArg, std::string("reg cache: ") + cs.spec.name +
+                                                     " cannot register this range");
+    }
+    // No allocation owns the range whole (heap, stack, static data): its pages may change
+    // behind the hooks (glibc's own trim and munmap), so it is registered now and deregistered
+    // at its last Release, never looked up nor kept.
+    keep = false;
+    span_start = start;
+    span_end = end;
+    ++cs.stats.uncached;
   }
   if (on_reuse && !Seen(a, len, start, end)) {
     // First use: remember the pages, register nothing.
@@ -326,10 +341,11 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   }
   if (span_start > start || span_end < end || ((span_start | span_end) & page_mask_) != 0)
     return Status(Err::kInternal, "reg cache: a client's span does not cover the request");
+  const uintptr_t req_start = start, req_end = end;  // the request's own pages
   start = span_start;
   end = span_end;
 
-  if (caching_ && !map_.empty()) {
+  if (keep && !map_.empty()) {
     auto it = map_.upper_bound(start);
     if (it != map_.begin()) {
       Entry* e = std::prev(it)->second;
@@ -370,7 +386,7 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
   std::vector<Entry*> overlap;
   uintptr_t ustart = start, uend = end;
   bool held_pins = false;  // a referenced entry of ours (address-keyed) overlaps
-  if (caching_) {
+  if (keep) {
     const uintptr_t page = page_mask_ + 1;
     for (auto it = FirstEndingAfter(start); it != map_.end() && it->first < end; ++it) {
       Entry* o = it->second;
@@ -427,6 +443,19 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
     e->end = end;
     st = RegisterInto(e, c);
   }
+  if (!st.ok() && !on_reuse && !cs.spec.pins_addresses &&
+      (start != req_start || end != req_end)) {
+    // The span took what the request does not (part of the mapping made read-only, say): the
+    // request alone, for this use only (as a range the span refuses).
+    e->region = Region{reinterpret_cast<void*>(req_start), req_end - req_start, {}};
+    e->start = req_start;
+    e->end = req_end;
+    st = RegisterInto(e, c);
+    if (st.ok()) {
+      keep = false;
+      ++cs.stats.uncached;
+    }
+  }
   if (!st.ok()) {
     delete e;
     (void)memhooks::ReleaseKept();
@@ -434,7 +463,7 @@ Status RegCache::AcquireImpl(int c, void* addr, size_t len, bool on_reuse, Regio
     return st;
   }
   e->refs = 1;
-  if (caching_) {
+  if (keep) {
     e->in_map = true;
     map_.emplace(e->start, e);
   }

@@ -47,11 +47,12 @@
 // also protected (memhooks::Protect) from registration to deregistration: a munmap/mremap of it
 // keeps the addresses reserved until the deregistration ran, so no allocation can land there
 // while the driver still has it registered; the reservations are released after deregistering.
-// glibc's free() is kept from returning pages behind the hooks (mallopt at load, for the ibverbs
-// client), or seen (alloc_hooks.h: a client with a span registers own mappings only, whose
-// free() is deferred while protected). When the hooks
-// cannot be shown to work (HooksActive), or the cache is disabled, nothing is kept: each Acquire
-// registers, each last Release deregisters; AcquireOnReuse never registers.
+// glibc's free() returns pages behind the hooks (its own munmap, trim and madvise): a client whose
+// memory may be malloc'd gives a span (the ibverbs and pin clients: own mappings only, whose
+// malloc and free() alloc_hooks.h sees; free() of a protected one is deferred). A client without a
+// span is never stale over memory whose pages change only through the hooks (mmap'd memory).
+// When the hooks cannot be shown to work (HooksActive), or the cache is disabled, nothing is
+// kept: each Acquire registers, each last Release deregisters; AcquireOnReuse never registers.
 //
 // Limits. Each client's max_bytes and max_entries bound its registrations, referenced or not,
 // after each call: over a limit, that client's handles on unreferenced entries are deregistered,
@@ -108,8 +109,12 @@ class RegCache {
     // no, two memory regions may cover one page).
     bool exclusive_pages = false;
     // When set: the page-aligned range [*start, *end) a registration covering [a, b) must span
-    // (the pin client: the whole mapping that owns it), or false: never register [a, b) for
-    // this client (Acquire fails, AcquireOnReuse gives nullptr). Called under the cache's mutex.
+    // (the whole mapping that owns it: memhooks::OwnMapping), or false: never keep a
+    // registration of [a, b) for this client. Then AcquireOnReuse gives nullptr; Acquire
+    // registers the request's pages for that use alone (not looked up, not kept: deregistered at
+    // its last Release), or, for a `pins_addresses` client (whose registration of a range no
+    // allocation owns whole is what the span prevents), fails with kInvalidArg. Called under
+    // the cache's mutex.
     std::function<bool(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end)> span;
   };
 
@@ -167,12 +172,13 @@ class RegCache {
     uint64_t flushes = 0;          // times everything was dropped (log lapped, unknown range)
     uint64_t first_uses = 0;       // AcquireOnReuse calls that only recorded a seen entry
     uint64_t refused = 0;          // registrations that gave kNotRegistrable
+    uint64_t uncached = 0;         // Acquires the span refused: registered for that use alone
     size_t bytes = 0;              // registered now (referenced or not; kNotRegistrable not)
     size_t entries = 0;            // registrations now
     size_t cached = 0;             // entries in the lookup map (seen ones included)
   };
   // All clients together, or one (hits, misses, registrations, deregistrations, evictions,
-  // first_uses, refused, bytes, entries are per client; the rest are the cache's).
+  // first_uses, refused, uncached, bytes, entries are per client; the rest are the cache's).
   Stats stats() const;
   Stats stats(int client) const;
 

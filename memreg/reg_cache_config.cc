@@ -5,12 +5,12 @@ namespace {
 
 constexpr ParamVar<RegCacheConfig> kVars[] = {
     ChoiceParam<RegCacheConfig>(
-        "MPIGPU_IB_REG_CACHE", "0",
-        "1: keep the ibverbs rendezvous buffers' memory regions (ibv_reg_mr) between uses, "
-        "dropped when their memory is unmapped (libc hooks; glibc's free() then keeps its pages: "
-        "mallopt, for the whole process). 0 (default: on Soft-RoCE in the VM the cache gained "
-        "nothing measurable at 1 MiB, 0.93x by medians, and 1.36x at 4 MiB; not yet measured on "
-        "hardware) = register for each message",
+        "MPIGPU_IB_REG_CACHE", "1",
+        "1 (default; the memory hooks start at load where an RDMA device is, or when this is set): "
+        "keep the ibverbs rendezvous buffers' memory regions (ibv_reg_mr) between uses, over "
+        "whole mappings one allocation owns (a large malloc'd block, an mmap), dropped when their "
+        "memory goes (libc and malloc hooks; no malloc settings); other buffers (heap, stack) are "
+        "registered per message. 0 = register every buffer per message",
         kBoolChoices, MPIGPU_PARAM_BOOL(RegCacheConfig, enabled)),
     CountParam<RegCacheConfig>(
         "MPIGPU_IB_REG_CACHE_MB", "2048",

@@ -2,7 +2,7 @@
 // registered in the one registry (memcopy/params.h) that mpigpu-info prints and MPIGPU_Init
 // checks. MPIGPU_IB_REG_CACHE is also read, with the same words, by the memory hooks at load
 // (memhooks.cc), before the registry exists: off there (and MPIGPU_PIN_CACHE off or no GPU) means
-// no mallopt and no logging.
+// no logging; unset, the hooks start where an RDMA device is.
 #pragma once
 
 #include <cstddef>

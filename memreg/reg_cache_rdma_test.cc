@@ -2,8 +2,9 @@
 // are registered through RegCache with ibv_reg_mr and RDMA-written, in one process, from one RC
 // queue pair to another on the same port, into a fixed destination. Each case then replaces the
 // source's pages at the same address (munmap + mmap, MAP_FIXED over it, mremap away, madvise
-// DONTNEED, free + malloc) and writes new bytes: the new bytes must arrive. A control shows the
-// check can fail: an MR kept over an unmapped range still sends the old bytes.
+// DONTNEED, free + malloc) and writes new bytes: the new bytes must arrive. The cache's client is
+// the ibverbs netmod's (whole own mappings kept; heap buffers registered per use, also checked).
+// A control shows the check can fail: an MR kept over an unmapped range still sends the old bytes.
 //
 // Where no RDMA device exists every test skips, saying so. The device: the first one, or
 // REG_CACHE_TEST_IB_DEV; port 1; the GID: the first IPv4-mapped one, else the first non-zero one.
@@ -189,17 +190,26 @@ class RegCacheRdmaTest : public ::testing::Test {
     dst_mr_ = ibv_reg_mr(lb_.pd(), dst_, kLen, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     ASSERT_NE(dst_mr_, nullptr) << strerror(errno);
     ibv_pd* pd = lb_.pd();
-    cache_ = std::make_unique<RegCache>(
-        [pd](void* addr, size_t len, void** handle) -> Status {
-          ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
-          if (mr == nullptr)
-            return Status(errno == ENOMEM ? Err::kNoMemory : Err::kSystem,
-                          std::string("ibv_reg_mr: ") + strerror(errno));
-          *handle = mr;
-          return Status::Ok();
-        },
-        [](void* handle) { ibv_dereg_mr(static_cast<ibv_mr*>(handle)); }, size_t{1} << 30, 1024);
+    // The ibverbs netmod's client (internode/ib/ib_reg.cc): whole own mappings kept, any other
+    // range registered per use.
+    cache_ = std::make_unique<RegCache>(true, 1024);
+    RegCache::Client c;
+    c.name = "ibverbs";
+    c.reg = [pd](void* addr, size_t len, void** handle) -> Status {
+      ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
+      if (mr == nullptr)
+        return Status(errno == ENOMEM ? Err::kNoMemory : Err::kSystem,
+                      std::string("ibv_reg_mr: ") + strerror(errno));
+      *handle = mr;
+      return Status::Ok();
+    };
+    c.dereg = [](void* handle) { ibv_dereg_mr(static_cast<ibv_mr*>(handle)); };
+    c.span = [](uintptr_t a, uintptr_t b, uintptr_t* s, uintptr_t* e) {
+      return memhooks::OwnMapping(a, b, s, e);
+    };
+    ASSERT_EQ(cache_->AddClient(std::move(c)), 0);
     ASSERT_TRUE(cache_->caching()) << cache_->why_not_caching();
+    ASSERT_TRUE(memhooks::TrackingMappings());
     std::fprintf(stderr, "device %s\n", lb_.name().c_str());
   }
   void TearDown() override {
@@ -284,20 +294,55 @@ TEST_F(RegCacheRdmaTest, MremapAndMadvise) {
   munmap(other, kLen);
 }
 
+// A large block (above glibc's largest mmap threshold, 32 MiB: a mapping of its own each time)
+// sent twice (the second a hit), freed, malloc'd again (at the same address, new pages), new
+// bytes written: the new bytes must arrive.
 TEST_F(RegCacheRdmaTest, FreeAndMallocAgain) {
-  const size_t n = 8 << 20;
+  const size_t n = 40 << 20;
+  int same = 0;
   for (int round = 0; round < 3; ++round) {
     char* p = static_cast<char*>(malloc(n));
     ASSERT_NE(p, nullptr);
     std::memset(p, 10 + round, n);
+    const auto regs = cache_->stats().registrations;
     SendAndCheck(p + kPage, "malloc'd block");
+    SendAndCheck(p + kPage, "malloc'd block again (a hit)");
+    EXPECT_EQ(cache_->stats().registrations, regs + 1) << "the block's mapping is kept";
     free(p);
     char* q = static_cast<char*>(malloc(n));
+    ASSERT_NE(q, nullptr);
+    same += q == p;
     std::memset(q, 20 + round, n);
     SendAndCheck(q + kPage, q == p ? "re-malloc'd at the same address" : "re-malloc'd elsewhere");
     free(q);
   }
+  std::fprintf(stderr, "free + malloc: %d of 3 rounds at the same address\n", same);
+  EXPECT_GT(same, 0) << "malloc never returned the freed address: nothing was tested";
 }
 
+// A heap buffer (no allocation owns its mapping): registered per use, so bytes written between
+// uses, and a buffer freed and malloc'd again, arrive as written.
+TEST_F(RegCacheRdmaTest, HeapBufferRegisteredPerUse) {
+  free(malloc(1 << 20));  // glibc's mmap threshold rises to 1 MiB: the blocks below are heap
+  for (int round = 0; round < 3; ++round) {
+    char* p = static_cast<char*>(malloc(kLen + 100));
+    ASSERT_NE(p, nullptr);
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    if (memhooks::OwnMapping(a, a + kLen, nullptr, nullptr)) {
+      free(p);
+      GTEST_SKIP() << "glibc mapped a 256 KiB block on its own (its threshold did not rise)";
+    }
+    const auto before = cache_->stats();
+    std::memset(p, 30 + round, kLen);
+    SendAndCheck(p, "heap buffer");
+    std::memset(p, 40 + round, kLen);
+    SendAndCheck(p, "heap buffer, new bytes");
+    const auto after = cache_->stats();
+    EXPECT_EQ(after.uncached, before.uncached + 2);
+    EXPECT_EQ(after.hits, before.hits);
+    EXPECT_EQ(after.entries, before.entries) << "nothing kept";
+    free(p);
+  }
+}
 }  // namespace
 }  // namespace mpigpu::memreg

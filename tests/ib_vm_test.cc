@@ -37,6 +37,7 @@
 #include "internode/ib/ib_reg.h"
 #include "internode/ib/verbs_api.h"
 #include "internode/net_config.h"
+#include "memreg/memhooks.h"
 #include "memreg/reg_cache_config.h"
 #include "memcopy/pattern.h"
 #include "tests/engine_util.h"
@@ -335,13 +336,14 @@ void PrintCacheStats(int rank, const char* what) {
   const memreg::RegCache::Stats s = internode::IbRegCacheStats();
   std::fprintf(stderr,
                "rank %d %s: ibverbs regions: hits %llu misses %llu registrations %llu "
-               "deregistrations %llu invalidations %llu flushes %llu\n",
+               "deregistrations %llu invalidations %llu flushes %llu per-message %llu\n",
                rank, what, static_cast<unsigned long long>(s.hits),
                static_cast<unsigned long long>(s.misses),
                static_cast<unsigned long long>(s.registrations),
                static_cast<unsigned long long>(s.deregistrations),
                static_cast<unsigned long long>(s.invalidations),
-               static_cast<unsigned long long>(s.flushes));
+               static_cast<unsigned long long>(s.flushes),
+               static_cast<unsigned long long>(s.uncached));
 }
 
 // One rendezvous message of `n` bytes, rank 0 to rank 1, from and into `buf`, every byte checked
@@ -367,16 +369,19 @@ void OneRendezvous(Engine* e, int rank, unsigned char* buf, size_t n, uint32_t s
 // The same buffers again and again: the regions come from the cache after the first message.
 TEST(IbVmTest, RepeatedRendezvousReusesTheRegistrations) {
   SKIP_WITHOUT_RDMA();
-  if (!memreg::GetRegCacheConfig().enabled)  // opt-in: ib.plan's ib_vm_test step sets it
-    GTEST_SKIP() << "needs MPIGPU_IB_REG_CACHE=1 (the registration cache is off by default)";
+  if (!memreg::GetRegCacheConfig().enabled)
+    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
   std::string r = RunJob(2, [](int rank) {
     auto e = JoinJob();
     RANK_CHECK(std::string(e->ChannelCapsFor(1 - rank).name) == "ibverbs");
     const size_t n = size_t{1} << 20;
     const int kIters = 8;
-    std::vector<unsigned char> buf(n);
+    // A mapping of its own (what the cache keeps; a heap buffer is registered per message).
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    RANK_CHECK(p != MAP_FAILED);
+    auto* buf = static_cast<unsigned char*>(p);
     const memreg::RegCache::Stats before = internode::IbRegCacheStats();
-    for (int i = 0; i < kIters; ++i) OneRendezvous(e.get(), rank, buf.data(), n, 100 + i, 5);
+    for (int i = 0; i < kIters; ++i) OneRendezvous(e.get(), rank, buf, n, 100 + i, 5);
     PrintCacheStats(rank, "after 8 messages of 1 MiB");
     const memreg::RegCache::Stats s = internode::IbRegCacheStats();
     // Every message after the first found its region (one registration, seven hits); a
@@ -384,6 +389,7 @@ TEST(IbVmTest, RepeatedRendezvousReusesTheRegistrations) {
     RANK_CHECK(s.registrations - before.registrations <= 2);
     RANK_CHECK(s.hits - before.hits >= kIters - 2);
     RANK_CHECK(e->Finalize().ok());
+    ::munmap(p, n);
     return 0;
   }, 240);
   EXPECT_EQ(r, "");
@@ -393,8 +399,8 @@ TEST(IbVmTest, RepeatedRendezvousReusesTheRegistrations) {
 // the second message must carry the new pages' bytes (sender) into the new pages (receiver).
 TEST(IbVmTest, ABufferRemappedAtTheSameAddressSendsItsNewBytes) {
   SKIP_WITHOUT_RDMA();
-  if (!memreg::GetRegCacheConfig().enabled)  // opt-in: ib.plan's ib_vm_test step sets it
-    GTEST_SKIP() << "needs MPIGPU_IB_REG_CACHE=1 (the registration cache is off by default)";
+  if (!memreg::GetRegCacheConfig().enabled)
+    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
   std::string r = RunJob(2, [](int rank) {
     auto e = JoinJob();
     const size_t n = size_t{2} << 20;
@@ -415,6 +421,78 @@ TEST(IbVmTest, ABufferRemappedAtTheSameAddressSendsItsNewBytes) {
     RANK_CHECK(s.registrations > before.registrations);  // the new pages were registered
     RANK_CHECK(e->Finalize().ok());
     ::munmap(p, n);
+    return 0;
+  }, 240);
+  EXPECT_EQ(r, "");
+}
+
+// A large malloc'd block (above glibc's largest mmap threshold, 32 MiB: a mapping of its own
+// each time) sent from and received into twice (the second a hit), freed, malloc'd again (glibc
+// maps it anew, most often at the same address), new bytes written: on both sides the message
+// must carry the new block's bytes (sender) into the new block's pages (receiver).
+TEST(IbVmTest, AFreedBlockMallocdAgainSendsItsNewBytes) {
+  SKIP_WITHOUT_RDMA();
+  if (!memreg::GetRegCacheConfig().enabled)
+    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
+  std::string r = RunJob(2, [](int rank) {
+    auto e = JoinJob();
+    const size_t block = size_t{40} << 20, n = size_t{2} << 20;
+    int same = 0;
+    for (int round = 0; round < 2; ++round) {
+      auto* p = static_cast<unsigned char*>(std::malloc(block));
+      RANK_CHECK(p != nullptr);
+      const auto a = reinterpret_cast<uintptr_t>(p);
+      RANK_CHECK(memreg::memhooks::OwnMapping(a, a + block, nullptr, nullptr));
+      const memreg::RegCache::Stats s0 = internode::IbRegCacheStats();
+      OneRendezvous(e.get(), rank, p + 4096, n, 20 + round, 7);
+      OneRendezvous(e.get(), rank, p + 4096, n, 30 + round, 7);  // a hit
+      const memreg::RegCache::Stats s1 = internode::IbRegCacheStats();
+      RANK_CHECK(s1.hits > s0.hits);
+      std::free(p);
+      auto* q = static_cast<unsigned char*>(std::malloc(block));
+      RANK_CHECK(q != nullptr);
+      same += q == p;
+      OneRendezvous(e.get(), rank, q + 4096, n, 40 + round, 7);  // fills q (sender), checks (receiver)
+      const memreg::RegCache::Stats s2 = internode::IbRegCacheStats();
+      RANK_CHECK(s2.registrations > s1.registrations);  // the new block's pages registered
+      std::free(q);
+    }
+    PrintCacheStats(rank, "after free + malloc");
+    std::fprintf(stderr, "rank %d: %d of 2 blocks malloc'd again at the freed address\n", rank,
+                 same);
+    RANK_CHECK(same > 0);  // otherwise nothing was tested
+    RANK_CHECK(e->Finalize().ok());
+    return 0;
+  }, 240);
+  EXPECT_EQ(r, "");
+}
+
+// A buffer on glibc's heap (no allocation owns its mapping) is registered for each message and
+// deregistered after it: never kept, so bytes written between messages, and a buffer freed and
+// malloc'd again, arrive as written.
+TEST(IbVmTest, AHeapBufferIsRegisteredPerMessage) {
+  SKIP_WITHOUT_RDMA();
+  if (!memreg::GetRegCacheConfig().enabled)
+    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
+  std::string r = RunJob(2, [](int rank) {
+    auto e = JoinJob();
+    std::free(std::malloc(size_t{1} << 20));  // glibc's mmap threshold rises to 1 MiB
+    const size_t n = 256 << 10;               // above the eager size: a rendezvous
+    for (int round = 0; round < 2; ++round) {
+      auto* p = static_cast<unsigned char*>(std::malloc(n));
+      RANK_CHECK(p != nullptr);
+      const auto a = reinterpret_cast<uintptr_t>(p);
+      RANK_CHECK(!memreg::memhooks::OwnMapping(a, a + n, nullptr, nullptr));  // on the heap
+      const memreg::RegCache::Stats s0 = internode::IbRegCacheStats();
+      for (int i = 0; i < 3; ++i) OneRendezvous(e.get(), rank, p, n, 50 + 3 * round + i, 8);
+      const memreg::RegCache::Stats s1 = internode::IbRegCacheStats();
+      RANK_CHECK(s1.uncached - s0.uncached >= 3);
+      RANK_CHECK(s1.hits == s0.hits);
+      RANK_CHECK(s1.entries == s0.entries);  // nothing kept
+      std::free(p);
+    }
+    PrintCacheStats(rank, "after the heap buffers");
+    RANK_CHECK(e->Finalize().ok());
     return 0;
   }, 240);
   EXPECT_EQ(r, "");

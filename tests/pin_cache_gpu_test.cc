@@ -528,8 +528,6 @@ TEST_F(PinCacheGpuTest, Threads) {
 TEST_F(PinCacheGpuTest, OffSwitch) {
   if (!PinCacheOffByEnv()) GTEST_SKIP() << "runs with MPIGPU_PIN_CACHE=0 (pin_cache_off_gpu_test)";
   EXPECT_FALSE(mr::PinCacheActive());
-  std::printf("malloc settings applied: %s (only with MPIGPU_IB_REG_CACHE=1)\n",
-              mr::memhooks::MalloptApplied() ? "yes" : "no");
   const size_t n = 4 << 20;
   char* p = MapBytes(n);
   for (int i = 0; i < 3; ++i) SendChecked(p, n, 190 + i, "off");

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "memcopy/log.h"
+#include "memreg/memhooks.h"
 #include "memreg/reg_cache_config.h"
 #include "memreg/shared_reg_cache.h"
 
@@ -62,6 +63,11 @@ IbRegistrar::IbRegistrar(const IbDevice* dev) : dev_(dev) {
       c.dereg = CacheDeregister;
       c.max_bytes = memreg::GetRegCacheConfig().max_mb << 20;
       c.max_entries = memreg::GetRegCacheConfig().max_entries;
+      // Whole own mappings only (ib_reg.h): any other range is registered per message.
+      const size_t max_bytes = c.max_bytes;
+      c.span = [max_bytes](uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end) {
+        return memreg::memhooks::OwnMapping(a, b, start, end) && *end - *start <= max_bytes;
+      };
       g_client = cache.AddClient(std::move(c));
     });
     const IbDevice* none = nullptr;
@@ -81,10 +87,12 @@ IbRegistrar::IbRegistrar(const IbDevice* dev) : dev_(dev) {
 IbRegistrar::~IbRegistrar() {
   if (client_ < 0) return;
   const memreg::RegCache::Stats s = stats();
-  MPIGPU_INFO("ibverbs: registration cache: %llu hits, %llu misses, %llu registrations, %llu "
-              "invalidations, %llu merges", static_cast<unsigned long long>(s.hits),
+  MPIGPU_INFO("ibverbs: registration cache: %llu hits, %llu misses, %llu registrations "
+              "(%llu per message: not an own mapping), %llu invalidations, %llu merges",
+              static_cast<unsigned long long>(s.hits),
               static_cast<unsigned long long>(s.misses),
               static_cast<unsigned long long>(s.registrations),
+              static_cast<unsigned long long>(s.uncached),
               static_cast<unsigned long long>(s.invalidations),
               static_cast<unsigned long long>(s.merges));
   memreg::SharedRegCache().DropClient(client_);

@@ -3,19 +3,23 @@
 // buffer sent or received again reuses its region instead of an ibv_reg_mr/ibv_dereg_mr pair per
 // message on each side.
 //
-// Never stale: the cache's rules (memreg/reg_cache.h) hold as for every client: an entry whose
-// memory was unmapped, remapped or given back (munmap, mremap, madvise, brk, ...: the memory
-// hooks, memhooks.h) leaves the cache at its next call, deregistered once unreferenced; glibc's
-// free() keeps its pages (mallopt at load), so a region over freed-then-reused heap memory still
-// covers the very pages it names. Regions are keyed by page range; one may be larger than the
-// request (a merge, or the whole pages around it): its keys serve any address inside it.
-// Buffers that share an edge page (heap neighbours) each keep their own region: two memory
-// regions may cover one page (the client is not `exclusive_pages`).
+// What is kept: a region over a whole mapping that one allocation owns (memreg/memhooks.h's
+// own-mapping table: a large malloc'd block glibc mapped on its own, an anonymous mmap of the
+// program), at most MPIGPU_IB_REG_CACHE_MB; a request inside one registers the whole mapping, and
+// any later request inside it hits. Any other request (glibc's heap, the stack, static data, a
+// file mapping, a mapping over the limit) is registered for that message alone and deregistered
+// at its Release: glibc gives heap pages back behind the memory hooks (its own trim and munmap),
+// and no process-wide malloc settings are made to prevent it.
+// Never stale: an entry whose memory was unmapped, remapped or given back (munmap, mremap,
+// madvise, free() of its block, a new mapping at its address: the memory hooks, memhooks.h and
+// memreg/alloc_hooks.h) leaves the cache at its next call, deregistered once unreferenced.
+// ibv_reg_mr pins pages, not addresses, so nothing is protected: a freed block goes back to glibc
+// at once.
 // Bounded by MPIGPU_IB_REG_CACHE_MB / _ENTRIES (LRU over unreferenced regions).
 //
-// Without caching (MPIGPU_IB_REG_CACHE=0, the hooks not active, or another IbRegistrar holding
-// the cache's client in this process) every Acquire is its own ibv_reg_mr and every Release its
-// ibv_dereg_mr, as before.
+// Without caching (MPIGPU_IB_REG_CACHE=0, no RDMA device at load and the variable unset, the
+// hooks not active, or another IbRegistrar holding the cache's client in this process) every
+// Acquire is its own ibv_reg_mr and every Release its ibv_dereg_mr, as before.
 //
 // Lifetime: one registrar per device, destroyed before its device (IbLmt holds it; BackendSet
 // destroys the LMT back-ends before the channels). Its destructor drops every cached region of
