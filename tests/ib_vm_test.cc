@@ -75,6 +75,14 @@ std::string WhyNot() {
     if (!why.empty()) GTEST_SKIP() << why;         \
   } while (0)
 
+// The registration cache's cases: on by default where an RDMA device is.
+#define SKIP_WITHOUT_REG_CACHE()                                                 \
+  do {                                                                           \
+    SKIP_WITHOUT_RDMA();                                                         \
+    if (!memreg::GetRegCacheConfig().enabled)                                    \
+      GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";    \
+  } while (0)
+
 void WaitOk(Engine* e, Request* r) {
   Status st = e->Wait(r, 120);
   if (!st.ok() || !r->status().ok())
@@ -368,9 +376,7 @@ void OneRendezvous(Engine* e, int rank, unsigned char* buf, size_t n, uint32_t s
 
 // The same buffers again and again: the regions come from the cache after the first message.
 TEST(IbVmTest, RepeatedRendezvousReusesTheRegistrations) {
-  SKIP_WITHOUT_RDMA();
-  if (!memreg::GetRegCacheConfig().enabled)
-    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
+  SKIP_WITHOUT_REG_CACHE();
   std::string r = RunJob(2, [](int rank) {
     auto e = JoinJob();
     RANK_CHECK(std::string(e->ChannelCapsFor(1 - rank).name) == "ibverbs");
@@ -398,9 +404,7 @@ TEST(IbVmTest, RepeatedRendezvousReusesTheRegistrations) {
 // A buffer unmapped and mapped again at the same address between two messages, on both sides:
 // the second message must carry the new pages' bytes (sender) into the new pages (receiver).
 TEST(IbVmTest, ABufferRemappedAtTheSameAddressSendsItsNewBytes) {
-  SKIP_WITHOUT_RDMA();
-  if (!memreg::GetRegCacheConfig().enabled)
-    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
+  SKIP_WITHOUT_REG_CACHE();
   std::string r = RunJob(2, [](int rank) {
     auto e = JoinJob();
     const size_t n = size_t{2} << 20;
@@ -431,9 +435,7 @@ TEST(IbVmTest, ABufferRemappedAtTheSameAddressSendsItsNewBytes) {
 // maps it anew, most often at the same address), new bytes written: on both sides the message
 // must carry the new block's bytes (sender) into the new block's pages (receiver).
 TEST(IbVmTest, AFreedBlockMallocdAgainSendsItsNewBytes) {
-  SKIP_WITHOUT_RDMA();
-  if (!memreg::GetRegCacheConfig().enabled)
-    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
+  SKIP_WITHOUT_REG_CACHE();
   std::string r = RunJob(2, [](int rank) {
     auto e = JoinJob();
     const size_t block = size_t{40} << 20, n = size_t{2} << 20;
@@ -471,9 +473,7 @@ TEST(IbVmTest, AFreedBlockMallocdAgainSendsItsNewBytes) {
 // deregistered after it: never kept, so bytes written between messages, and a buffer freed and
 // malloc'd again, arrive as written.
 TEST(IbVmTest, AHeapBufferIsRegisteredPerMessage) {
-  SKIP_WITHOUT_RDMA();
-  if (!memreg::GetRegCacheConfig().enabled)
-    GTEST_SKIP() << "MPIGPU_IB_REG_CACHE=0: the registration cache is off";
+  SKIP_WITHOUT_REG_CACHE();
   std::string r = RunJob(2, [](int rank) {
     auto e = JoinJob();
     std::free(std::malloc(size_t{1} << 20));  // glibc's mmap threshold rises to 1 MiB
