@@ -3,11 +3,14 @@
 // On one host: 2 and 4 ranks, every pair's bytes checked at eager and large sizes, every pair by
 // shared memory (MPIGPU_DEBUG=info's path lines); with MPIGPU_SHM=0 the TCP netmod between them
 // (cards and the secret through PMIx's Fence); a library that cannot be loaded (a clear error);
-// a rank killed (the job ends, no hang); mpirun killed (the ranks end through PMIx's lost
-// connection). Across two network namespaces as hosts (the remote orted started through a launch
-// agent that runs `ip netns exec`): 4 ranks, 2 per host, shm within and tcp across, and a rank
-// killed on the other host (while the others wait for it, and unseen while they finalize). Skips with the reason without mpirun (or, for the namespaces, without
-// root, ip or unshare).
+// a rank killed (the job ends, no hang; under --enable-recovery the others' receives fail with
+// PROC_FAILED naming it); mpirun killed (the ranks end through PMIx's lost connection). Across two
+// network namespaces as hosts (the remote orted started through a launch agent that runs `ip
+// netns exec`): 4 ranks, 2 per host, shm within and tcp across, and a rank killed on the other
+// host (while the others wait for it, and unseen while they finalize; each also under
+// --enable-recovery, where the survivors name it). Killed-rank cases print how long after the
+// death each survivor knew. Skips with the reason without mpirun (or, for the namespaces,
+// without root, ip or unshare).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,8 +25,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpigpu_api/mpigpu.h"
 #include "tests/e2e_util.h"
 #include "tests/netns_hosts.h"
+#include "tests/pmix_rank_report.h"
 
 namespace {
 
@@ -31,6 +36,7 @@ using mpigpu::testing::BoundedRun;
 using mpigpu::testing::Result;
 using mpigpu::testing::RunOptions;
 using mpigpu::testing::Runfile;
+using mpigpu::testing::SurvivorWord;
 
 const char kMpirun[] = "/usr/bin/mpirun";
 
@@ -157,15 +163,57 @@ TEST_F(PmixLaunch, AMissingLibraryIsAClearError) {
 }
 
 // A rank SIGKILLs itself while the others wait for it: the job ends with an error, no hang.
+// mpirun (by default) kills the others on the death; one that saw the death first has its
+// receive fail with MPIGPU_ERR_PROC_FAILED naming rank 1. Printed: how long after the death
+// mpirun had ended the job, and each survivor's word.
 TEST_F(PmixLaunch, AKilledRankEndsTheJob) {
   RunOptions o = MpirunOptions();
   o.timeout_ms = 30000;
   const Result r =
       mpigpu::testing::RunBounded(Mpirun(3, {"-x", "MPIGPU_DEBUG=info", Rank(), "die", "1"}), o);
+  const double ended = mpigpu::testing::MonotonicNow();
   EXPECT_FALSE(r.hung) << r.err;
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 3; ++rank)  // the job ran: every rank joined before rank 1 died
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
+  const double died = mpigpu::testing::DeathTime(r.err, 1);
+  for (int rank : {0, 2}) {
+    const SurvivorWord w = mpigpu::testing::ReceiveWord(r.err, rank);
+    if (!w.found) continue;
+    EXPECT_EQ(w.code, MPIGPU_ERR_PROC_FAILED) << r.err;
+    EXPECT_NE(w.detail.find("rank 1 "), std::string::npos) << w.detail;
+  }
+  std::printf("mpirun had ended the job %.3f s after rank 1's death (-1: no death line)\n%s",
+              died >= 0 ? ended - died : -1.0,
+              mpigpu::testing::DescribeWords({0, 2}, died, mpigpu::testing::ReceiveWord, r.err)
+                  .c_str());
+}
+
+// Every survivor's word: `word`'s line with MPIGPU_ERR_PROC_FAILED whose detail contains `names`.
+void ExpectProcFailed(const Result& r, const std::vector<int>& survivors,
+                      SurvivorWord (*word)(const std::string&, int), const std::string& names) {
+  for (int rank : survivors) {
+    const SurvivorWord w = word(r.err, rank);
+    EXPECT_TRUE(w.found) << "rank " << rank << " said nothing\n" << r.err;
+    EXPECT_EQ(w.code, MPIGPU_ERR_PROC_FAILED) << "rank " << rank << "\n" << r.err;
+    EXPECT_NE(w.detail.find(names), std::string::npos) << "rank " << rank << ": " << w.detail;
+  }
+}
+
+// mpirun --enable-recovery lets the others run on after a rank's death: their receives from it
+// fail with MPIGPU_ERR_PROC_FAILED naming it (the launcher's process table, or the engine's own
+// check of the pid), and the job ends. Printed: how long after the death each survivor knew.
+TEST_F(PmixLaunch, UnderEnableRecoveryAKilledRanksPeersGetProcFailedNamingIt) {
+  RunOptions o = MpirunOptions();
+  o.timeout_ms = 30000;
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(3, {"--enable-recovery", "-x", "MPIGPU_DEBUG=info", Rank(), "die", "1"}), o);
+  EXPECT_FALSE(r.hung) << r.err;
+  const double died = mpigpu::testing::DeathTime(r.err, 1);
+  EXPECT_GE(died, 0) << r.err;
+  ExpectProcFailed(r, {0, 2}, mpigpu::testing::ReceiveWord, "rank 1 ");
+  std::printf("%s", mpigpu::testing::DescribeWords({0, 2}, died, mpigpu::testing::ReceiveWord,
+                                                   r.err).c_str());
 }
 
 // kill -9 of mpirun while its ranks block in a receive: PMIx tells each rank it lost its server
@@ -287,9 +335,9 @@ TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
 }
 
-// A rank on the other host kills itself before any message while the others finalize. PMIx does
-// not say which rank ended: the finalize fence (PmixBootstrap::Depart) cannot complete without
-// it, so no survivor's Finalize succeeds; mpirun ends the job and names the rank. Printed: what
+// A rank on the other host kills itself before any message while the others finalize. The
+// finalize fence (PmixBootstrap::Depart) cannot complete without it, so no survivor's Finalize
+// succeeds; mpirun (by default) ends the job and names the rank. Printed: what
 // each survivor's Finalize returned before mpirun ended it (MPIGPU_ERR_PROC_FAILED is 9).
 TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
   const Result r = RunAcross("die-unseen 3", 30000);
@@ -299,7 +347,7 @@ TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
   for (int rank = 0; rank < 3; ++rank) {
     const std::string line = "pmix_rank " + std::to_string(rank) + ": finalize returned ";
     const size_t at = r.err.find(line);
-    EXPECT_EQ(r.err.find(line + "0\n"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(line + "0 at "), std::string::npos) << r.err;
     std::printf("rank %d: %s\n", rank,
                 at == std::string::npos ? "no line (mpirun ended it first, or dropped its output)"
                                         : r.err.substr(at, r.err.find('\n', at) - at).c_str());
@@ -335,6 +383,36 @@ TEST_F(PmixNetns, AnExchangeARankNeverReachesTimesOut) {
              std::string::npos;
   EXPECT_TRUE(named) << r.err;
   std::printf("the job ended %.2f s after its start\n", took);
+}
+
+
+// mpirun --enable-recovery across the hosts: a rank on the other host kills itself while the
+// others wait for it; each survivor's receive fails with MPIGPU_ERR_PROC_FAILED naming rank 3
+// (its own host's by the pid, the others by the launcher's process table or the TCP probe).
+// Open MPI 4.1's mpirun does not end such a job even once every rank has ended (its orted on
+// the other host stays): the bound (12 s) ends it, so `hung` is not checked; every survivor's
+// line is. Printed: how long after the death each survivor knew.
+TEST_F(PmixNetns, UnderEnableRecoveryARankKilledOnTheOtherHostFailsThePeersReceives) {
+  const Result r = RunAcross("die 3", 12000, "--enable-recovery");
+  const double died = mpigpu::testing::DeathTime(r.err, 3);
+  EXPECT_GE(died, 0) << r.err;
+  ExpectProcFailed(r, {0, 1, 2}, mpigpu::testing::ReceiveWord, "rank 3 ");
+  std::printf("%s", mpigpu::testing::DescribeWords({0, 1, 2}, died, mpigpu::testing::ReceiveWord,
+                                                   r.err).c_str());
+}
+
+// mpirun --enable-recovery across the hosts: a rank on the other host kills itself before any
+// message while the others finalize. The finalize fence completes without it; ranks 0 and 1
+// never talked to it, so only the launcher's process table (PmixBootstrap::Departed) can say it
+// ended: every survivor's Finalize fails with MPIGPU_ERR_PROC_FAILED naming rank 3 (before, ranks
+// 0 and 1 returned success). The bound ends mpirun, as above.
+TEST_F(PmixNetns, UnderEnableRecoveryARankKilledUnseenIsNamedAtFinalize) {
+  const Result r = RunAcross("die-unseen 3", 12000, "--enable-recovery");
+  const double died = mpigpu::testing::DeathTime(r.err, 3);
+  EXPECT_GE(died, 0) << r.err;
+  ExpectProcFailed(r, {0, 1, 2}, mpigpu::testing::FinalizeWord, "rank(s) 3 failed");
+  std::printf("%s", mpigpu::testing::DescribeWords({0, 1, 2}, died, mpigpu::testing::FinalizeWord,
+                                                   r.err).c_str());
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // under Open MPI's mpirun: 2 and 3 ranks, every pair's bytes checked, every pair by shared
 // memory, each rank's node-local rank equal to Slurm's SLURM_LOCALID; with MPIGPU_SHM=0 the TCP
 // netmod (cards and the secret through PMIx's Fence) and the secret in no world-readable file;
-// a library that cannot be loaded; a killed rank (srun reports it, the others end); a killed
+// a library that cannot be loaded; a killed rank (srun reports it, the others end: Slurm kills
+// them, a survivor that saw the death first names it with PROC_FAILED; printed: when); a killed
 // srun (its ranks end). Also C programs over mpi.h (tests/mpi) under srun. Then a two-node
 // cluster (the slurmds in two network namespaces joined by a veth pair): 4 ranks, 2 per node,
 // shm within and tcp across, a rank killed on the other node, a start-up exchange that times
@@ -25,7 +26,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpigpu_api/mpigpu.h"
 #include "tests/e2e_util.h"
+#include "tests/pmix_rank_report.h"
 
 extern char** environ;
 
@@ -35,6 +38,7 @@ using mpigpu::testing::BoundedRun;
 using mpigpu::testing::Result;
 using mpigpu::testing::RunOptions;
 using mpigpu::testing::Runfile;
+using mpigpu::testing::SurvivorWord;
 
 const char kSrun[] = "/usr/bin/srun";
 
@@ -210,6 +214,27 @@ TEST_F(Srun, AMissingLibraryIsAClearError) {
   EXPECT_EQ(r.Count(" ok\n"), 0);
 }
 
+// A survivor that saw the death before Slurm killed it says MPIGPU_ERR_PROC_FAILED naming the
+// rank; printed: how long after the death srun had ended and each survivor's word. Slurm 22.05's
+// PMIx plugin kills the whole step once a rank's PMIx connection is lost (whatever
+// --kill-on-bad-exit says) and sends the others no PMIx event, nor answers a process-table
+// query: survivors are told nothing by PMIx, only killed.
+void ExpectSurvivorsWords(const Result& r, int victim, const std::vector<int>& survivors,
+                          double ended) {
+  const double died = mpigpu::testing::DeathTime(r.err, victim);
+  for (int rank : survivors) {
+    const SurvivorWord w = mpigpu::testing::ReceiveWord(r.err, rank);
+    if (!w.found) continue;
+    EXPECT_EQ(w.code, MPIGPU_ERR_PROC_FAILED) << r.err;
+    EXPECT_NE(w.detail.find("rank " + std::to_string(victim) + " "), std::string::npos)
+        << w.detail;
+  }
+  std::printf("srun had ended the step %.3f s after rank %d's death (-1: no death line)\n%s",
+              died >= 0 ? ended - died : -1.0, victim,
+              mpigpu::testing::DescribeWords(survivors, died, mpigpu::testing::ReceiveWord, r.err)
+                  .c_str());
+}
+
 // Rank 1 SIGKILLs itself while the others wait for it: srun says so and ends with an error; the
 // others end (no hang).
 TEST_F(Srun, AKilledRankEndsTheJobAndSrunReportsIt) {
@@ -217,11 +242,13 @@ TEST_F(Srun, AKilledRankEndsTheJobAndSrunReportsIt) {
   o.timeout_ms = 30000;
   const Result r =
       mpigpu::testing::RunBounded(SrunArgv(3, "MPIGPU_DEBUG=info", {Rank(), "die", "1"}), o);
+  const double ended = mpigpu::testing::MonotonicNow();
   EXPECT_FALSE(r.hung) << r.err;
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 3; ++rank)
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("task 1: Killed"), std::string::npos) << r.err;
+  ExpectSurvivorsWords(r, 1, {0, 2}, ended);
 }
 
 // kill -9 of srun while its ranks block in a receive: Slurm ends the step and the ranks end
@@ -305,11 +332,13 @@ TEST_F(SrunTwoNodes, ARankKilledOnTheOtherNodeEndsTheJob) {
   o.timeout_ms = 30000;
   const Result r =
       mpigpu::testing::RunBounded(SrunArgv(4, "MPIGPU_DEBUG=info", {Rank(), "die", "3"}), o);
+  const double ended = mpigpu::testing::MonotonicNow();
   EXPECT_FALSE(r.hung) << r.err;
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 4; ++rank)
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("mg1: task 3: Killed"), std::string::npos) << r.err;
+  ExpectSurvivorsWords(r, 3, {0, 1, 2}, ended);
 }
 
 // A rank on the other node comes 20 s late while MPIGPU_BOOTSTRAP_TIMEOUT is 2: the others'
