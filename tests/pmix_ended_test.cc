@@ -89,11 +89,23 @@ class PmixEndedTest : public ::testing::Test {
   pmix_proc_t me_;
 };
 
-pmix_info_t AffectedProc(pmix_proc_t* p) {
+// A row `key` of `type`, its data left for the caller.
+pmix_info_t Row(const char* key, pmix_data_type_t type) {
   pmix_info_t i;
   std::memset(&i, 0, sizeof i);
-  std::strncpy(i.key, PMIX_EVENT_AFFECTED_PROC, PMIX_MAX_KEYLEN);
-  i.value.type = PMIX_PROC;
+  std::strncpy(i.key, key, PMIX_MAX_KEYLEN);
+  i.value.type = type;
+  return i;
+}
+
+pmix_info_t ArrayInfo(const char* key, pmix_data_array_t* array) {
+  pmix_info_t i = Row(key, PMIX_DATA_ARRAY);
+  i.value.data.darray = array;
+  return i;
+}
+
+pmix_info_t AffectedProc(pmix_proc_t* p) {
+  pmix_info_t i = Row(PMIX_EVENT_AFFECTED_PROC, PMIX_PROC);
   i.value.data.proc = p;
   return i;
 }
@@ -122,11 +134,7 @@ TEST_F(PmixEndedTest, AnEventNamesItsAffectedProcsElseItsSource) {
   PmixEnded* e = PmixEnded::Start(&lib_, me_, 8);
   pmix_proc_t procs[2] = {Proc("job.1", 3), Proc("job.1", 5)};
   pmix_data_array_t array{PMIX_PROC, 2, procs};
-  pmix_info_t i;
-  std::memset(&i, 0, sizeof i);
-  std::strncpy(i.key, PMIX_EVENT_AFFECTED_PROCS, PMIX_MAX_KEYLEN);
-  i.value.type = PMIX_DATA_ARRAY;
-  i.value.data.darray = &array;
+  pmix_info_t i = ArrayInfo(PMIX_EVENT_AFFECTED_PROCS, &array);
   PmixEnded::OnEvent(0, PMIX_ERR_PROC_TERM_WO_SYNC, nullptr, &i, 1, nullptr, 0, nullptr, nullptr);
   EXPECT_EQ(Ranks(e), (std::vector<int>{3, 5}));
   const pmix_proc_t source = Proc("job.1", 6);
@@ -156,11 +164,7 @@ TEST_F(PmixEndedTest, TheProcessTableNamesFailedRanksInBothLayouts) {
     rows[r].value.data.pinfo = &procs[r];
   }
   pmix_data_array_t table{PMIX_INFO, 4, rows};
-  pmix_info_t answer;
-  std::memset(&answer, 0, sizeof answer);
-  std::strncpy(answer.key, PMIX_QUERY_PROC_TABLE, PMIX_MAX_KEYLEN);
-  answer.value.type = PMIX_DATA_ARRAY;
-  answer.value.data.darray = &table;
+  pmix_info_t answer = ArrayInfo(PMIX_QUERY_PROC_TABLE, &table);
   Answer(PMIX_SUCCESS, &answer, 1);
   EXPECT_TRUE(e->Answered(t1));
   EXPECT_EQ(fake_.released, 1);

@@ -36,7 +36,8 @@ class PmixLauncher {
   virtual RunOptions Options() const = 0;
   // The directory that holds the PMIx server's store for a run with these options.
   virtual std::string StoreDir(const RunOptions& options) const = 0;
-  // What the launcher prints once rank r was killed by a signal.
+  // What the launcher prints once rank r was killed by a signal; "" where it may name another
+  // (mpirun names the first rank that ended badly: a survivor that exited first, at times).
   virtual std::string KilledReport(int r) const = 0;
 };
 

@@ -137,7 +137,8 @@ TEST_P(PmixLauncherCases, AKilledRankEndsTheJob) {
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 3; ++rank)  // the job ran: every rank joined before rank 1 died
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(l.KilledReport(1)), std::string::npos) << r.err;
+  if (!l.KilledReport(1).empty())
+    EXPECT_NE(r.err.find(l.KilledReport(1)), std::string::npos) << r.err;
   const double died = DeathTime(r.err, 1);
   for (int rank : {0, 2}) {
     const SurvivorWord w = ReceiveWord(r.err, rank);

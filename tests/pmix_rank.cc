@@ -9,12 +9,14 @@
 //                          for it, SLURM_LOCALID or OMPI_COMM_WORLD_LOCAL_RANK, "?" if neither)
 //                          and "pmix_rank R/N ok";
 //                          Finalize; exit 0 (3 on a wrong or failed message)
-//   pmix_rank die R        rank R SIGKILLs itself after Init and a Barrier, first printing
-//                          "pmix_rank R dies at T" (T: CLOCK_MONOTONIC's seconds, one clock for
-//                          every process of a host and its network namespaces); the others block
-//                          receiving from it (ended by the launcher or by the peer's failure,
-//                          never a hang) and print "pmix_rank: rank r: the receive from the
-//                          killed rank ended with C at T: <MPIGPU_Error_string>"
+//   pmix_rank die R        after Init and a Barrier, every other rank sends rank R a word and
+//                          blocks receiving from it; rank R, once it has every word (so nobody
+//                          still needs a message of its from the Barrier), prints "pmix_rank R
+//                          dies at T" (T: CLOCK_MONOTONIC's seconds, one clock for every process
+//                          of a host and its network namespaces) and SIGKILLs itself. The others'
+//                          receive ends (by the launcher or by the peer's failure, never a hang):
+//                          they print "pmix_rank: rank r: the receive from the killed rank ended
+//                          with C at T: <MPIGPU_Error_string>"
 //   pmix_rank die-unseen R rank R SIGKILLs itself right after Init, before any message, first
 //                          printing "pmix_rank R dies at T"; the others call MPIGPU_Finalize at
 //                          once and print "pmix_rank r: finalize returned C at T: <its error
@@ -130,9 +132,19 @@ int main(int argc, char** argv) {
   } else if (mode == "die" && argc == 3) {
     const int victim = std::atoi(argv[2]);
     if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
-    if (rank == victim) Die(rank);
-    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
     int x = 0;
+    if (rank == victim) {
+      for (int r = 0; r < size; ++r)
+        if (r != victim &&
+            MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, r, 6, MPIGPU_COMM_WORLD,
+                        MPIGPU_STATUS_IGNORE) != MPIGPU_SUCCESS)
+          return Fail(rank, "no word from rank " + std::to_string(r));
+      Die(rank);
+    }
+    if (MPIGPU_Send(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, victim, 6, MPIGPU_COMM_WORLD) !=
+        MPIGPU_SUCCESS)
+      return Fail(rank, "the word to rank " + std::to_string(victim) + " failed");
+    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
     const int rc = MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, victim, 7, MPIGPU_COMM_WORLD,
                                MPIGPU_STATUS_IGNORE);
     return Fail(rank, "the receive from the killed rank ended with " + std::to_string(rc) +

@@ -117,6 +117,7 @@ Status Engine::StartUp(const JobInfo& job) {
                 eager_max_[rank_]);
   pending_.resize(size_);
   peer_failed_.assign(size_, false);
+  ended_told_.assign(size_, 0);
   outstanding_.assign(size_, 0);
   sent_to_.assign(size_, 0);
   arrived_from_.assign(size_, 0);
@@ -458,6 +459,15 @@ void Engine::CheckPeers() {
   boot_->Ended(remote_waited, &ended_);
   for (const EndedRank& e : ended_) {
     if (e.rank < 0 || e.rank >= size_ || e.rank == rank_ || peer_failed_[e.rank]) continue;
+    // A rank on another node may have sent messages that are still on their way on its
+    // connection, which closes only behind them: that close decides, unless it does not come
+    // within kEndedGrace s (its host gone too). This node's ranks' messages are in the segment.
+    if (!job_.info().SameNode(e.rank)) {
+      const double now = MonotonicSeconds();
+      double& told = ended_told_[e.rank];
+      if (told == 0) told = now;
+      if (now - told < kEndedGrace && PeerAlive(e.rank)) continue;
+    }
     TakeArrivalsBeforeFailing();
     FailPeer(e.rank, "rank " + std::to_string(e.rank) + " ended without finalizing (" + e.why + ")");
   }
