@@ -490,17 +490,25 @@ Status PmixBootstrap::Departed(bool* all, std::vector<int>* gone) {
                     "pmix: the finalize fence failed (a rank ended without finalizing?): " +
                         impl_->lib->Error(rc));
     // The fence completed: every rank reached it or ended. The launcher's last word on which
-    // ended (a rank that died before the fence completed is in its table by now).
-    last_word_ = ended_->Ask(/*now=*/true);
+    // ended (a rank that died before the fence completed is in its table by now), asked once
+    // no query of the engine's is in flight.
+    asking_last_word_ = true;
     last_word_until_ = MonotonicSeconds() + kLastWordWait;
   }
-  if (last_word_ != 0) {
-    if (!ended_->Answered(last_word_) && MonotonicSeconds() < last_word_until_) {
-      *all = false;
+  if (asking_last_word_ && last_word_ == 0) {
+    last_word_ = ended_->Ask(/*now=*/true);
+    if (last_word_ == 0 && ended_->Asks() && MonotonicSeconds() < last_word_until_) {
+      *all = false;  // one of the engine's in flight: ask after its answer
       return Status::Ok();
     }
-    last_word_ = 0;
   }
+  if (last_word_ != 0 && !ended_->Answered(last_word_) &&
+      MonotonicSeconds() < last_word_until_) {
+    *all = false;
+    return Status::Ok();
+  }
+  asking_last_word_ = false;
+  last_word_ = 0;
   if (!spans_nodes_) return Status::Ok();
   std::vector<transport::EndedRank> ended;
   ended_->Collect(&ended);

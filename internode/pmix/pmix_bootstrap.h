@@ -96,8 +96,9 @@ class PmixBootstrap final : public transport::Bootstrap {
   bool spans_nodes_ = false;
   void* depart_ = nullptr;  // the finalize fence's FenceWait while PMIx holds it
   PmixEnded* ended_ = nullptr;  // lives as long as the process (pmix_ended.h)
-  uint64_t last_word_ = 0;            // Departed's query after the fence: its ticket
-  double last_word_until_ = 0;        // and how long Departed waits for its answer
+  bool asking_last_word_ = false;     // Departed's query after the fence is due or in flight
+  uint64_t last_word_ = 0;            // its ticket once asked
+  double last_word_until_ = 0;        // how long Departed waits for its answer
 };
 
 }  // namespace mpigpu::internode

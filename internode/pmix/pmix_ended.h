@@ -49,6 +49,8 @@ class PmixEnded {
   uint64_t Ask(bool now);
   // The query of `ticket` (or a later one) was answered, or none will be.
   bool Answered(uint64_t ticket) const;
+  // The launcher may still take queries (none failed yet).
+  bool Asks() const { return !no_query_.load(std::memory_order_relaxed); }
   // Every rank the launcher said ended, with its words ("the PMIx launcher says: ...").
   void Collect(std::vector<transport::EndedRank>* out);
 
