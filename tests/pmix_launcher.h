@@ -39,6 +39,12 @@ class PmixLauncher {
   // What the launcher prints once rank r was killed by a signal; "" where it may name another
   // (mpirun names the first rank that ended badly: a survivor that exited first, at times).
   virtual std::string KilledReport(int r) const = 0;
+  // Whether it tells each rank its node-local rank in a variable of its own (mpirun's
+  // OMPI_COMM_WORLD_LOCAL_RANK, srun's SLURM_LOCALID; PRRTE sets none), which pmix_rank prints.
+  virtual bool SaysLocalRank() const { return true; }
+  // Whether its PMIx store holds world-readable files for the secret check to read (PRRTE keeps
+  // every one private: nothing world-readable to look into).
+  virtual bool StoreHasWorldReadableFiles() const { return true; }
 };
 
 // The suite's test names: the launcher's.
@@ -58,7 +64,8 @@ std::string Info(int rank);
 
 // Every rank of an n-rank job reached the end with its bytes right, and its node-local rank (by
 // MPIGPU_Comm_split_type) among its node's `per_node` ranks is the one its launcher says.
-void ExpectPairsOk(const Result& r, int n, int per_node);
+// Where its launcher gives no local rank of its own (`says_local` false), pmix_rank prints "?".
+void ExpectPairsOk(const Result& r, int n, int per_node, bool says_local = true);
 
 // The process runs (a zombie does not).
 bool Running(int pid);
