@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -66,12 +67,24 @@ void LogGone(const Mapping& m) {
   if (mh::LogWanted()) mh::RecordInvalidation(reinterpret_cast<void*>(m.start), m.end - m.start);
 }
 
+// free() or realloc() of a block already freed but kept (DeferFree): glibc would have stopped
+// the program ("double free"); going on would free it twice when released, by then perhaps
+// unmapping another allocation's pages. Stop the same way.
+void DieIfKept(void* p) {
+  if (!mh::Deferred(p)) return;
+  static const char msg[] =
+      "mpigpu: free(): double free of a block kept while registered (memreg/alloc_hooks.h)\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  abort();
+}
+
 void FreeImpl(void* p) {
   Mapping m;
   if (p == nullptr || !mh::TrackingMappings() || !MappedBlock(p, &m)) {
     __libc_free(p);
     return;
   }
+  DieIfKept(p);
   mh::ForgetMappings(m.start, m.end);
   if (mh::Protected(m.start, m.end)) {
     // Registered: the mapping stays until the cache unregistered it (ReleaseDeferredFrees).
@@ -87,6 +100,7 @@ void* ReallocImpl(void* p, size_t n) {
   if (p == nullptr) return Track(__libc_malloc(n));
   Mapping m;
   if (!mh::TrackingMappings() || !MappedBlock(p, &m)) return Track(__libc_realloc(p, n));
+  DieIfKept(p);
   if (n == 0) {  // glibc frees and returns nullptr
     FreeImpl(p);
     return nullptr;
