@@ -33,8 +33,14 @@ namespace {
 
 enum Fn { kMalloc, kCalloc, kRealloc, kReallocarray, kFree, kMemalign, kPosixMemalign,
           kAlignedAlloc, kValloc, kPvalloc, kNumFns };
+// Calls that reached each definition, counted only while the probe runs (AllocHooksActive): an
+// atomic add on every malloc and free would be a shared cache line written by every thread.
 std::atomic<uint64_t> g_calls[kNumFns];
-void Count(Fn f) { g_calls[f].fetch_add(1, std::memory_order_relaxed); }
+std::atomic<bool> g_probing{false};
+void Count(Fn f) {
+  if (__builtin_expect(g_probing.load(std::memory_order_relaxed), 0))
+    g_calls[f].fetch_add(1, std::memory_order_relaxed);
+}
 
 struct Mapping {
   uintptr_t start, end;
@@ -57,9 +63,19 @@ bool MappedBlock(const void* p, Mapping* m) {
          m->end > reinterpret_cast<uintptr_t>(p);
 }
 
-void* Track(void* p) {
+// The fast path's test (inline: a small block pays one load of its header, already in cache):
+// whether p may be a block glibc mapped on its own (MappedBlock says for sure).
+inline bool MaybeMapped(const void* p) {
+  return p != nullptr && mh::TrackingMappings() && (static_cast<const size_t*>(p)[-1] & 7) == 2;
+}
+
+__attribute__((noinline)) void TrackMapped(void* p) {
   Mapping m;
-  if (p != nullptr && mh::TrackingMappings() && MappedBlock(p, &m)) mh::TrackMapping(m.start, m.end);
+  if (MappedBlock(p, &m)) mh::TrackMapping(m.start, m.end);
+}
+
+inline void* Track(void* p) {
+  if (__builtin_expect(MaybeMapped(p), 0)) TrackMapped(p);
   return p;
 }
 
@@ -78,9 +94,10 @@ void DieIfKept(void* p) {
   abort();
 }
 
-void FreeImpl(void* p) {
+// Out of line: the small-block path (FreeImpl) saves no registers for it.
+__attribute__((noinline)) void FreeMapped(void* p) {
   Mapping m;
-  if (p == nullptr || !mh::TrackingMappings() || !MappedBlock(p, &m)) {
+  if (!MappedBlock(p, &m)) {
     __libc_free(p);
     return;
   }
@@ -94,6 +111,11 @@ void FreeImpl(void* p) {
   }
   __libc_free(p);
   LogGone(m);  // after: a record drained before the munmap could let the range be cached again
+}
+
+inline void FreeImpl(void* p) {
+  if (__builtin_expect(MaybeMapped(p), 0)) return FreeMapped(p);
+  __libc_free(p);
 }
 
 void* ReallocImpl(void* p, size_t n) {
@@ -213,6 +235,7 @@ void Probe() {
   // Through the symbols every other library binds to: each call must reach a definition here.
   uint64_t before[kNumFns];
   for (int f = 0; f < kNumFns; ++f) before[f] = g_calls[f].load(std::memory_order_relaxed);
+  g_probing.store(true, std::memory_order_relaxed);
   auto sym = [](const char* name) { return dlsym(RTLD_DEFAULT, name); };
   auto p_malloc = reinterpret_cast<void* (*)(size_t)>(sym("malloc"));
   auto p_calloc = reinterpret_cast<void* (*)(size_t, size_t)>(sym("calloc"));
@@ -246,6 +269,7 @@ void Probe() {
   const auto ap = reinterpret_cast<uintptr_t>(a);
   const bool own = a != nullptr && mh::OwnMapping(ap, ap + big, &s, &t);
   for (void* q : {a, b, c, d, e, f, g}) p_free(q);
+  g_probing.store(false, std::memory_order_relaxed);
   for (int fn = 0; fn < kNumFns; ++fn) {
     if (g_calls[fn].load(std::memory_order_relaxed) == before[fn]) {
       g_why = "calls to the malloc family do not reach mpigpu's definitions (another allocator "

@@ -177,8 +177,14 @@ int Quarantined();
 // OwnMapping, under the same lock (not found when its own thread holds it). The lock is taken
 // around fork(), so a child never inherits it held. Sorted by start; entries never overlap.
 constexpr int kMappingSlots = 16384;
-// Whether the table is kept (the pin cache was wanted at load).
-bool TrackingMappings();
+// Whether the table is kept (the pin cache was wanted at load). Inline: every malloc and free
+// asks (written once, by the load-time constructor).
+namespace detail {
+extern std::atomic<bool> g_track_mappings;
+}  // namespace detail
+inline bool TrackingMappings() {
+  return detail::g_track_mappings.load(std::memory_order_relaxed);
+}
 void TrackMapping(uintptr_t start, uintptr_t end);    // page aligned; replaces overlapping ones
 void ForgetMappings(uintptr_t start, uintptr_t end);  // every entry overlapping [start, end)
 // ForgetMappings, saying whether [start, end) was an entry exactly (what mremap moves along).

@@ -13,7 +13,9 @@
 
 namespace mpigpu::memreg::memhooks {
 
+namespace detail {
 std::atomic<bool> g_track_mappings{false};
+}  // namespace detail
 
 namespace {
 
@@ -114,8 +116,6 @@ std::atomic<void (*)(void*)> g_real_free{nullptr};
 std::mutex g_defer_mu;  // ReleaseDeferredFrees only (never taken in a hook)
 
 }  // namespace
-
-bool TrackingMappings() { return g_track_mappings.load(std::memory_order_relaxed); }
 
 void TrackMapping(uintptr_t s, uintptr_t e) {
   if (e <= s || !TrackingMappings()) return;
