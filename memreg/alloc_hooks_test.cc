@@ -834,4 +834,36 @@ TEST(AllocHooksTunables, NoMappedBlocksTurnsTheHooksOffSayingWhy) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's output says why";
 }
 
+// The probe (AllocHooksActive) after the program left a large free area on glibc's heap: a
+// freed 30 MiB mapped block raises glibc's thresholds (mmap 30 MiB, trim 60 MiB), then 56 MiB of
+// 1 MiB blocks freed stay as the heap's top, from which glibc serves the probe's first 33 MiB
+// block. That is no reason to turn the pin cache off for the whole process. Runs in a fresh
+// process (the probe runs once per process).
+TEST(AllocHooksProbe, AFreeAreaOnTheHeapDoesNotTurnTheHooksOff) {
+  if (std::getenv("MPIGPU_ALLOC_TEST_CHILD") != nullptr) {
+    void* volatile a = std::malloc(30u << 20);
+    std::free(a);
+    std::vector<void*> b(56);
+    for (void*& q : b) q = std::malloc(1u << 20);
+    const bool heap = !GlibcMappedOnItsOwn(b[0]);
+    for (void* q : b) std::free(q);
+    if (!heap) GTEST_SKIP() << "glibc mapped 1 MiB blocks on their own: the case does not arise";
+    EXPECT_TRUE(mr::AllocHooksActive()) << mr::AllocHooksWhyNot();
+    return;
+  }
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("MPIGPU_ALLOC_TEST_CHILD", "1", 1);
+    setenv("MPIGPU_PIN_CACHE", "1", 1);
+    execl("/proc/self/exe", "alloc_hooks_test",
+          "--gtest_filter=AllocHooksProbe.AFreeAreaOnTheHeapDoesNotTurnTheHooksOff",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's output says why";
+}
+
 }  // namespace
