@@ -156,7 +156,7 @@ __attribute__((constructor)) void LoadHooks() {
     g_no_device.store(!(ib_off && pin_off), std::memory_order_relaxed);
     return;
   }
-  g_track_mappings.store(pin_wanted, std::memory_order_relaxed);
+  detail::g_track_mappings.store(pin_wanted, std::memory_order_relaxed);
   if (ib_wanted) {
     // ibv_reg_mr pins pages, not addresses: an MR over freed heap memory stays right as long as
     // free() never hands pages back behind the hooks (glibc calls its own munmap, sbrk and
