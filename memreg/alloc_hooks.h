@@ -17,8 +17,11 @@
 // not addresses: nothing is protected for it, and free() of a block it holds logs the mapping as
 // invalidated; so does each new one, so no region over a freed block is handed out again).
 //
-// Cost: every malloc-family call pays one relaxed load; while tracking (either cache on at
-// load), also a read of the chunk header glibc just wrote or is about to read. Only when the
+// Cost: every malloc-family call pays two relaxed loads of flags written once (no shared
+// counter: the probe's counts are kept only while it runs); while tracking (either cache on at
+// load), also a read of the chunk header glibc just wrote or is about to read; large blocks take
+// the out-of-line path. Measured (alloc_hooks_bench, one thread, malloc(64)+free): 165-173
+// instructions a pair against glibc's 143, about 10-11 ns against 9. Only when the
 // malloc in use is glibc's: another allocator earlier in the search order (LD_PRELOAD jemalloc,
 // a sanitizer) makes these definitions unused, which AllocHooksActive() finds out by calling the
 // functions the dynamic linker gives every library. Not for sanitizer builds of this library.

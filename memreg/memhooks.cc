@@ -152,7 +152,7 @@ __attribute__((constructor)) void LoadHooks() {
   // Under a sanitizer's allocator no malloc'd block is an own mapping, and the table's lock is
   // invisible to ThreadSanitizer (uninstrumented): no table, every range registered per use.
   const bool sanitizer = InstallSanitizerFreeHook();
-  g_track_mappings.store(!sanitizer, std::memory_order_relaxed);
+  detail::g_track_mappings.store(!sanitizer, std::memory_order_relaxed);
 }
 
 }  // namespace

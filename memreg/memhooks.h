@@ -169,18 +169,40 @@ int Quarantined();
 // in one allocation, so it lies inside the registration of the mapping that holds it.
 //
 // Writers: the hooks (mmap, munmap, mremap, the malloc family), under a spinlock they only try
-// for a bounded time (a hook may interrupt its own thread's holder: a signal handler): an insert
-// that cannot take it is skipped (that mapping is never pinned); a removal that cannot take it
-// poisons the table (release), and the next reader empties it (acquire): never a stale entry.
-// Readers: OwnMapping, under the same lock. Sorted by start; entries never overlap.
+// for a bounded time (another thread's holder may be preempted), and not at all when their own
+// thread holds it (a signal handler that interrupted the holder): an insert that cannot take it
+// is skipped (that mapping is never pinned); a removal that cannot take it poisons the table
+// (release), and the next reader empties it (acquire): never a stale entry. Readers:
+// OwnMapping, under the same lock (not found when its own thread holds it). The lock is taken
+// around fork(), so a child never inherits it held. Sorted by start; entries never overlap.
 constexpr int kMappingSlots = 16384;
-// Whether the table is kept (either cache was wanted at load).
-bool TrackingMappings();
+// Whether the table is kept (either cache was wanted at load; not under a sanitizer's
+// allocator). Inline: every malloc and free asks (written once, by the load-time constructor).
+namespace detail {
+extern std::atomic<bool> g_track_mappings;
+}  // namespace detail
+inline bool TrackingMappings() {
+  return detail::g_track_mappings.load(std::memory_order_relaxed);
+}
 void TrackMapping(uintptr_t start, uintptr_t end);    // page aligned; replaces overlapping ones
 void ForgetMappings(uintptr_t start, uintptr_t end);  // every entry overlapping [start, end)
+// ForgetMappings, saying whether [start, end) was an entry exactly (what mremap moves along).
+bool TakeMapping(uintptr_t start, uintptr_t end);
 // The tracked mapping holding all of [a, b), if any (start, end: its bounds, when not null).
 bool OwnMapping(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end);
 size_t TrackedMappings();
+// Inserts skipped and removals that poisoned the table (its lock not taken in time): each costs
+// pins, never correctness.
+struct TableStats {
+  uint64_t skipped_inserts;
+  uint64_t poisonings;
+};
+TableStats GetTableStats();
+// For tests: hold the table's lock as a hook interrupted by a signal handler (or a thread caught
+// by fork) would; copy the table out (at most max entries; the count copied).
+void LockMappingsForTest();
+void UnlockMappingsForTest();
+size_t CopyMappingsForTest(uintptr_t* starts, uintptr_t* ends, size_t max);
 
 // ---- deferred frees: a freed block whose mapping is protected ----
 //
@@ -195,6 +217,9 @@ constexpr int kDeferSlots = kProtectSlots;
 bool DeferFree(void* block, uintptr_t start, uintptr_t end);
 void SetRealFree(void (*real_free)(void*));
 size_t ReleaseDeferredFrees();
+// Whether block is kept (freed while protected, not yet released): freeing it again is a double
+// free (alloc_hooks stops the program, as glibc would).
+bool Deferred(const void* block);
 int DeferredFrees();  // blocks waiting (one relaxed load)
 // ReleaseQuarantines and ReleaseDeferredFrees: what a cache calls after unregistering.
 size_t ReleaseKept();

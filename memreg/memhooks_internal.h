@@ -22,8 +22,8 @@ extern std::atomic<uint64_t> g_calls[kNumFns];
 // only while some cache exists, and never once disabled at load.
 extern std::atomic<int> g_readers;
 extern std::atomic<bool> g_disabled;
-// Set at load when either cache is wanted: the own-mapping table is kept (own_mappings.cc).
-extern std::atomic<bool> g_track_mappings;
+// Set at load when either cache is wanted (detail::g_track_mappings, memhooks.h): the
+// own-mapping table is kept (own_mappings.cc).
 
 inline bool Logging() {
   return g_readers.load(std::memory_order_acquire) > 0 &&

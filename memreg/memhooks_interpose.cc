@@ -135,10 +135,8 @@ void* mremap(void* old_addr, size_t old_size, size_t new_size, int flags, ...) n
   const uintptr_t oe = (os + old_size + PageMask()) & ~PageMask();
   const bool prot = mh::Logging() && oe > os && mh::Protected(os, oe);
   // A listed mapping moved, grown or shrunk whole stays its allocation's own at its new place.
-  uintptr_t ls = 0, le = 0;
-  const bool own = oe > os && mh::OwnMapping(os, oe, &ls, &le) && ls == os && le == oe &&
-                   !(flags & 4 /* MREMAP_DONTUNMAP */);
-  if (oe > os) mh::ForgetMappings(os, oe);
+  // (TakeMapping, not OwnMapping: a hook must never wait unboundedly for the table's lock.)
+  const bool own = oe > os && mh::TakeMapping(os, oe) && !(flags & 4 /* MREMAP_DONTUNMAP */);
   if (flags & MREMAP_FIXED) {  // the target is about to be mapped over, as with MAP_FIXED
     const auto ns = reinterpret_cast<uintptr_t>(new_addr);
     mh::ClaimQuarantinesBefore(ns, ns + new_size);

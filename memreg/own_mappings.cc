@@ -1,5 +1,6 @@
 // The own-mapping table and the deferred frees (memhooks.h says what and why). Reachable from
 // hooks: no allocation; the table's lock is a spinlock that hooks only try for a bounded time.
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -12,7 +13,9 @@
 
 namespace mpigpu::memreg::memhooks {
 
+namespace detail {
 std::atomic<bool> g_track_mappings{false};
+}  // namespace detail
 
 namespace {
 
@@ -22,24 +25,55 @@ uintptr_t g_end[kMappingSlots];
 int g_n = 0;
 std::atomic<bool> g_lock{false};
 std::atomic<bool> g_poisoned{false};  // a removal could not run: the table may be stale
+std::atomic<uint64_t> g_skipped{0};     // inserts skipped (lock not taken in time)
+std::atomic<uint64_t> g_poisonings{0};  // removals that poisoned the table instead
 
-// A hook may interrupt the holder on its own thread (a signal handler), so it gives up after
-// this many tries (tens of microseconds; a holder's work is a memmove of at most 256 KiB).
+// The holder's thread (pthread_self; 0 when free): written by the holder only, right after it
+// took the lock and right before it lets it go. A thread that finds itself there was interrupted
+// while holding the lock (a hook or lookup in a signal handler; a later pthread_atfork prepare
+// handler): waiting could never end, so it gives up at once.
+std::atomic<uintptr_t> g_owner{0};
+
+// A hook waits for another thread's holder a bounded time: this many spins, then yields (the
+// holder may have been preempted: a memmove of at most 256 KiB, but on an oversubscribed
+// machine a time slice away); then it gives up (an insert is skipped, a removal poisons).
 constexpr int kHookTries = 1 << 14;
+constexpr int kHookYields = 1 << 10;
+
+uintptr_t Self() { return static_cast<uintptr_t>(pthread_self()); }
 
 bool TryLock(int tries) {
   for (int i = 0; i < tries; ++i) {
     if (!g_lock.load(std::memory_order_relaxed) &&
-        !g_lock.exchange(true, std::memory_order_acquire))
+        !g_lock.exchange(true, std::memory_order_acquire)) {
+      g_owner.store(Self(), std::memory_order_relaxed);
       return true;
+    }
     __builtin_ia32_pause();
   }
   return false;
 }
-void Lock() {
-  while (!TryLock(1 << 10)) sched_yield();
+// Whether this thread holds the lock (so it was interrupted holding it: it cannot wait for it).
+bool HeldBySelf() { return g_owner.load(std::memory_order_relaxed) == Self(); }
+bool HookLock() {
+  if (HeldBySelf()) return false;
+  if (TryLock(kHookTries)) return true;
+  for (int i = 0; i < kHookYields; ++i) {
+    sched_yield();
+    if (TryLock(64)) return true;
+  }
+  return false;
 }
-void Unlock() { g_lock.store(false, std::memory_order_release); }
+// Outside hooks: waits as long as another thread holds the lock; false when this one does.
+bool Lock() {
+  if (HeldBySelf()) return false;
+  while (!TryLock(1 << 10)) sched_yield();
+  return true;
+}
+void Unlock() {
+  g_owner.store(0, std::memory_order_relaxed);
+  g_lock.store(false, std::memory_order_release);
+}
 
 // The first entry ending after a (ends grow with starts).
 int FirstEndingAfter(uintptr_t a) {
@@ -83,10 +117,12 @@ std::mutex g_defer_mu;  // ReleaseDeferredFrees only (never taken in a hook)
 
 }  // namespace
 
-bool TrackingMappings() { return g_track_mappings.load(std::memory_order_relaxed); }
-
 void TrackMapping(uintptr_t s, uintptr_t e) {
-  if (e <= s || !TrackingMappings() || !TryLock(kHookTries)) return;
+  if (e <= s || !TrackingMappings()) return;
+  if (!HookLock()) {
+    g_skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   ClearIfPoisoned();
   RemoveOverlapping(s, e);
   if (g_n < kMappingSlots) {
@@ -100,19 +136,38 @@ void TrackMapping(uintptr_t s, uintptr_t e) {
   Unlock();
 }
 
+namespace {
+// A removal that cannot take the lock: the next holder empties the table (never a stale entry).
+void Poison() {
+  g_poisoned.store(true, std::memory_order_release);
+  g_poisonings.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 void ForgetMappings(uintptr_t s, uintptr_t e) {
   if (e <= s || !TrackingMappings()) return;
-  if (!TryLock(kHookTries)) {
-    g_poisoned.store(true, std::memory_order_release);
-    return;
-  }
+  if (!HookLock()) return Poison();
   RemoveOverlapping(s, e);
   Unlock();
 }
 
+bool TakeMapping(uintptr_t s, uintptr_t e) {
+  if (e <= s || !TrackingMappings()) return false;
+  if (!HookLock()) {
+    Poison();
+    return false;
+  }
+  ClearIfPoisoned();
+  const int i = FirstEndingAfter(s);
+  const bool whole = i < g_n && g_start[i] == s && g_end[i] == e;
+  RemoveOverlapping(s, e);
+  Unlock();
+  return whole;
+}
+
 bool OwnMapping(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end) {
   if (b <= a || !TrackingMappings()) return false;
-  Lock();
+  if (!Lock()) return false;  // a signal handler interrupting this thread's holder
   ClearIfPoisoned();
   const int i = FirstEndingAfter(a);
   const bool found = i < g_n && g_start[i] <= a && b <= g_end[i];
@@ -123,9 +178,46 @@ bool OwnMapping(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end) {
 }
 
 size_t TrackedMappings() {
-  Lock();
+  if (!Lock()) return 0;
   ClearIfPoisoned();
   const size_t n = static_cast<size_t>(g_n);
+  Unlock();
+  return n;
+}
+
+// fork(): the child has one thread; a lock held by another thread of the parent would stay
+// held there for good (its large mallocs skipped, its frees poisoning, a lookup waiting forever).
+// So the lock is taken around fork (bounded, as a hook: a fork from a signal handler that
+// interrupted the holder cannot wait); a child that forked without it starts from an unlocked,
+// poisoned table (the holder may have been half-way through a move).
+namespace {
+bool g_fork_held = false;  // written by the forking thread only, between prepare and parent/child
+void ForkPrepare() { g_fork_held = HookLock(); }
+void ForkParent() {
+  if (g_fork_held) Unlock();
+}
+void ForkChild() {
+  if (!g_fork_held) g_poisoned.store(true, std::memory_order_relaxed);
+  Unlock();
+}
+__attribute__((constructor)) void RegisterForkHandlers() {
+  (void)pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+}
+}  // namespace
+
+TableStats GetTableStats() {
+  return {g_skipped.load(std::memory_order_relaxed), g_poisonings.load(std::memory_order_relaxed)};
+}
+
+void LockMappingsForTest() { (void)Lock(); }
+void UnlockMappingsForTest() { Unlock(); }
+
+size_t CopyMappingsForTest(uintptr_t* starts, uintptr_t* ends, size_t max) {
+  if (!Lock()) return 0;
+  ClearIfPoisoned();
+  const size_t n = std::min(max, static_cast<size_t>(g_n));
+  std::copy(g_start, g_start + n, starts);
+  std::copy(g_end, g_end + n, ends);
   Unlock();
   return n;
 }
@@ -154,6 +246,19 @@ bool DeferFree(void* block, uintptr_t s, uintptr_t e) {
     return true;
   }
   g_leaked.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+bool Deferred(const void* block) {
+  if (g_deferred.load(std::memory_order_relaxed) == 0) return false;
+  const int hw = g_defer_hw.load(std::memory_order_acquire);
+  for (int i = 0; i < hw; ++i) {
+    // Only a published slot: a claiming one may still hold a block released before, whose
+    // address a new allocation may have taken since.
+    if (g_defer[i].state.load(std::memory_order_acquire) == kDeferred &&
+        g_defer[i].block.load(std::memory_order_relaxed) == block)
+      return true;
+  }
   return false;
 }
 

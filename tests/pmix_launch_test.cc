@@ -1,42 +1,44 @@
 // mpigpu ranks started by a PMIx launcher: Open MPI 4.1's mpirun (a PMIx server, built against
 // libpmix) runs tests/pmix_rank, whose job, cards and secret come from PMIx (internode/pmix).
-// On one host: 2 and 4 ranks, every pair's bytes checked at eager and large sizes, every pair by
-// shared memory (MPIGPU_DEBUG=info's path lines); with MPIGPU_SHM=0 the TCP netmod between them
-// (cards and the secret through PMIx's Fence); a library that cannot be loaded (a clear error);
-// a rank killed (the job ends, no hang); mpirun killed (the ranks end through PMIx's lost
-// connection). Across two network namespaces as hosts (the remote orted started through a launch
-// agent that runs `ip netns exec`): 4 ranks, 2 per host, shm within and tcp across, and a rank
-// killed on the other host (while the others wait for it, and unseen while they finalize). Skips with the reason without mpirun (or, for the namespaces, without
-// root, ip or unshare).
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
+// On one host: the cases every PMIx launcher's test runs (tests/pmix_launcher.h: 2 and 4 ranks
+// by shared memory, MPIGPU_SHM=0 by tcp with cards and secret through PMIx, the secret in no
+// world-readable file, a libpmix that cannot be loaded, a killed rank, a killed mpirun), and
+// under --enable-recovery a killed rank whose peers' receives fail with PROC_FAILED naming it.
+// Across two network namespaces as hosts (the remote orted started through a launch agent that
+// runs `ip netns exec`): 4 ranks, 2 per host, shm within and tcp across, and a rank killed on the
+// other host (while the others wait for it, and unseen while they finalize; each also under
+// --enable-recovery, where the survivors name it). Killed-rank cases print how long after the
+// death each survivor knew. Skips with the reason without mpirun (or, for the namespaces,
+// without root, ip or unshare).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpigpu_api/mpigpu.h"
 #include "tests/e2e_util.h"
 #include "tests/netns_hosts.h"
+#include "tests/pmix_launcher.h"
+#include "tests/pmix_rank_report.h"
 
 namespace {
 
-using mpigpu::testing::BoundedRun;
+using mpigpu::testing::Info;
+using mpigpu::testing::PmixLauncherCases;
 using mpigpu::testing::Result;
 using mpigpu::testing::RunOptions;
 using mpigpu::testing::Runfile;
+using mpigpu::testing::SurvivorWord;
 
 const char kMpirun[] = "/usr/bin/mpirun";
 
 using mpigpu::testing::Sh;
 
-std::string Rank() { return Runfile("tests/pmix_rank"); }
+std::string Rank() { return mpigpu::testing::PmixRank(); }
 
 // Open MPI refuses root without these; the tests run as root in CI.
 RunOptions MpirunOptions() {
@@ -58,151 +60,66 @@ std::vector<std::string> Mpirun(int n, std::vector<std::string> extra) {
   return argv;
 }
 
-std::string Info(int rank) { return "[mpigpu " + std::to_string(rank) + "] info: "; }
+// Open MPI's mpirun as the shared cases' launcher: -x passes the variables; each run's session
+// directory (PMIx's store among it) is a fresh one in the test's scratch.
+class MpirunLauncher final : public mpigpu::testing::PmixLauncher {
+ public:
+  std::string name() const override { return "mpirun"; }
+  std::string Prepare(std::string* skip) override {
+    if (access(kMpirun, X_OK) != 0)
+      *skip = std::string(kMpirun) + " is missing (Debian: openmpi-bin): no PMIx launcher to test";
+    return "";
+  }
+  std::vector<std::string> Argv(int n, const std::vector<std::string>& vars,
+                                const std::vector<std::string>& program) const override {
+    std::vector<std::string> extra;
+    for (const std::string& v : vars) extra.insert(extra.end(), {"-x", v});
+    extra.insert(extra.end(), program.begin(), program.end());
+    return Mpirun(n, extra);
+  }
+  RunOptions Options() const override { return MpirunOptions(); }
+  std::string StoreDir(const RunOptions& o) const override { return o.env.at("TMPDIR"); }
+  std::string KilledReport(int) const override { return ""; }
+};
+MpirunLauncher mpirun_launcher;
+INSTANTIATE_TEST_SUITE_P(Mpirun, PmixLauncherCases, ::testing::Values(&mpirun_launcher),
+                         mpigpu::testing::LauncherName);
 
-// The process runs (a zombie does not).
-bool Running(int pid) {
-  if (pid <= 0 || kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string pid_field, comm, state;
-  stat >> pid_field >> comm >> state;
-  return state != "Z";
-}
-
+// mpirun's own cases: skipped as the shared ones are.
 class PmixLaunch : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(kMpirun, X_OK) != 0)
-      GTEST_SKIP() << kMpirun << " is missing (Debian: openmpi-bin): no PMIx launcher to test";
-  }
-
-  // Every rank of an n-rank job on this host reached the end with its bytes right, every pair
-  // by `path` (MPIGPU_DEBUG=info: "ranks a-b: <channel>").
-  void ExpectPairsOk(const Result& r, int n) {
-    EXPECT_FALSE(r.hung) << r.err;
-    EXPECT_EQ(r.code, 0) << r.err;
-    for (int rank = 0; rank < n; ++rank)
-      EXPECT_EQ(r.Count("pmix_rank " + std::to_string(rank) + "/" + std::to_string(n) + " ok\n"), 1)
-          << r.out << r.err;
+    std::string skip;
+    (void)mpirun_launcher.Prepare(&skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
   }
 };
 
-TEST_F(PmixLaunch, TwoRanksOnOneHostUseSharedMemory) {
-  const Result r = mpigpu::testing::RunBounded(
-      Mpirun(2, {"-x", "MPIGPU_DEBUG=info", Rank(), "pairs"}), MpirunOptions());
-  ExpectPairsOk(r, 2);
-  for (int rank = 0; rank < 2; ++rank)
-    EXPECT_NE(r.err.find(Info(rank) + "ranks 0-1: shm"), std::string::npos) << r.err;
-}
-
-TEST_F(PmixLaunch, FourRanksOnOneHostUseSharedMemory) {
-  const Result r = mpigpu::testing::RunBounded(
-      Mpirun(4, {"-x", "MPIGPU_DEBUG=info", Rank(), "pairs"}), MpirunOptions());
-  ExpectPairsOk(r, 4);
-  for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_NE(r.err.find(Info(rank) + "ranks 0-3: shm"), std::string::npos) << r.err;
-    // One job: one jobid (from the namespace) on every rank, and one node.
-    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find(" of 4 on node 0"), std::string::npos) << r.err;
-    // Its node-local rank (Comm_split_type SHARED) is the one mpirun gives it.
-    const std::string me = std::to_string(rank);
-    EXPECT_EQ(r.Count("pmix_rank " + me + "/4 local " + me + "/4 launcher " + me + "\n"), 1)
-        << r.out;
+// Every survivor's word: `word`'s line with MPIGPU_ERR_PROC_FAILED whose detail contains `names`.
+void ExpectProcFailed(const Result& r, const std::vector<int>& survivors,
+                      SurvivorWord (*word)(const std::string&, int), const std::string& names) {
+  for (int rank : survivors) {
+    const SurvivorWord w = word(r.err, rank);
+    EXPECT_TRUE(w.found) << "rank " << rank << " said nothing\n" << r.err;
+    EXPECT_EQ(w.code, MPIGPU_ERR_PROC_FAILED) << "rank " << rank << "\n" << r.err;
+    EXPECT_NE(w.detail.find(names), std::string::npos) << "rank " << rank << ": " << w.detail;
   }
 }
 
-// MPIGPU_SHM=0: the ranks reach each other by TCP, so their cards and the job's secret go
-// through PMIx (Put, Commit, Fence, Get) and every connection proves the secret.
-TEST_F(PmixLaunch, WithoutSharedMemoryCardsAndSecretGoThroughPmix) {
-  const Result r = mpigpu::testing::RunBounded(
-      Mpirun(3, {"-x", "MPIGPU_DEBUG=info", "-x", "MPIGPU_SHM=0", Rank(), "pairs"}),
-      MpirunOptions());
-  ExpectPairsOk(r, 3);
-  EXPECT_NE(r.err.find(Info(0) + "ranks 1-2: tcp"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(Info(1) + "ranks 0-0: tcp"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(Info(1) + "ranks 2-2: tcp"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(Info(2) + "ranks 0-1: tcp"), std::string::npos) << r.err;
-}
-
-// The job's secret, made by rank 0 and handed out through PMIx, is in no file other users may
-// read (Open MPI's session directory with PMIx's store, /dev/shm) and on no command line.
-TEST_F(PmixLaunch, TheSecretIsInNoWorldReadableFileAndOnNoCommandLine) {
-  RunOptions o = MpirunOptions();
-  const std::string session = o.env["TMPDIR"];
-  const Result r = mpigpu::testing::RunBounded(
-      Mpirun(2, {"-x", "MPIGPU_SHM=0", Runfile("tests/pmix_secret_rank"), session, "/dev/shm"}), o);
-  EXPECT_FALSE(r.hung) << r.err;
-  EXPECT_EQ(r.code, 0) << r.out << r.err;
-  for (int rank = 0; rank < 2; ++rank)
-    EXPECT_NE(r.out.find("pmix_secret_rank " + std::to_string(rank) + ": "), std::string::npos)
-        << r.out << r.err;
-  EXPECT_EQ(r.Count(", clean\n"), 2) << r.out << r.err;
-  EXPECT_EQ(r.out.find(": 0 world-readable files"), std::string::npos)  // it looked somewhere
-      << r.out;
-  std::printf("%s", r.out.c_str());
-}
-
-// Started by a PMIx launcher but the library cannot be loaded: MPIGPU_Init fails with a message
-// that names the library, and nothing crashes.
-TEST_F(PmixLaunch, AMissingLibraryIsAClearError) {
-  const Result r = mpigpu::testing::RunBounded(
-      Mpirun(2, {"-x", "MPIGPU_PMIX_LIB=/nonexistent/libpmix.so.2", Rank(), "pairs"}),
-      MpirunOptions());
-  EXPECT_FALSE(r.hung);
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("cannot load the PMIx library /nonexistent/libpmix.so.2"),
-            std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("signal"), std::string::npos) << r.err;  // no rank crashed
-  EXPECT_EQ(r.Count(" ok\n"), 0);
-}
-
-// A rank SIGKILLs itself while the others wait for it: the job ends with an error, no hang.
-TEST_F(PmixLaunch, AKilledRankEndsTheJob) {
+// mpirun --enable-recovery lets the others run on after a rank's death: their receives from it
+// fail with MPIGPU_ERR_PROC_FAILED naming it (the launcher's process table, or the engine's own
+// check of the pid), and the job ends. Printed: how long after the death each survivor knew.
+TEST_F(PmixLaunch, UnderEnableRecoveryAKilledRanksPeersGetProcFailedNamingIt) {
   RunOptions o = MpirunOptions();
   o.timeout_ms = 30000;
-  const Result r =
-      mpigpu::testing::RunBounded(Mpirun(3, {"-x", "MPIGPU_DEBUG=info", Rank(), "die", "1"}), o);
+  const Result r = mpigpu::testing::RunBounded(
+      Mpirun(3, {"--enable-recovery", "-x", "MPIGPU_DEBUG=info", Rank(), "die", "1"}), o);
   EXPECT_FALSE(r.hung) << r.err;
-  EXPECT_NE(r.code, 0) << r.err;
-  for (int rank = 0; rank < 3; ++rank)  // the job ran: every rank joined before rank 1 died
-    EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
-}
-
-// kill -9 of mpirun while its ranks block in a receive: PMIx tells each rank it lost its server
-// (PmixBootstrap::LauncherGone) and the rank ends within seconds (the ranks' own alarm is 60 s).
-TEST_F(PmixLaunch, KillingMpirunEndsItsRanks) {
-  const std::string dir = mpigpu::testing::MakeTempDir("ranks");
-  RunOptions o = MpirunOptions();
-  o.own_group = false;  // mpirun alone gets the SIGKILL; its ranks must notice by themselves
-  BoundedRun run(Mpirun(2, {Rank(), "block", dir}), o);
-  std::vector<int> pids;
-  const auto start = std::chrono::steady_clock::now();
-  while (pids.size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
-    pids.clear();
-    for (int rank = 0; rank < 2; ++rank) {
-      const std::string text = mpigpu::testing::ReadFile(dir + "/rank-" + std::to_string(rank) + ".pid");
-      if (!text.empty() && text.back() == '\n') pids.push_back(std::atoi(text.c_str()));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(pids.size(), 2u) << "the ranks did not start";
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both block in the receive
-  ASSERT_EQ(kill(run.pid(), SIGKILL), 0);
-  (void)run.Wait();
-  const auto killed = std::chrono::steady_clock::now();
-  bool any = true;
-  while (any && std::chrono::steady_clock::now() - killed < std::chrono::seconds(10)) {
-    any = false;
-    for (int pid : pids) any |= Running(pid);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  for (int pid : pids) {
-    EXPECT_FALSE(Running(pid)) << "rank pid " << pid << " outlived its launcher by 10 s";
-    if (Running(pid)) kill(pid, SIGKILL);
-  }
-  std::printf("the ranks ended %.2f s after mpirun's SIGKILL\n", took);
+  const double died = mpigpu::testing::DeathTime(r.err, 1);
+  EXPECT_GE(died, 0) << r.err;
+  ExpectProcFailed(r, {0, 2}, mpigpu::testing::ReceiveWord, "rank 1 ");
+  std::printf("%s", mpigpu::testing::DescribeWords({0, 2}, died, mpigpu::testing::ReceiveWord,
+                                                   r.err).c_str());
 }
 
 // Two network namespaces joined by a veth pair (10.93.<n>.1 and .2) as hosts; mpirun runs in the
@@ -250,6 +167,19 @@ class PmixNetns : public PmixLaunch {
         o);
   }
 
+  // pmix_rank `args` (rank 3 dies) under mpirun --enable-recovery, ended by a 12 s bound (that
+  // mpirun does not end: `hung` is not checked): ranks 0-2 each say PROC_FAILED, `names` in its
+  // detail (`word`: which line). Printed: how long after the death each knew.
+  void ExpectSurvivorsNameRank3(const std::string& args,
+                                SurvivorWord (*word)(const std::string&, int),
+                                const std::string& names) {
+    const Result r = RunAcross(args, 12000, "--enable-recovery");
+    const double died = mpigpu::testing::DeathTime(r.err, 3);
+    EXPECT_GE(died, 0) << r.err;
+    ExpectProcFailed(r, {0, 1, 2}, word, names);
+    std::printf("%s", mpigpu::testing::DescribeWords({0, 1, 2}, died, word, r.err).c_str());
+  }
+
   static mpigpu::testing::NetnsHosts* hosts_;
   static std::string a_, b_, ip_a_, ip_b_, subnet_, skip_;
 };
@@ -261,7 +191,7 @@ std::string PmixNetns::a_, PmixNetns::b_, PmixNetns::ip_a_, PmixNetns::ip_b_, Pm
 // which each rank chose from the addresses exchanged through PMIx), every pair's bytes checked.
 TEST_F(PmixNetns, FourRanksTwoPerHostShmWithinTcpAcross) {
   const Result r = RunAcross("pairs", 60000);
-  ExpectPairsOk(r, 4);
+  mpigpu::testing::ExpectPairsOk(r, 4, 2);
   for (int rank = 0; rank < 4; ++rank) {
     const bool first = rank < 2;
     EXPECT_NE(r.err.find(Info(rank) + "ranks 0-1: " + (first ? "shm" : "tcp")), std::string::npos)
@@ -287,9 +217,9 @@ TEST_F(PmixNetns, ARankKilledOnTheOtherHostEndsTheJob) {
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
 }
 
-// A rank on the other host kills itself before any message while the others finalize. PMIx does
-// not say which rank ended: the finalize fence (PmixBootstrap::Depart) cannot complete without
-// it, so no survivor's Finalize succeeds; mpirun ends the job and names the rank. Printed: what
+// A rank on the other host kills itself before any message while the others finalize. The
+// finalize fence (PmixBootstrap::Depart) cannot complete without it, so no survivor's Finalize
+// succeeds; mpirun (by default) ends the job and names the rank. Printed: what
 // each survivor's Finalize returned before mpirun ended it (MPIGPU_ERR_PROC_FAILED is 9).
 TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
   const Result r = RunAcross("die-unseen 3", 30000);
@@ -299,7 +229,7 @@ TEST_F(PmixNetns, ARankKilledUnseenOnTheOtherHostFailsTheJob) {
   for (int rank = 0; rank < 3; ++rank) {
     const std::string line = "pmix_rank " + std::to_string(rank) + ": finalize returned ";
     const size_t at = r.err.find(line);
-    EXPECT_EQ(r.err.find(line + "0\n"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(line + "0 at "), std::string::npos) << r.err;
     std::printf("rank %d: %s\n", rank,
                 at == std::string::npos ? "no line (mpirun ended it first, or dropped its output)"
                                         : r.err.substr(at, r.err.find('\n', at) - at).c_str());
@@ -335,6 +265,26 @@ TEST_F(PmixNetns, AnExchangeARankNeverReachesTimesOut) {
              std::string::npos;
   EXPECT_TRUE(named) << r.err;
   std::printf("the job ended %.2f s after its start\n", took);
+}
+
+
+// mpirun --enable-recovery across the hosts: a rank on the other host kills itself while the
+// others wait for it; each survivor's receive fails with MPIGPU_ERR_PROC_FAILED naming rank 3
+// (its own host's by the pid, the others by the launcher's process table or the TCP probe).
+// Open MPI 4.1's mpirun does not end such a job even once every rank has ended (its orted on
+// the other host stays): the bound (12 s) ends it, so `hung` is not checked; every survivor's
+// line is. Printed: how long after the death each survivor knew.
+TEST_F(PmixNetns, UnderEnableRecoveryARankKilledOnTheOtherHostFailsThePeersReceives) {
+  ExpectSurvivorsNameRank3("die 3", mpigpu::testing::ReceiveWord, "rank 3 ");
+}
+
+// mpirun --enable-recovery across the hosts: a rank on the other host kills itself before any
+// message while the others finalize. The finalize fence completes without it; ranks 0 and 1
+// never talked to it, so only the launcher's process table (PmixBootstrap::Departed) can say it
+// ended: every survivor's Finalize fails with MPIGPU_ERR_PROC_FAILED naming rank 3 (before, ranks
+// 0 and 1 returned success). The bound ends mpirun, as above.
+TEST_F(PmixNetns, UnderEnableRecoveryARankKilledUnseenIsNamedAtFinalize) {
+  ExpectSurvivorsNameRank3("die-unseen 3", mpigpu::testing::FinalizeWord, "rank(s) 3 failed");
 }
 
 }  // namespace

@@ -9,17 +9,25 @@
 //                          for it, SLURM_LOCALID or OMPI_COMM_WORLD_LOCAL_RANK, "?" if neither)
 //                          and "pmix_rank R/N ok";
 //                          Finalize; exit 0 (3 on a wrong or failed message)
-//   pmix_rank die R        rank R SIGKILLs itself after Init; the others block receiving from
-//                          it (ended by the launcher or by the peer's failure, never a hang)
-//   pmix_rank die-unseen R rank R SIGKILLs itself right after Init, before any message; the
-//                          others call MPIGPU_Finalize at once and print "pmix_rank R: finalize
-//                          returned C" (if their launcher has not ended them first)
+//   pmix_rank die R        after Init and a Barrier, every other rank sends rank R a word and
+//                          blocks receiving from it; rank R, once it has every word (so nobody
+//                          still needs a message of its from the Barrier), prints "pmix_rank R
+//                          dies at T" (T: CLOCK_MONOTONIC's seconds, one clock for every process
+//                          of a host and its network namespaces) and SIGKILLs itself. The others'
+//                          receive ends (by the launcher or by the peer's failure, never a hang):
+//                          they print "pmix_rank: rank r: the receive from the killed rank ended
+//                          with C at T: <MPIGPU_Error_string>"
+//   pmix_rank die-unseen R rank R SIGKILLs itself right after Init, before any message, first
+//                          printing "pmix_rank R dies at T"; the others call MPIGPU_Finalize at
+//                          once and print "pmix_rank r: finalize returned C at T: <its error
+//                          string>" (if their launcher has not ended them first)
 //   pmix_rank block DIR    writes DIR/rank-<rank>.pid, then blocks receiving from the next rank
 //                          (which never sends): only its launcher's end ends it
 //   pmix_rank late R S     rank R (PMIX_RANK) sleeps S seconds before MPIGPU_Init, then as
 //                          pairs: the others' start-up exchange must time out, not wait
 // alarm(60) bounds every run.
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -62,6 +70,29 @@ std::string AllPairs(int rank, int size) {
   return "";
 }
 
+double Now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
+}
+
+[[noreturn]] void Die(int rank) {
+  std::fprintf(stderr, "pmix_rank %d dies at %.6f\n", rank, Now());
+  std::fflush(stderr);
+  raise(SIGKILL);
+  _exit(9);
+}
+
+// " at T: <the error's detail>" for an API error code.
+std::string When(int rc) {
+  char text[MPIGPU_MAX_ERROR_STRING] = "";
+  int n = 0;
+  MPIGPU_Error_string(rc, text, &n);
+  char at[64];
+  std::snprintf(at, sizeof at, " at %.6f: ", Now());
+  return at + std::string(text);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,17 +132,28 @@ int main(int argc, char** argv) {
   } else if (mode == "die" && argc == 3) {
     const int victim = std::atoi(argv[2]);
     if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
-    if (rank == victim) raise(SIGKILL);
-    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
     int x = 0;
+    if (rank == victim) {
+      for (int r = 0; r < size; ++r)
+        if (r != victim &&
+            MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, r, 6, MPIGPU_COMM_WORLD,
+                        MPIGPU_STATUS_IGNORE) != MPIGPU_SUCCESS)
+          return Fail(rank, "no word from rank " + std::to_string(r));
+      Die(rank);
+    }
+    if (MPIGPU_Send(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, victim, 6, MPIGPU_COMM_WORLD) !=
+        MPIGPU_SUCCESS)
+      return Fail(rank, "the word to rank " + std::to_string(victim) + " failed");
+    MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
     const int rc = MPIGPU_Recv(&x, MPIGPU_BUF_HOST, 1, MPIGPU_INT, victim, 7, MPIGPU_COMM_WORLD,
                                MPIGPU_STATUS_IGNORE);
-    return Fail(rank, "the receive from the killed rank ended with " + std::to_string(rc));
+    return Fail(rank, "the receive from the killed rank ended with " + std::to_string(rc) +
+                          When(rc));
   } else if (mode == "die-unseen" && argc == 3) {
-    if (rank == std::atoi(argv[2])) raise(SIGKILL);
+    if (rank == std::atoi(argv[2])) Die(rank);
     MPIGPU_Comm_set_errhandler(MPIGPU_COMM_WORLD, MPIGPU_ERRORS_RETURN);
     const int rc = MPIGPU_Finalize();
-    std::fprintf(stderr, "pmix_rank %d: finalize returned %d\n", rank, rc);
+    std::fprintf(stderr, "pmix_rank %d: finalize returned %d%s\n", rank, rc, When(rc).c_str());
     return 0;
   } else if (mode == "block" && argc == 3) {
     const std::string path = std::string(argv[2]) + "/rank-" + std::to_string(rank) + ".pid";

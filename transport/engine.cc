@@ -117,6 +117,7 @@ Status Engine::StartUp(const JobInfo& job) {
                 eager_max_[rank_]);
   pending_.resize(size_);
   peer_failed_.assign(size_, false);
+  ended_told_.assign(size_, 0);
   outstanding_.assign(size_, 0);
   sent_to_.assign(size_, 0);
   arrived_from_.assign(size_, 0);
@@ -449,6 +450,27 @@ void Engine::CheckPeers() {
   if (boot_->LauncherGone()) EndBecauseLauncherGone(rank_);
   bool any_source_waiting = probing_ == kAnySource;
   posted_.ForEach([&](Request* r) { any_source_waiting |= r->peer_ == kAnySource; });
+  // The launcher's word first: it names the rank and says how it ended. Asked for only while a
+  // rank on another node is waited on (this node's are seen through the segment).
+  bool remote_waited = any_source_waiting && job_.info().SpansNodes();
+  if (probing_ >= 0) remote_waited |= !job_.info().SameNode(probing_);
+  for (int r = 0; r < size_ && !remote_waited; ++r)
+    remote_waited = outstanding_[r] > 0 && !job_.info().SameNode(r);
+  boot_->Ended(remote_waited, &ended_);
+  for (const EndedRank& e : ended_) {
+    if (e.rank < 0 || e.rank >= size_ || e.rank == rank_ || peer_failed_[e.rank]) continue;
+    // A rank on another node may have sent messages that are still on their way on its
+    // connection, which closes only behind them: that close decides, unless it does not come
+    // within kEndedGrace s (its host gone too). This node's ranks' messages are in the segment.
+    if (!job_.info().SameNode(e.rank)) {
+      const double now = MonotonicSeconds();
+      double& told = ended_told_[e.rank];
+      if (told == 0) told = now;
+      if (now - told < kEndedGrace && PeerAlive(e.rank)) continue;
+    }
+    TakeArrivalsBeforeFailing();
+    FailPeer(e.rank, "rank " + std::to_string(e.rank) + " ended without finalizing (" + e.why + ")");
+  }
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || peer_failed_[r]) continue;
     const bool waited_on = outstanding_[r] > 0 || probing_ == r;
@@ -456,22 +478,26 @@ void Engine::CheckPeers() {
     if (!waited_on && PeerFinalized(r))
       continue;
     if (PeerAlive(r)) continue;
-    // What it sent before it died may have arrived after this progress call last looked: take
-    // it in first, so that no receive or probe fails while its message is waiting.
-    // (At least one pass: the last message may sit where Pending does not look.)
-    for (int budget = 1 << 14; budget > 0; --budget) {
-      Status st = PollArrivals();
-      if (!st.ok()) {
-        drain_error_.KeepFirst(std::move(st));  // Progress returns it
-        break;
-      }
-      if (!ArrivalsPending()) break;
-    }
+    TakeArrivalsBeforeFailing();
     FailPeer(r, job_.info().SameNode(r)
                     ? "rank " + std::to_string(r) + " (pid " + std::to_string(job_.pid(r)) +
                           ") died"
                     : "rank " + std::to_string(r) + " (node " +
                           std::to_string(job_.info().NodeOf(r)) + ") is lost");
+  }
+}
+
+// What a peer sent before it died may have arrived after this progress call last looked: take
+// it in first, so that no receive or probe fails while its message is waiting.
+// (At least one pass: the last message may sit where Pending does not look.)
+void Engine::TakeArrivalsBeforeFailing() {
+  for (int budget = 1 << 14; budget > 0; --budget) {
+    Status st = PollArrivals();
+    if (!st.ok()) {
+      drain_error_.KeepFirst(std::move(st));  // Progress returns it
+      break;
+    }
+    if (!ArrivalsPending()) break;
   }
 }
 

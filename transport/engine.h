@@ -225,6 +225,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   Status OnCoreControl(const MsgHeader& h);
   void EndCancels(int rank, const Status& why);
   void CheckPeers();
+  void TakeArrivalsBeforeFailing();
   // Whether `rank` takes part in `context` (SetContextMembers; undeclared: every rank).
   bool ContextHas(int context, int rank) const;
   Request* NewRequest();
@@ -271,6 +272,9 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   DefaultStreamOrder default_stream_;  // device sends wait for the program's default stream
   std::map<int, std::unique_ptr<CudaCopyEngine>> cuda_copiers_;  // per device, made on first use
   std::vector<bool> peer_failed_;
+  std::vector<EndedRank> ended_;  // the bootstrap's latest word on ranks that ended (CheckPeers)
+  std::vector<double> ended_told_;  // when that word first named each rank (0: never)
+  static constexpr double kEndedGrace = 1;  // s a connection has to close behind its messages
   std::unordered_map<int, std::vector<bool>> context_members_;  // by context, by world rank
   std::vector<int> outstanding_;  // requests waiting on each peer (liveness checks)
   // The source a probe is looking for while Iprobe runs (kAnySource: every peer), watched by the

@@ -101,6 +101,7 @@ class LocalJob final : public Bootstrap {
     gone->clear();
     return Status::Ok();
   }
+  void Ended(bool, std::vector<EndedRank>* ended) override { ended->clear(); }
   static constexpr size_t kCardBytes = 128;
   // After a failed start-up: the creator removes the name, so that a rerun with the same job id
   // does not find it taken.

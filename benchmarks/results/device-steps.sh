@@ -3,6 +3,7 @@
 #   device_env         B=.device/bin, NCCL on LD_LIBRARY_PATH, NCCL_NVLS_ENABLE=0, R = 2-rank launcher
 #   device_info        the GPUs, their links, the CPU count
 #   gpu_tests T...     each test binary of .device/bin, its pass/fail/skip lines
+#   all_gpu_tests      every GPU test of a full check (2 ranks on one GPU), as runs 71 and 74-75
 #   transport_variants transport_test with the ring forced, and with tiny fastboxes + 2 cells
 #   old_build          O=.device/old (a build to compare with), RO = its 2-rank launcher
 #   mps_start/mps_stop a private MPS daemon (/tmp/mps-pipe, /tmp/mps-log); MPS = the settings that
@@ -29,6 +30,17 @@ gpu_tests() {
   for t in "$@"; do
     echo "== $t"; timeout 180 $B/$t 2>&1 | grep -E "$GPU_TEST_LINES"
   done
+}
+
+all_gpu_tests() {
+  gpu_tests device_copier_test memcopy_test pipeline_gpu_test cuda_ipc_test transport_test \
+    transport_faults_test transport_stream_test api_gpu_test api_gpu_coll_test \
+    api_gpu_persistent_test api_p2p_test api_buffer_check_test "$@"
+  echo "== mpi_gpu_test (2 ranks)"; timeout 120 $R $B/mpi_gpu_test 2>&1 | tail -3
+  echo "== transport_stream_ipc_test (MPIGPU_SHARED_GPU_IPC_MIN=0)"
+  MPIGPU_SHARED_GPU_IPC_MIN=0 timeout 180 $B/transport_stream_ipc_test 2>&1 | grep -E "$GPU_TEST_LINES"
+  echo "== transport_stream_ring_test (MPIGPU_LMT=ring)"
+  MPIGPU_LMT=ring timeout 180 $B/transport_stream_ring_test 2>&1 | grep -E "$GPU_TEST_LINES"
 }
 
 transport_variants() {

@@ -34,6 +34,9 @@ class BootClient final : public Bootstrap {
   // connection closed without one.
   Status Depart() override;
   Status Departed(bool* all, std::vector<int>* gone) override;
+  // The boot server names ended ranks only in Departed's answer: none here (the engine sees a
+  // death through its connections).
+  void Ended(bool, std::vector<EndedRank>* ended) override { ended->clear(); }
 
  private:
   BootClient() = default;

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "internode/pmix/pmix_ended.h"
 #include "internode/pmix/pmix_lib.h"
 #include "memcopy/clock.h"
 #include "memcopy/log.h"
@@ -290,6 +291,7 @@ Status PmixBootstrap::Start(JobInfo* job) {
     MPIGPU_WARN("pmix: no handler for a lost PMIx server (%s): a rank notices its launcher's "
                 "end only through its peers", lib->Error(reg).c_str());
   MPIGPU_RETURN_IF_ERROR(b->Describe(job));
+  b->ended_ = PmixEnded::Start(lib, b->impl_->me, b->impl_->size);
   job->launcher_boot = b;
   return Status::Ok();
 }
@@ -472,21 +474,51 @@ Status PmixBootstrap::Departed(bool* all, std::vector<int>* gone) {
   gone->clear();
   *all = true;
   auto* w = static_cast<FenceWait*>(depart_);
-  if (w == nullptr) return Status::Ok();
-  if (g_server_lost.load(std::memory_order_acquire))  // w stays with PMIx
-    return Status(Err::kPeerFailed, "pmix: the launcher's PMIx server is gone");
-  if (!w->done.load(std::memory_order_acquire)) {  // pairs with FenceDone's release
+  if (w != nullptr) {
+    if (g_server_lost.load(std::memory_order_acquire))  // w stays with PMIx
+      return Status(Err::kPeerFailed, "pmix: the launcher's PMIx server is gone");
+    if (!w->done.load(std::memory_order_acquire)) {  // pairs with FenceDone's release
+      *all = false;
+      return Status::Ok();
+    }
+    const pmix_status_t rc = w->status.load(std::memory_order_relaxed);
+    delete w;
+    depart_ = nullptr;
+    impl_->broken = rc != PMIX_SUCCESS;
+    if (rc != PMIX_SUCCESS)
+      return Status(rc == PMIX_ERR_TIMEOUT ? Err::kTimeout : Err::kPeerFailed,
+                    "pmix: the finalize fence failed (a rank ended without finalizing?): " +
+                        impl_->lib->Error(rc));
+    // The fence completed: every rank reached it or ended. The launcher's last word on which
+    // ended (a rank that died before the fence completed is in its table by now), asked once
+    // no query of the engine's is in flight.
+    asking_last_word_ = true;
+    last_word_until_ = MonotonicSeconds() + kLastWordWait;
+  }
+  if (asking_last_word_ && last_word_ == 0) {
+    last_word_ = ended_->Ask(/*now=*/true);
+    if (last_word_ == 0 && ended_->Asks() && MonotonicSeconds() < last_word_until_) {
+      *all = false;  // one of the engine's in flight: ask after its answer
+      return Status::Ok();
+    }
+  }
+  if (last_word_ != 0 && !ended_->Answered(last_word_) &&
+      MonotonicSeconds() < last_word_until_) {
     *all = false;
     return Status::Ok();
   }
-  const pmix_status_t rc = w->status.load(std::memory_order_relaxed);
-  delete w;
-  depart_ = nullptr;
-  impl_->broken = rc != PMIX_SUCCESS;
-  if (rc == PMIX_SUCCESS) return Status::Ok();
-  return Status(rc == PMIX_ERR_TIMEOUT ? Err::kTimeout : Err::kPeerFailed,
-                "pmix: the finalize fence failed (a rank ended without finalizing?): " +
-                    impl_->lib->Error(rc));
+  asking_last_word_ = false;
+  last_word_ = 0;
+  if (!spans_nodes_) return Status::Ok();
+  std::vector<transport::EndedRank> ended;
+  ended_->Collect(&ended);
+  for (const transport::EndedRank& e : ended) gone->push_back(e.rank);
+  return Status::Ok();
+}
+
+void PmixBootstrap::Ended(bool asking, std::vector<transport::EndedRank>* ended) {
+  if (asking) (void)ended_->Ask(/*now=*/false);
+  ended_->Collect(ended);
 }
 
 bool PmixBootstrap::LauncherGone() const {

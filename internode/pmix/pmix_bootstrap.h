@@ -18,8 +18,11 @@
 //   collection and Gets every rank's. The Fence is started non-blocking and waited on here, so
 //   the timeout holds whatever the server does with PMIX_TIMEOUT (passed too).
 // LauncherGone: PMIx's "lost connection to the server" event (its handler sets a flag; the check
-//   reads it): the launcher's daemon on this node went away. A rank that died is the engine's
-//   own liveness check's business, and a launcher that ends the job kills the ranks itself.
+//   reads it): the launcher's daemon on this node went away.
+// Ended: the ranks the launcher says ended without finalizing (pmix_ended.h: PMIx's failure
+//   events, and its process table asked while the engine waits on a peer). A launcher that ends
+//   the job on a rank's death (Open MPI's mpirun by default, Slurm always) kills the others
+//   first; one that lets them run on (mpirun --enable-recovery) answers the table.
 // LocalAddress: MPIGPU_NET_IF decides where set (tcp_channel). Else, in a job that spans nodes,
 //   Start exchanges every rank's IPv4 addresses (one more Fence; no name lookups, which can hang
 //   where DNS is unreachable) and picks this host's address in a subnet another node has an
@@ -39,6 +42,8 @@
 
 namespace mpigpu::internode {
 
+class PmixEnded;
+
 class PmixBootstrap final : public transport::Bootstrap {
  public:
   // A PMIx launcher started this process: PMIX_RANK and PMIX_NAMESPACE are set.
@@ -55,12 +60,16 @@ class PmixBootstrap final : public transport::Bootstrap {
   std::string LocalAddress() const override { return local_address_; }
   bool LauncherGone() const override;
   // A job that spans nodes: a fence without data over every rank (PMIx_Fence_nb), polled. It
-  // completes once every rank reached it; a rank that died or left without finalizing keeps it
-  // from completing (Open MPI's mpirun then ends the job), or fails it where the launcher says so
-  // (kPeerFailed, no rank named: PMIx does not say which). On one node: nothing (the engine
-  // waits for its ranks through the segment).
+  // completes once every rank reached it or (a launcher that runs on after a death) ended; a
+  // rank that died keeps it from completing where the launcher ends the job, or fails it where
+  // the launcher says so (kPeerFailed, no rank named). Once it completed, Departed asks the
+  // launcher's process table once more (waiting up to kLastWordWait s for the answer) and names
+  // in `gone` every rank the launcher says ended. On one node: nothing (the engine waits for its
+  // ranks through the segment).
   Status Depart() override;
   Status Departed(bool* all, std::vector<int>* gone) override;
+  void Ended(bool asking, std::vector<transport::EndedRank>* ended) override;
+  static constexpr double kLastWordWait = 2;
 
   // The namespace's jobid: 16 hex digits (FNV-1a of the name).
   static std::string JobIdOf(const std::string& nspace);
@@ -86,6 +95,10 @@ class PmixBootstrap final : public transport::Bootstrap {
   int calls_ = 0;
   bool spans_nodes_ = false;
   void* depart_ = nullptr;  // the finalize fence's FenceWait while PMIx holds it
+  PmixEnded* ended_ = nullptr;  // lives as long as the process (pmix_ended.h)
+  bool asking_last_word_ = false;     // Departed's query after the fence is due or in flight
+  uint64_t last_word_ = 0;            // its ticket once asked
+  double last_word_until_ = 0;        // how long Departed waits for its answer
 };
 
 }  // namespace mpigpu::internode

@@ -69,6 +69,9 @@ Status DoLoad(PmixLib* lib) {
   else if (!Find(h, "PMIx_Fence_nb", &lib->FenceNb)) missing = "PMIx_Fence_nb";
   else if (!Find(h, "PMIx_Register_event_handler", &lib->RegisterEventHandler))
     missing = "PMIx_Register_event_handler";
+  else if (!Find(h, "PMIx_Query_info_nb", &lib->QueryInfoNb)) missing = "PMIx_Query_info_nb";
+  else if (!Find(h, "PMIx_Proc_state_string", &lib->ProcStateString))
+    missing = "PMIx_Proc_state_string";
   else if (!Find(h, "PMIx_Value_destruct", &lib->ValueDestruct)) missing = "PMIx_Value_destruct";
   else if (!Find(h, "PMIx_Error_string", &lib->ErrorString)) missing = "PMIx_Error_string";
   else if (!Find(h, "PMIx_Get_version", &lib->GetVersion)) missing = "PMIx_Get_version";

@@ -26,9 +26,11 @@ struct PmixLib {
                            pmix_op_cbfunc_t, void*);
   pmix_status_t (*RegisterEventHandler)(pmix_status_t*, size_t, pmix_info_t*, size_t,
                                         pmix_notification_fn_t, pmix_hdlr_reg_cbfunc_t, void*);
+  pmix_status_t (*QueryInfoNb)(pmix_query_t*, size_t, pmix_info_cbfunc_t, void*);
   void (*ValueDestruct)(pmix_value_t*);
   const char* (*ErrorString)(pmix_status_t);
   const char* (*GetVersion)();
+  const char* (*ProcStateString)(pmix_proc_state_t);
 
   // The library, loaded on the first call (thread-safe); kSystem naming the library and
   // dlopen's reason when it cannot be loaded or lacks a function. The table lives as long as

@@ -15,6 +15,12 @@
 
 namespace mpigpu::transport {
 
+// A rank the job's launcher says ended without finalizing, and the launcher's words on it.
+struct EndedRank {
+  int rank;
+  std::string why;
+};
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
@@ -41,6 +47,13 @@ class Bootstrap {
   // when the exchange's other side is gone.
   virtual Status Depart() = 0;
   virtual Status Departed(bool* all, std::vector<int>* gone) = 0;
+  // The ranks the job's launcher says ended without finalizing (killed, aborted), as far as this
+  // bootstrap has heard: a check with no wait. `asking`: the engine waits on a peer, so a
+  // bootstrap that must ask its launcher may start a request (a later call sees its answer).
+  // The engine fails their requests with kPeerFailed naming them. One whose launcher says
+  // nothing of the kind (a job on one node, mpigpurun's) answers none: there the engine learns
+  // a death from the segment and its connections.
+  virtual void Ended(bool asking, std::vector<EndedRank>* ended) = 0;
 };
 
 }  // namespace mpigpu::transport

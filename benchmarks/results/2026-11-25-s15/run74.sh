@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (After the run, its inline test list moved into device-steps.sh as all_gpu_tests: same commands.)
 # Session 15, device run 74 (one GPU, two ranks on it): the pin cache on by default, registering
 # whole own mappings only (memreg/alloc_hooks.h, memhooks.h's own-mapping table). From the
 # repository root with .device/bin carried; logs to $OUT.
@@ -25,18 +26,8 @@ part_p() {
   echo "== pincache_bench local MPIGPU_PIN_CACHE=0"; MPIGPU_PIN_CACHE=0 timeout 200 $B/pincache_bench local
   echo "== pincache_bench ranks (defaults)"; timeout 200 $R $B/pincache_bench ranks
 }
-tests() {
-  gpu_tests device_copier_test memcopy_test pipeline_gpu_test cuda_ipc_test transport_test \
-    transport_faults_test transport_stream_test api_gpu_test api_gpu_coll_test \
-    api_gpu_persistent_test api_p2p_test api_buffer_check_test
-  echo "== mpi_gpu_test (2 ranks)"; timeout 120 $R $B/mpi_gpu_test 2>&1 | tail -3
-  echo "== transport_stream_ipc_test (MPIGPU_SHARED_GPU_IPC_MIN=0)"
-  MPIGPU_SHARED_GPU_IPC_MIN=0 timeout 180 $B/transport_stream_ipc_test 2>&1 | grep -E "$GPU_TEST_LINES"
-  echo "== transport_stream_ring_test (MPIGPU_LMT=ring)"
-  MPIGPU_LMT=ring timeout 180 $B/transport_stream_ring_test 2>&1 | grep -E "$GPU_TEST_LINES"
-}
-part_t() { tests 2>&1 | grep -vE "$SKIPS"; }
-part_m() { mps_start; tests 2>&1 | grep -vE "$SKIPS"; mps_stop; }
+part_t() { all_gpu_tests 2>&1 | grep -vE "$SKIPS"; }
+part_m() { mps_start; all_gpu_tests 2>&1 | grep -vE "$SKIPS"; mps_stop; }
 for p in "$@"; do
   s=$(date +%s); "part_$p" >"$D/part-$p.txt" 2>&1; echo "part $p: $(( $(date +%s) - s )) s" >>"$D/info.txt"
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (After the run, its inline test list moved into device-steps.sh as all_gpu_tests: same commands.)
 # Session 15, device run 75 (one GPU, two ranks on it): after run 74, mremap of a whole own
 # mapping keeps it listed. From the repository root with .device/bin carried; logs to $OUT.
 #   part p: pin_cache_gpu_test with the defaults
@@ -21,17 +22,7 @@ part_s() {
   echo "## pageable, MPIGPU_PIN_CACHE=0"; MPIGPU_PIN_CACHE=0 timeout 150 $sw
   echo "## pinned (--host-mem pinned)"; timeout 150 $sw --host-mem pinned
 }
-tests() {
-  gpu_tests device_copier_test memcopy_test pipeline_gpu_test cuda_ipc_test transport_test \
-    transport_faults_test transport_stream_test api_gpu_test api_gpu_coll_test \
-    api_gpu_persistent_test api_p2p_test api_buffer_check_test pin_cache_gpu_test
-  echo "== mpi_gpu_test (2 ranks)"; timeout 120 $R $B/mpi_gpu_test 2>&1 | tail -3
-  echo "== transport_stream_ipc_test (MPIGPU_SHARED_GPU_IPC_MIN=0)"
-  MPIGPU_SHARED_GPU_IPC_MIN=0 timeout 180 $B/transport_stream_ipc_test 2>&1 | grep -E "$GPU_TEST_LINES"
-  echo "== transport_stream_ring_test (MPIGPU_LMT=ring)"
-  MPIGPU_LMT=ring timeout 180 $B/transport_stream_ring_test 2>&1 | grep -E "$GPU_TEST_LINES"
-}
-part_m() { mps_start; tests 2>&1 | grep -vE "$SKIPS"; mps_stop; }
+part_m() { mps_start; all_gpu_tests pin_cache_gpu_test 2>&1 | grep -vE "$SKIPS"; mps_stop; }
 for p in "$@"; do
   s=$(date +%s); "part_$p" >"$D/part-$p.txt" 2>&1; echo "part $p: $(( $(date +%s) - s )) s" >>"$D/info.txt"
 done
