@@ -255,7 +255,9 @@ TEST_F(AllocHooksTest, ReallocMovesTheListing) {
   char* s = static_cast<char*>(std::realloc(q, 1000));
   ASSERT_NE(s, nullptr);
   const Own shrunk = Lookup(s, 1000);
-  if (shrunk.found) EXPECT_LE(shrunk.end - shrunk.start, 2 * kPage);
+  if (shrunk.found) {
+    EXPECT_LE(shrunk.end - shrunk.start, 2 * kPage);
+  }
   EXPECT_FALSE(Lookup(s, 3 * kPage).found);
   std::free(s);
   errno = 0;

@@ -739,8 +739,9 @@ constexpr bool kMallocTracked =
 // block's whole mapping (a hit on its second use), and free() drops it: the new block's pages
 // are registered anew, never served by the old region (the frame oracle checks every hand-out).
 TEST_F(RegCacheTest, FreeThenMallocAtTheSameAddress) {
-  if (kMallocTracked)
+  if (kMallocTracked) {
     ASSERT_TRUE(memhooks::TrackingMappings()) << "MPIGPU_IB_REG_CACHE=1 starts the table at load";
+  }
   auto c = MakeOwnMappingClient(&dev_);
   // Above glibc's largest mmap threshold (128 KiB at start, rising to the size of each mapped
   // block freed, at most 32 MiB): a mapping of its own every round. (A smaller block malloc'd
@@ -754,7 +755,9 @@ TEST_F(RegCacheTest, FreeThenMallocAtTheSameAddress) {
     const auto ap = reinterpret_cast<uintptr_t>(p);
     uintptr_t ms = 0, me = 0;
     const bool own = memhooks::OwnMapping(ap, ap + n, &ms, &me);
-    if (kMallocTracked) ASSERT_TRUE(own) << "a 40 MiB block is not listed as an own mapping";
+    if (kMallocTracked) {
+      ASSERT_TRUE(own) << "a 40 MiB block is not listed as an own mapping";
+    }
     const int before = dev_.registrations();
     Region* r = Get(c.get(), p + 4096, n - 8192);
     ASSERT_NE(r, nullptr);

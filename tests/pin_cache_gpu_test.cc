@@ -460,8 +460,9 @@ TEST_F(PinCacheGpuTest, MemoryCudaPinnedIsLeftAlone) {
   // Refused when the driver's mapping is in the own-mapping table (made through mmap), else
   // never tried.
   const auto ha = reinterpret_cast<uintptr_t>(h);
-  if (mr::memhooks::OwnMapping(ha, ha + n, nullptr, nullptr))
+  if (mr::memhooks::OwnMapping(ha, ha + n, nullptr, nullptr)) {
     EXPECT_GE(mr::PinCacheStats().refused - before.refused, 1u);
+  }
   EXPECT_EQ(mr::PinCacheStats().registrations - before.registrations,
             mr::PinCacheStats().refused - before.refused);
   EXPECT_TRUE(Pinned(h));

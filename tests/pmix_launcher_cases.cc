@@ -103,9 +103,10 @@ TEST_P(PmixLauncherCases, TheSecretIsInNoWorldReadableFileAndOnNoCommandLine) {
     EXPECT_NE(r.out.find("pmix_secret_rank " + std::to_string(rank) + ": "), std::string::npos)
         << r.out << r.err;
   EXPECT_EQ(r.Count(", clean\n"), 2) << r.out << r.err;
-  if (l.StoreHasWorldReadableFiles())
+  if (l.StoreHasWorldReadableFiles()) {
     EXPECT_EQ(r.out.find(": 0 world-readable files"), std::string::npos)  // it looked somewhere
         << r.out;
+  }
   std::printf("%s", r.out.c_str());
 }
 
@@ -138,8 +139,9 @@ TEST_P(PmixLauncherCases, AKilledRankEndsTheJob) {
   EXPECT_NE(r.code, 0) << r.err;
   for (int rank = 0; rank < 3; ++rank)  // the job ran: every rank joined before rank 1 died
     EXPECT_NE(r.err.find(Info(rank) + "joined job "), std::string::npos) << r.err;
-  if (!l.KilledReport(1).empty())
+  if (!l.KilledReport(1).empty()) {
     EXPECT_NE(r.err.find(l.KilledReport(1)), std::string::npos) << r.err;
+  }
   const double died = DeathTime(r.err, 1);
   for (int rank : {0, 2}) {
     const SurvivorWord w = ReceiveWord(r.err, rank);
