@@ -11,10 +11,13 @@
 #
 #   benchmarks/netns_bench.sh [--rounds N] [--net A.B.C] [--out DIR] [--iperf-seconds S]
 #                             [--lat-max SIZE] [--bw-min SIZE] [--bw-max SIZE] [--no-build]
-#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"] [--packets]
+#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"] [--packets] [--pin]
 # --packets: instead, TCP segments per 8-byte round trip of each library (both namespaces'
 # TcpOutSegs; the difference of a 22000- and a 2000-iteration run, so the job's set-up cancels):
 # what the wire costs, whatever the load.
+# --pin: each host's processes on a CPU of their own (host a on CPU 0, host b on CPU 1, through
+# taskset in the launch agent and for iperf3), as two real hosts would have; without it the
+# scheduler may put both ranks, or a rank and the other's network work, on one CPU.
 # --lat-opts / --bw-opts: the loops' -i (timed iterations), -x (warm-up), -W (window), given
 # to both programs alike. Default: the sweep's own for latency (10000 iterations up to 8 KiB,
 # 1000 above), "-W 8 -i 5 -x 1" for bw (6 windows: 3.2 GB at 64 MiB).
@@ -39,6 +42,8 @@ lat_opts=""
 bw_opts="-W 8 -i 5 -x 1"
 build=1
 packets=0
+pin_a=""
+pin_b=""
 die() { echo "netns_bench: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -53,6 +58,7 @@ while [ $# -gt 0 ]; do
     --lat-opts) lat_opts=$2; shift 2 ;;
     --bw-opts) bw_opts=$2; shift 2 ;;
     --packets) packets=1; shift ;;
+    --pin) pin_a="taskset -c 0"; pin_b="taskset -c 1"; shift ;;
     -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (try --help)" ;;
   esac
@@ -123,14 +129,15 @@ cat >"$agent" <<EOF
 #!/bin/sh
 host=\$1; shift
 case "\$host" in
-  $ip_a) ns=$ns_a ;;
-  $ip_b) ns=$ns_b ;;
+  $ip_a) ns=$ns_a; pin="$pin_a" ;;
+  $ip_b) ns=$ns_b; pin="$pin_b" ;;
   *) echo "netns_bench agent: unknown host '\$host'" >&2; exit 255 ;;
 esac
-exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; exec \$*"
+exec ip netns exec "\$ns" \$pin unshare --uts sh -c "hostname \$ns; exec \$*"
 EOF
 chmod +x "$agent"
-in_a() { ip netns exec "$ns_a" unshare --uts sh -c "hostname $ns_a; exec \"\$@\"" sh "$@"; }
+# (With --pin the launcher runs on host a's CPU too: a rank it starts itself stays there.)
+in_a() { ip netns exec "$ns_a" $pin_a unshare --uts sh -c "hostname $ns_a; exec \"\$@\"" sh "$@"; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ompi=(mpirun -n 2 --host "$ip_a,$ip_b" --bind-to none --mca plm_rsh_agent "$agent"
@@ -181,14 +188,14 @@ run_ompi() {  # test min max file
 }
 run_iperf() {  # file
   local limit=$((iperf_seconds + 30)) tries=0
-  ip netns exec "$ns_b" timeout $limit iperf3 -s -1 -B "$ip_b" -p 5201 >"$1.server.log" 2>&1 &
+  ip netns exec "$ns_b" $pin_b timeout $limit iperf3 -s -1 -B "$ip_b" -p 5201 >"$1.server.log" 2>&1 &
   iperf_pid=$!
   until ip netns exec "$ns_b" ss -Hltn "sport = :5201" | grep -q .; do
     tries=$((tries + 1))
     [ $tries -lt 100 ] || die "the iperf3 server did not start: $(cat "$1.server.log")"
     sleep 0.1
   done
-  ip netns exec "$ns_a" timeout $limit iperf3 -c "$ip_b" -p 5201 -t "$iperf_seconds" -J >"$1" 2>"$1.log" ||
+  ip netns exec "$ns_a" $pin_a timeout $limit iperf3 -c "$ip_b" -p 5201 -t "$iperf_seconds" -J >"$1" 2>"$1.log" ||
     die "iperf3 failed: $(cat "$1.log" "$1.server.log")"
   wait "$iperf_pid" || true
   iperf_pid=""
@@ -251,6 +258,7 @@ done
   echo "- machine: $(uname -srm), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
   echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "- mpigpu: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$here" diff --quiet 2>/dev/null || echo ' (modified)'); $(mpirun --version | head -1); $(iperf3 --version | head -1)"
+  echo "- hosts pinned: $([ -n "$pin_a" ] && echo "host a on CPU 0, host b on CPU 1" || echo no)"
   echo "- veth mtu $mtu; $rounds rounds; iperf3 $iperf_seconds s, one stream; latency options '${lat_opts:-the sweep defaults}', bw options '$bw_opts'"
   echo "- load average at the start: $load_start"
   echo "- command: benchmarks/netns_bench.sh $args"
