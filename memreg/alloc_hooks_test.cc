@@ -356,9 +356,7 @@ TEST_F(AllocHooksTest, RegCacheSpansWholeOwnMappings) {
   c.dereg = [&](void* h) { deregs.push_back({U(h), 0}); };
   c.pins_addresses = true;
   c.exclusive_pages = true;
-  c.span = [](uintptr_t a, uintptr_t b, uintptr_t* s, uintptr_t* e) {
-    return mh::OwnMapping(a, b, s, e);
-  };
+  c.span = mr::RegCache::OwnMappingSpan();
   const int id = cache.AddClient(std::move(c));
   ASSERT_GE(id, 0);
 

@@ -7,7 +7,6 @@
 
 #include "memcopy/log.h"
 #include "memreg/alloc_hooks.h"
-#include "memreg/memhooks.h"
 #include "memreg/pin_cache_config.h"
 #include "memreg/reg_cache_config.h"
 
@@ -65,10 +64,7 @@ const PinState& State() {
       cl.exclusive_pages = true;  // cudaHostRegister refuses a page already registered
       // Whole own mappings only (memhooks.h): a copy that starts inside a registration and ends
       // past it fails, so a registration ends where no copy of the program can cross it.
-      const size_t max_bytes = cl.max_bytes;
-      cl.span = [max_bytes](uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end) {
-        return memhooks::OwnMapping(a, b, start, end) && *end - *start <= max_bytes;
-      };
+      cl.span = RegCache::OwnMappingSpan(cl.max_bytes);
       s->client = SharedRegCache().AddClient(std::move(cl));
       if (s->client < 0) s->why_not = "no client slot left in the registration cache";
     }

@@ -67,6 +67,12 @@ RegCache::~RegCache() {
   memhooks::CloseReader();
 }
 
+RegCache::Client::SpanFn RegCache::OwnMappingSpan(size_t max_bytes) {
+  return [max_bytes](uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end) {
+    return memhooks::OwnMapping(a, b, start, end) && *end - *start <= max_bytes;
+  };
+}
+
 int RegCache::AddClient(Client c) {
   std::lock_guard<std::mutex> lock(mu_);
   if (nclients_ == kMaxClients) return -1;

@@ -115,8 +115,14 @@ class RegCache {
     // its last Release), or, for a `pins_addresses` client (whose registration of a range no
     // allocation owns whole is what the span prevents), fails with kInvalidArg. Called under
     // the cache's mutex.
-    std::function<bool(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end)> span;
+    using SpanFn = std::function<bool(uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end)>;
+    SpanFn span;
   };
+
+  // The span of the clients that keep registrations over own mappings only (the pin and
+  // ibverbs clients): the whole own mapping holding [a, b) (memhooks::OwnMapping), refused when
+  // none does or when it is larger than `max_bytes`.
+  static Client::SpanFn OwnMappingSpan(size_t max_bytes = SIZE_MAX);
 
   // An empty cache; `enabled` false (or inactive hooks) keeps nothing between uses. `max_map`:
   // entries the map may hold (seen ones included), at least 1.

@@ -204,9 +204,7 @@ class RegCacheRdmaTest : public ::testing::Test {
       return Status::Ok();
     };
     c.dereg = [](void* handle) { ibv_dereg_mr(static_cast<ibv_mr*>(handle)); };
-    c.span = [](uintptr_t a, uintptr_t b, uintptr_t* s, uintptr_t* e) {
-      return memhooks::OwnMapping(a, b, s, e);
-    };
+    c.span = RegCache::OwnMappingSpan();
     ASSERT_EQ(cache_->AddClient(std::move(c)), 0);
     ASSERT_TRUE(cache_->caching()) << cache_->why_not_caching();
     ASSERT_TRUE(memhooks::TrackingMappings());

@@ -717,9 +717,7 @@ std::unique_ptr<RegCache> MakeOwnMappingClient(FakeDevice* dev) {
   v.name = "verbs-own";
   v.reg = dev->Reg();
   v.dereg = dev->Dereg();
-  v.span = [](uintptr_t a, uintptr_t b, uintptr_t* s, uintptr_t* e) {
-    return memhooks::OwnMapping(a, b, s, e);
-  };
+  v.span = RegCache::OwnMappingSpan();
   EXPECT_EQ(c->AddClient(std::move(v)), 0);
   return c;
 }
@@ -831,9 +829,7 @@ TEST_F(RegCacheTest, SpanThatCannotRegisterFallsBackToTheRequest) {
     return reg(addr, len, h);
   };
   v.dereg = dev_.Dereg();
-  v.span = [](uintptr_t a, uintptr_t b, uintptr_t* s, uintptr_t* e) {
-    return memhooks::OwnMapping(a, b, s, e);
-  };
+  v.span = RegCache::OwnMappingSpan();
   ASSERT_EQ(c->AddClient(std::move(v)), 0);
   if (!kMallocTracked && !memhooks::TrackingMappings())
     GTEST_SKIP() << "no own-mapping table under a sanitizer's allocator (memhooks.cc)";

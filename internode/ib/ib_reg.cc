@@ -4,7 +4,6 @@
 #include <mutex>
 
 #include "memcopy/log.h"
-#include "memreg/memhooks.h"
 #include "memreg/reg_cache_config.h"
 #include "memreg/shared_reg_cache.h"
 
@@ -64,10 +63,7 @@ IbRegistrar::IbRegistrar(const IbDevice* dev) : dev_(dev) {
       c.max_bytes = memreg::GetRegCacheConfig().max_mb << 20;
       c.max_entries = memreg::GetRegCacheConfig().max_entries;
       // Whole own mappings only (ib_reg.h): any other range is registered per message.
-      const size_t max_bytes = c.max_bytes;
-      c.span = [max_bytes](uintptr_t a, uintptr_t b, uintptr_t* start, uintptr_t* end) {
-        return memreg::memhooks::OwnMapping(a, b, start, end) && *end - *start <= max_bytes;
-      };
+      c.span = memreg::RegCache::OwnMappingSpan(c.max_bytes);
       g_client = cache.AddClient(std::move(c));
     });
     const IbDevice* none = nullptr;
