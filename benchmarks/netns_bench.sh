@@ -11,13 +11,20 @@
 #
 #   benchmarks/netns_bench.sh [--rounds N] [--net A.B.C] [--out DIR] [--iperf-seconds S]
 #                             [--lat-max SIZE] [--bw-min SIZE] [--bw-max SIZE] [--no-build]
-#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"] [--packets] [--pin]
+#                             [--lat-opts "OPTS"] [--bw-opts "OPTS"] [--packets] [--pin] [--probe]
 # --packets: instead, TCP segments per 8-byte round trip of each library (both namespaces'
 # TcpOutSegs; the difference of a 22000- and a 2000-iteration run, so the job's set-up cancels):
 # what the wire costs, whatever the load.
 # --pin: each host's processes on a CPU of their own (host a on CPU 0, host b on CPU 1, through
 # taskset in the launch agent and for iperf3), as two real hosts would have; without it the
 # scheduler may put both ranks, or a rank and the other's network work, on one CPU.
+# --probe: before and after each measurement, cpu_pair_probe (//benchmarks:cpu_pair_probe) on
+# CPUs 0 and 1 times how fast the machine's two CPUs hand data to each other (a cache line's
+# round trip; a 256 KiB-chunk producer/consumer copy). On a VM whose two vCPUs the host moves
+# between nearby and distant cores (seen here: a round trip of 55-80 ns or of 320-350 ns, for
+# tens of seconds at a time) every TCP stream between the hosts changes speed with it; the
+# table then also compares the libraries within each state (a measurement counts as in one
+# state when the probes on both sides of it saw it).
 # --lat-opts / --bw-opts: the loops' -i (timed iterations), -x (warm-up), -W (window), given
 # to both programs alike. Default: the sweep's own for latency (10000 iterations up to 8 KiB,
 # 1000 above), "-W 8 -i 5 -x 1" for bw (6 windows: 3.2 GB at 64 MiB).
@@ -42,6 +49,7 @@ lat_opts=""
 bw_opts="-W 8 -i 5 -x 1"
 build=1
 packets=0
+probe=0
 pin_a=""
 pin_b=""
 die() { echo "netns_bench: $*" >&2; exit 2; }
@@ -58,8 +66,9 @@ while [ $# -gt 0 ]; do
     --lat-opts) lat_opts=$2; shift 2 ;;
     --bw-opts) bw_opts=$2; shift 2 ;;
     --packets) packets=1; shift ;;
+    --probe) probe=1; shift ;;
     --pin) pin_a="taskset -c 0"; pin_b="taskset -c 1"; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (try --help)" ;;
   esac
 done
@@ -76,14 +85,18 @@ done
 
 cd "$here"
 if [ "$build" = 1 ]; then
-  bazel build -c opt //tools:mpigpurun //tools:mpigpu-sweep //benchmarks:mpi_sweep >&2 ||
+  bazel build -c opt //tools:mpigpurun //tools:mpigpu-sweep //benchmarks:mpi_sweep \
+    //benchmarks:cpu_pair_probe >&2 ||
     die "the build failed"
 fi
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 mpigpurun=$bin/tools/mpigpurun
 sweep=$bin/tools/mpigpu-sweep
 mpi_sweep=$bin/benchmarks/mpi_sweep
-for f in "$mpigpurun" "$sweep" "$mpi_sweep"; do [ -x "$f" ] || die "missing $f (build it, or drop --no-build)"; done
+cpu_probe=$bin/benchmarks/cpu_pair_probe
+needed=("$mpigpurun" "$sweep" "$mpi_sweep")
+[ $probe = 0 ] || needed+=("$cpu_probe")
+for f in "${needed[@]}"; do [ -x "$f" ] || die "missing $f (build it, or drop --no-build)"; done
 [ -n "$out" ] || out=$(mktemp -d /tmp/netns-bench.XXXXXX)
 mkdir -p "$out/raw"
 
@@ -200,6 +213,10 @@ run_iperf() {  # file
   wait "$iperf_pid" || true
   iperf_pid=""
 }
+run_probe() {  # file (appended: one line before a measurement, one after)
+  [ $probe = 1 ] || return 0
+  "$cpu_probe" --cpus 0,1 >>"$1" 2>"$1.log" || die "cpu_pair_probe failed: $(cat "$1.log")"
+}
 
 # Segments both hosts sent (TcpOutSegs of each namespace's own counters).
 out_segs() {
@@ -243,11 +260,19 @@ for r in $(seq 1 "$rounds"); do
   for what in $order; do
     echo "netns_bench: round $r/$rounds: $what" >&2
     case $what in
-      mpigpu) run_mpigpu latency "1:$lat_max" "$out/raw/r$r-mpigpu-latency.csv"
-              run_mpigpu bw "$bw_min:$bw_max" "$out/raw/r$r-mpigpu-bw.csv" ;;
-      ompi) run_ompi latency 1 "$lat_max" "$out/raw/r$r-ompi-latency.csv"
-            run_ompi bw "$bw_min" "$bw_max" "$out/raw/r$r-ompi-bw.csv" ;;
-      iperf) run_iperf "$out/raw/r$r-iperf3.json" ;;
+      mpigpu) run_probe "$out/raw/r$r-mpigpu-probe.csv"
+              run_mpigpu latency "1:$lat_max" "$out/raw/r$r-mpigpu-latency.csv"
+              run_probe "$out/raw/r$r-mpigpu-probe.csv"
+              run_mpigpu bw "$bw_min:$bw_max" "$out/raw/r$r-mpigpu-bw.csv"
+              run_probe "$out/raw/r$r-mpigpu-probe.csv" ;;
+      ompi) run_probe "$out/raw/r$r-ompi-probe.csv"
+            run_ompi latency 1 "$lat_max" "$out/raw/r$r-ompi-latency.csv"
+            run_probe "$out/raw/r$r-ompi-probe.csv"
+            run_ompi bw "$bw_min" "$bw_max" "$out/raw/r$r-ompi-bw.csv"
+            run_probe "$out/raw/r$r-ompi-probe.csv" ;;
+      iperf) run_probe "$out/raw/r$r-iperf3-probe.csv"
+             run_iperf "$out/raw/r$r-iperf3.json"
+             run_probe "$out/raw/r$r-iperf3-probe.csv" ;;
     esac
   done
 done
@@ -264,9 +289,9 @@ done
   echo "- command: benchmarks/netns_bench.sh $args"
   echo
 } >"$out/table.md"
-python3 - "$out" "$rounds" >>"$out/table.md" <<'EOF'
+python3 - "$out" "$rounds" "$probe" >>"$out/table.md" <<'EOF'
 import csv, json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, probe = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 MIB = 1 << 20
 
 def sweep(path, test):  # mpigpu-sweep --csv: the mpigpu series
@@ -337,5 +362,72 @@ print()
 print("Ratios: of the medians; best/best: of each side's best round (lowest latency, highest "
       "bandwidth). Targets are judged on the medians.\n")
 print("Targets missed: " + ("; ".join(misses) if misses else "none"))
+
+if probe:
+    # Probe lines: mpigpu and ompi: before latency, between latency and bw, after bw; iperf3:
+    # before and after. Each: line_ns,pass_gbs,local_gbs.
+    def probes(r, lib):
+        with open(f"{out}/raw/r{r}-{lib}-probe.csv") as f:
+            return [tuple(float(x) for x in l.split(",")[:2]) for l in f if l.strip()]
+    libs = ("mpigpu", "ompi", "iperf3")
+    p = {(r, k): probes(r, k) for r in R for k in libs}
+    # The states are far apart (here 55-85 against 320-370 ns): near means within 2.5x the
+    # fastest probe of the run.
+    usual = min(v[0] for ps in p.values() for v in ps)
+    limit = 2.5 * usual
+    def state(ps):  # "near" when both probes saw the usual state, "far" when both saw the other
+        near = [v[0] <= limit for v in ps]
+        return "near" if all(near) else "far" if not any(near) else "mixed"
+    lat_state = {(r, k): state(p[(r, k)][0:2]) for r in R for k in ("mpigpu", "ompi")}
+    bw_state = {(r, k): state(p[(r, k)][-2:]) for r in R for k in libs}
+    mark = {"near": "·", "far": "✗", "mixed": "~"}
+    def shown(ps):
+        return " → ".join(f"{v[0]:.0f}" for v in ps)
+    top = max(bw["mpigpu"][0])
+    print(f"\n## Each round beside the machine's state\n")
+    print(f"cpu_pair_probe before, between and after each library's measurements: a cache line's "
+          f"round trip between CPUs 0 and 1 (ns). The near state: near {usual:.0f} ns (the fastest "
+          f"probe); a measurement whose probes on both sides are ≤ {limit:.0f} ns is in it "
+          f"(·), both above: in the distant state (✗), else mixed (~).\n")
+    print(f"| round | mpigpu 1 B µs | mpigpu {size_text(top)} GB/s | probes | Open MPI 1 B µs "
+          f"| Open MPI {size_text(top)} GB/s | probes | iperf3 GB/s | probes |")
+    print("|---:|---:|---:|---|---:|---:|---|---:|---|")
+    for r in R:
+        def cells(k, lat_by, bw_by):
+            return (f"{lat_by[r - 1].get(1, float('nan')):.2f} {mark[lat_state[(r, k)]]} | "
+                    f"{bw_by[r - 1].get(top, float('nan')):.3f} {mark[bw_state[(r, k)]]} | "
+                    f"{shown(p[(r, k)])}")
+        print(f"| {r} | {cells('mpigpu', lat['mpigpu'], bw['mpigpu'])} "
+              f"| {cells('ompi', lat['ompi'], bw['ompi'])} "
+              f"| {raw[r - 1]:.3f} {mark[bw_state[(r, 'iperf3')]]} | {shown(p[(r, 'iperf3')])} |")
+    for st, title in (("near", "the near state (·)"), ("far", "the distant state (✗)")):
+        lk = {k: [r for r in R if lat_state[(r, k)] == st] for k in ("mpigpu", "ompi")}
+        bk = {k: [r for r in R if bw_state[(r, k)] == st] for k in libs}
+        print(f"\n### Within {title}\n")
+        print(f"Latency rounds: mpigpu {len(lk['mpigpu'])}, Open MPI {len(lk['ompi'])}; bandwidth "
+              f"rounds: mpigpu {len(bk['mpigpu'])}, Open MPI {len(bk['ompi'])}, iperf3 "
+              f"{len(bk['iperf3'])} (of {rounds}).\n")
+        if lk["mpigpu"] and lk["ompi"]:
+            print("| size | mpigpu µs | Open MPI µs | mpigpu/OMPI | target ≤ 1 |")
+            print("|---:|---:|---:|---:|:--|")
+            for n in sorted(lat["mpigpu"][0]):
+                m = med([lat["mpigpu"][r - 1] for r in lk["mpigpu"]], n)
+                o = med([lat["ompi"][r - 1] for r in lk["ompi"]], n)
+                print(f"| {size_text(n)} | {m:.2f} | {o:.2f} | {m / o:.2f} "
+                      f"| {'met' if m <= o else 'MISSED'} |")
+            print()
+        if bk["mpigpu"] and bk["ompi"] and bk["iperf3"]:
+            rs = statistics.median(raw[r - 1] for r in bk["iperf3"])
+            print(f"iperf3 {rs:.3f} GB/s (median of its rounds in this state).\n")
+            print("| size | mpigpu GB/s | Open MPI GB/s | mpigpu/OMPI | mpigpu/iperf3 | target from 1 MiB |")
+            print("|---:|---:|---:|---:|---:|:--|")
+            for n in sorted(bw["mpigpu"][0]):
+                m = med([bw["mpigpu"][r - 1] for r in bk["mpigpu"]], n)
+                o = med([bw["ompi"][r - 1] for r in bk["ompi"]], n)
+                verdict = "-" if n < MIB else "met" if m >= o and m >= 0.9 * rs else "MISSED"
+                print(f"| {size_text(n)} | {m:.3f} | {o:.3f} | {m / o:.2f} | {m / rs:.2f} "
+                      f"| {verdict} |")
+        else:
+            print("Too few bandwidth rounds of each in this state to compare.")
 EOF
 cat "$out/table.md"
