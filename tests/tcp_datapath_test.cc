@@ -127,11 +127,24 @@ std::string RunPairJob(bool gpu, const std::function<void(int, Engine*)>& body,
   }, timeout_s);
 }
 
-std::vector<size_t> Sizes() {
+// Sizes around the eager limit, the host frame (kChunk) and the chunks a staged transfer holds;
+// with `payload_max` (the channel's largest frame) nonzero, also around the device chunk sizes
+// (ChanLmt::UnitFor: the ring's device units cut to the channel's payload) and their stages.
+std::vector<size_t> Sizes(size_t payload_max = 0) {
   const size_t eager = GetTransportConfig().eager_limit;
   std::vector<size_t> s = {1,         eager - 1,     eager,     eager + 1, kChunk - 1,
                            kChunk,    kChunk + 1,    2 * kChunk + 1,       kRing - 1,
                            kRing,     kRing + 1,     3 * kRing + 5};
+  if (payload_max > 0) {
+    const TransportConfig& c = GetTransportConfig();
+    for (size_t unit : {std::min(payload_max, c.lmt_unit_gpu_min),
+                        std::min(payload_max, c.lmt_unit_gpu)}) {
+      const size_t stage = unit * ChanLmt::kStageChunks;
+      for (size_t n : {unit - 1, unit, unit + 1, 2 * unit + 1, 2 * unit + 7, stage - 1, stage,
+                       stage + 1})
+        s.push_back(n);
+    }
+  }
   s.push_back(SmallSocketBuffers() ? 5 * kRing + 3 : (size_t{64} << 20) + 3);
   return s;
 }
@@ -139,8 +152,9 @@ std::vector<size_t> Sizes() {
 // Every size of Sizes() from rank 0 to rank 1 for each pair, checked whole and bounded.
 void SizesForPairs(const std::vector<Pair>& pairs, int rank, Engine* e) {
   uint32_t seed = 10;
+  const size_t payload_max = e->ChannelPayloadMax(1 - rank);
   for (const Pair& p : pairs) {
-    for (size_t n : Sizes()) {
+    for (size_t n : Sizes(p.send_dev || p.recv_dev ? payload_max : 0)) {
       ++seed;
       if (rank == 0) {
         Buf b(p.send_dev, n);

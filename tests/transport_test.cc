@@ -654,9 +654,13 @@ std::string RunGpuReusedPageable(bool same_gpu) {
     uint32_t seed = 900;
     const size_t pin_min = memreg::GetPinCacheConfig().min_bytes;
     const size_t ipc_min = GetTransportConfig().shared_gpu_ipc_min;
-    std::vector<size_t> sizes = {4096, pin_min - 1, pin_min, pin_min + 4097, 1 << 20,
-                                 ipc_min - 1, ipc_min, ipc_min + 12345, 24 << 20};
     const size_t cap = (24 << 20) + 4096;
+    // Thresholds set to 0 (MPIGPU_SHARED_GPU_IPC_MIN=0, as the MPS runs set) or near the buffer's
+    // end leave out the sizes they would make impossible (0 - 1 wraps around).
+    std::vector<size_t> sizes;
+    for (size_t n : {size_t{4096}, pin_min - 1, pin_min, pin_min + 4097, size_t{1} << 20,
+                     ipc_min - 1, ipc_min, ipc_min + 12345, size_t{24} << 20})
+      if (n > 0 && n < cap) sizes.push_back(n);
     void* m = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     RANK_CHECK(m != MAP_FAILED);
     unsigned char* host = static_cast<unsigned char*>(m);

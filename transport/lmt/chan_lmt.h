@@ -10,10 +10,11 @@
 //     (Payload::lend: written from there; the send completes once the channel no longer lends
 //     it), and the receiver places each frame's payload straight into the receive buffer
 //     (PlacePayload) where the channel places payloads;
-//   - device memory: staged through pinned host chunks (a private LmtRing of kStageChunks units)
-//     by the pipeline engine (pipeline/pipeline.h), asynchronously on the buffer's copy engine:
-//     the sender's LmtSender runs the D2H copies of the next chunks ahead while published chunks
-//     are lent to the socket (a chunk is refilled once the channel no longer lends it); the
+//   - device memory: staged through pinned host chunks (a private LmtRing of kStageChunks units
+//     of UnitFor's size: the ring's device units, cut to the channel's payload) by the pipeline
+//     engine (pipeline/pipeline.h), asynchronously on the buffer's copy engine: the sender's
+//     LmtSender runs the D2H copies of the next chunks ahead while published chunks are lent to
+//     the socket (a chunk is refilled once the channel no longer lends it); the
 //     receiver reads frames into free chunks (PlacePayload; "later" while none is free) and its
 //     LmtReceiver runs the H2D copies behind the reads. Vector layouts too (CopyPacked's strided
 //     copies; frames cut on the receiver's block, LmtFillBlock). A receiver whose channel does
@@ -65,7 +66,7 @@ class ChanLmt final : public LmtBackendStubs {
   // "chan-stage-copy": the next staged transfer fails after its first chunk, as a failed copy.
   bool InjectFault(const std::string& what) override;
 
-  static constexpr size_t kChunk = size_t{256} << 10;  // a frame, a staging chunk
+  static constexpr size_t kChunk = size_t{256} << 10;  // a frame of host memory
   static constexpr size_t kStageChunks = 8;             // pinned chunks per staged transfer
 
  private:
@@ -86,6 +87,8 @@ class ChanLmt final : public LmtBackendStubs {
   struct SendOp;
   struct RecvOp;
 
+  // The frame (and staging chunk) size a receive from `peer` names in its CTS.
+  size_t UnitFor(int peer, uint64_t total, bool device) const;
   void SendAbort(int dst, uint64_t rreq);
   Status TakeStage(size_t unit, bool pinned, std::unique_ptr<Stage>* out);
   void StartStagedRecv(Request* req);
