@@ -60,12 +60,15 @@ int LastUsedCode();
 int Unsupported(const char* fn, MPI_Comm comm);
 
 // Single-completion calls (Recv, Probe, Wait, Test, ...) leave a status's MPI_ERROR as it was
-// (MPI 3.1, 3.2.5); the core writes it, so these calls put it back.
+// (MPI 3.1, 3.2.5); the core writes it, so these calls put it back. Except an empty status (a
+// null or inactive request's: source MPI_ANY_SOURCE, which no message has; MPI_PROC_NULL's names
+// MPI_PROC_NULL): the standard defines it whole, error MPI_SUCCESS included (MPI 4.0, 3.7.3),
+// and MPICH's pt2pt/rqstatus checks it.
 class KeepStatusError {
  public:
   explicit KeepStatusError(MPI_Status* st) : st_(st), err_(st ? st->MPI_ERROR : 0) {}
   ~KeepStatusError() {
-    if (st_) st_->MPI_ERROR = err_;
+    if (st_ && st_->MPI_SOURCE != MPI_ANY_SOURCE) st_->MPI_ERROR = err_;
   }
   KeepStatusError(const KeepStatusError&) = delete;
   KeepStatusError& operator=(const KeepStatusError&) = delete;

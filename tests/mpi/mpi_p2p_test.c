@@ -356,10 +356,22 @@ static void edge_cases(int rank, int peer) {
   st.MPI_ERROR = MPI_ERR_DIMS;
   CHECK_OK(MPI_Recv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
   CHECK(st.MPI_ERROR == MPI_ERR_DIMS);
-  /* Null request: Wait and Test return at once. */
+  /* Null request: Wait, Test and Request_get_status return at once with the empty status,
+     whose error is MPI_SUCCESS whatever the field held before. */
+  st.MPI_ERROR = MPI_ERR_DIMS;
   CHECK_OK(MPI_Wait(&r, &st));
+  CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG &&
+        st.MPI_ERROR == MPI_SUCCESS);
+  st.MPI_ERROR = MPI_ERR_DIMS;
   CHECK_OK(MPI_Test(&r, &flag, &st));
-  CHECK(flag == 1);
+  CHECK(flag == 1 && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_ERROR == MPI_SUCCESS);
+  st.MPI_ERROR = MPI_ERR_DIMS;
+  flag = 0;
+  CHECK_OK(MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st));
+  CHECK(flag == 1 && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG &&
+        st.MPI_ERROR == MPI_SUCCESS);
+  CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
+  CHECK(count == 0);
   /* Count 0 with a NULL (MPI_BOTTOM) buffer between ranks. */
   if (rank == 0) {
     CHECK_OK(MPI_Send(MPI_BOTTOM, 0, MPI_INT, peer, 70, MPI_COMM_WORLD));
