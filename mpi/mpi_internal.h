@@ -60,15 +60,21 @@ int LastUsedCode();
 int Unsupported(const char* fn, MPI_Comm comm);
 
 // Single-completion calls (Recv, Probe, Wait, Test, ...) leave a status's MPI_ERROR as it was
-// (MPI 3.1, 3.2.5); the core writes it, so these calls put it back. Except an empty status (a
-// null or inactive request's: source MPI_ANY_SOURCE, which no message has; MPI_PROC_NULL's names
-// MPI_PROC_NULL): the standard defines it whole, error MPI_SUCCESS included (MPI 4.0, 3.7.3),
-// and MPICH's pt2pt/rqstatus checks it.
+// (MPI 3.1, 3.2.5); the core writes it, so these calls put it back. Except the empty status
+// EmptyStatus writes (a null or inactive request's: source MPI_ANY_SOURCE, which no message has;
+// MPI_PROC_NULL's names MPI_PROC_NULL): the standard defines it whole, error MPI_SUCCESS
+// included (MPI 4.0, 3.7.3), and MPICH's pt2pt/rqstatus checks it. Only that exact status is let
+// through: a generalized request's query_fn that leaves the source alone but sets an error still
+// has the caller's MPI_ERROR put back.
 class KeepStatusError {
  public:
   explicit KeepStatusError(MPI_Status* st) : st_(st), err_(st ? st->MPI_ERROR : 0) {}
   ~KeepStatusError() {
-    if (st_ && st_->MPI_SOURCE != MPI_ANY_SOURCE) st_->MPI_ERROR = err_;
+    if (st_ == nullptr) return;
+    const bool empty = st_->MPI_SOURCE == MPI_ANY_SOURCE && st_->MPI_TAG == MPI_ANY_TAG &&
+                       st_->MPI_ERROR == MPI_SUCCESS && st_->count_bytes == 0 &&
+                       st_->cancelled == 0;
+    if (!empty) st_->MPI_ERROR = err_;
   }
   KeepStatusError(const KeepStatusError&) = delete;
   KeepStatusError& operator=(const KeepStatusError&) = delete;

@@ -244,6 +244,49 @@ static void test_neighbor(int rank) {
   CHECK_OK(MPI_Comm_free(&ring));
 }
 
+/* Generalized requests: the status query_fn fills is returned, but a single completion still
+   leaves MPI_ERROR as the caller had it, unless the status is the empty one (see
+   KeepStatusError), even when query_fn leaves the source and tag alone and sets an error. */
+static int query_error_only(void* extra, MPI_Status* st) {
+  (void)extra;
+  st->MPI_ERROR = MPI_ERR_OTHER;
+  return MPI_SUCCESS;
+}
+static int query_named(void* extra, MPI_Status* st) {
+  (void)extra;
+  st->MPI_SOURCE = 3;
+  st->MPI_TAG = 5;
+  MPI_Status_set_elements(st, MPI_INT, 4);
+  MPI_Status_set_cancelled(st, 0);
+  return MPI_SUCCESS;
+}
+static int greq_free(void* extra) {
+  (void)extra;
+  return MPI_SUCCESS;
+}
+static int greq_cancel(void* extra, int complete) {
+  (void)extra;
+  (void)complete;
+  return MPI_SUCCESS;
+}
+static void test_grequest_status(void) {
+  MPI_Grequest_query_function* queries[] = {query_error_only, query_named};
+  for (int i = 0; i < 2; ++i) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Status st;
+    int count = -1;
+    CHECK_OK(MPI_Grequest_start(queries[i], greq_free, greq_cancel, NULL, &r));
+    CHECK_OK(MPI_Grequest_complete(r));
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    CHECK_OK(MPI_Wait(&r, &st));
+    CHECK(r == MPI_REQUEST_NULL && st.MPI_ERROR == MPI_ERR_DIMS);
+    if (i == 1) {
+      CHECK_OK(MPI_Get_count(&st, MPI_INT, &count));
+      CHECK(st.MPI_SOURCE == 3 && st.MPI_TAG == 5 && count == 4);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = -1, size = 0;
@@ -259,5 +302,6 @@ int main(int argc, char** argv) {
   test_persistent_derived(rank);
   test_bottom_and_empty(rank);
   test_neighbor(rank);
+  test_grequest_status();
   return mt_finish();
 }
