@@ -64,7 +64,6 @@ double LineRoundTripNs(int a, int b) {
 // done[i] (released by B after its copy) equals the number of times A has filled it.
 double PassGbs(int a, int b, size_t total) {
   constexpr size_t kChunk = 256 << 10, kSlots = 16;
-  const size_t kTotal = total;
   constexpr size_t kDest = 16 << 20;
   std::vector<unsigned char> ring(kChunk * kSlots), dest(kDest);
   std::memset(dest.data(), 0, kDest);
@@ -73,7 +72,7 @@ double PassGbs(int a, int b, size_t total) {
     filled[i].store(0, std::memory_order_relaxed);
     done[i].store(0, std::memory_order_relaxed);
   }
-  const size_t chunks = kTotal / kChunk;
+  const size_t chunks = total / kChunk;
   std::thread consumer([&] {
     Pin(b);
     for (size_t c = 0; c < chunks; ++c) {
@@ -95,7 +94,7 @@ double PassGbs(int a, int b, size_t total) {
     filled[s].store(round, std::memory_order_release);
   }
   consumer.join();
-  return kTotal / SecondsSince(t0) / 1e9;
+  return total / SecondsSince(t0) / 1e9;
 }
 
 double LocalGbs(int b) {

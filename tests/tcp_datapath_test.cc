@@ -129,7 +129,9 @@ std::string RunPairJob(bool gpu, const std::function<void(int, Engine*)>& body,
 
 // Sizes around the eager limit, the host frame (kChunk) and the chunks a staged transfer holds;
 // with `payload_max` (the channel's largest frame) nonzero, also around the device chunk sizes
-// (ChanLmt::UnitFor: the ring's device units cut to the channel's payload) and their stages.
+// (ChanLmt::UnitFor: the ring's device units cut to the channel's payload) and their 8-chunk
+// stages (the smaller unit serves messages up to twice its size only, so its "stage" sizes run
+// in the larger unit: more sizes across a unit change, no harm).
 std::vector<size_t> Sizes(size_t payload_max = 0) {
   const size_t eager = GetTransportConfig().eager_limit;
   std::vector<size_t> s = {1,         eager - 1,     eager,     eager + 1, kChunk - 1,
