@@ -517,8 +517,8 @@ std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
       _exit(3);
     }
     // The survivor stops progressing once the first MiB has reached it, for 0.5 s: the message
-    // cannot finish behind the victim's back, however fast the machine (on the H100 host one
-    // progress loop of both ends moved all 512 MiB before the victim looked: run 61).
+    // cannot finish behind the victim's back, however fast the machine (on an H100 host on
+    // 2026-11-24 one progress loop of both ends moved all 512 MiB before the victim looked).
     {
       const uint64_t start = moved();
       const double until = MonotonicSeconds() + 10;
