@@ -1,11 +1,11 @@
-# Steps shared by the device-run scripts (source it from the repository root, on the device).
-# Each run script keeps what is particular to its run; these are the parts every run repeats.
-#   device_env         B=.device/bin, NCCL on LD_LIBRARY_PATH, NCCL_NVLS_ENABLE=0, R = 2-rank launcher
+# Steps every GPU measurement repeats (sourced by measure.sh from the repository root, on the GPU
+# machine, with the bundle of build.sh in gpu-bundle/).
+#   device_env         B=gpu-bundle/bin, NCCL on LD_LIBRARY_PATH, NCCL_NVLS_ENABLE=0, R = 2-rank launcher
 #   device_info        the GPUs, their links, the CPU count
-#   gpu_tests T...     each test binary of .device/bin, its pass/fail/skip lines
-#   all_gpu_tests      every GPU test of a full check (2 ranks on one GPU), as runs 71 and 74-75
+#   gpu_tests T...     each test binary of gpu-bundle/bin, its pass/fail/skip lines
+#   all_gpu_tests      every GPU test of a full check (2 ranks on one GPU)
 #   transport_variants transport_test with the ring forced, and with tiny fastboxes + 2 cells
-#   old_build          O=.device/old (a build to compare with), RO = its 2-rank launcher
+#   old_build          O=gpu-bundle/old (a build to compare with), RO = its 2-rank launcher
 #   mps_start/mps_stop a private MPS daemon (/tmp/mps-pipe, /tmp/mps-log); MPS = the settings that
 #                      exercise the IPC and copier paths on one GPU under it
 #   ab LABEL ENV ARGS  mpigpu-sweep ARGS with ENV, old and new builds alternating, ROUNDS rounds
@@ -14,7 +14,7 @@
 #   SKIPS              the skip lines of tests that need what one GPU cannot give (filter them)
 
 device_env() {
-  B=.device/bin
+  B=gpu-bundle/bin
   NCCL_DIR=$(dirname "$(find /opt /usr -name libnccl.so.2 2>/dev/null | head -1)")
   export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH=$B:$NCCL_DIR:${LD_LIBRARY_PATH:-}
   R="$B/mpigpurun -n 2 --bind-to core"
@@ -52,7 +52,7 @@ transport_variants() {
 }
 
 old_build() {
-  O=.device/old
+  O=gpu-bundle/old
   RO="$O/mpigpurun -n 2 --bind-to core"
 }
 
