@@ -1,6 +1,6 @@
-// Probe (session 6): what one operation costs when two processes, each with its own CUDA context
+// Probe (the work in this folder): what one operation costs when two processes, each with its own CUDA context
 // on the same GPU (no MPS), take turns, against one process doing both turns alone. Two ranks on
-// one GPU measured ~150 us per message for mpigpu and staging alike up to 16 KiB (run 31e); this
+// one GPU measured ~150 us per message for mpigpu and staging alike up to 16 KiB (measurement `2026-11-24-copier-polling-h200/be`); this
 // asks which CUDA operations pay that price. Each turn: one op on the process's stream, then
 // spin on an event (as mpigpu's progress does), then hand the turn over through shared memory.
 //   nvcc -O2 -arch=sm_90 -o ctx_probe ctx_probe.cu && ./ctx_probe

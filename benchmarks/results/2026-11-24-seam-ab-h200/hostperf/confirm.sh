@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Issue 16's host A/B again, on the GPU machine, built as run57.sh expects (.device/bin = the build
-# to test, .device/old = the pre-seam build 7eddb37): run57's two host commands, 8 rounds each,
+# the transport seam's host A/B again, on the GPU machine, built as `2026-11-24-tcp-datapath-h100/a`.sh expects (gpu-bundle/bin = the build
+# to test, gpu-bundle/old = the pre-seam build 7eddb37): `2026-11-24-tcp-datapath-h100/a`'s two host commands, 8 rounds each,
 # old and new alternating with the order flipped every round (ABBA: a drift of the machine over
 # the run then favours neither build), then per-size medians, ranges and a Mann-Whitney p.
-#   bash benchmarks/results/2026-11-24-s10/hostperf/confirm.sh   (from the repository root; ROUNDS=8)
+#   bash benchmarks/results/2026-11-24-seam-ab-h200/hostperf/confirm.sh   (from the repository root; ROUNDS=8)
 set -u
 . benchmarks/results/device-steps.sh
 device_env
 old_build
-HERE=benchmarks/results/2026-11-24-s10/hostperf
+HERE=benchmarks/results/2026-11-24-seam-ab-h200/hostperf
 one() {  # side label args...
   local side=$1 label=$2; shift 2
   echo "== round $round $side $label"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# hostperf helper (issue 16), run 2: more alternating pairs of run57's host commands (old 7eddb37
+# hostperf helper (the transport seam), round 2: more alternating pairs of `2026-11-24-tcp-datapath-h100/a`'s host commands (old 7eddb37
 # vs new main 17e9504), and probes of the per-run bimodality of 128K-256K bandwidth.
 set -u
-H=.device/hostperf
+H=gpu-bundle/hostperf
 sw() { local l=$1; shift; timeout 90 $H/$l/mpigpurun -n 2 --bind-to core $H/$l/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]|rror"; }
 uptime
 for r in 1 2 3 4 5 6 7 8; do for l in old new; do echo "== BW $r $l"; sw $l bw H H -m 64K:16M -i 30 -x 5; done; done

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# hostperf helper (issue 16), run 3: what picks the fast or slow mode of plain CMA copies
+# hostperf helper (the transport seam), round 3: what picks the fast or slow mode of plain CMA copies
 # (128K-1M host bandwidth): pinned host buffers, and cooperative copies from 128K.
 set -u
-H=.device/hostperf
+H=gpu-bundle/hostperf
 sw() { local l=$1; shift; timeout 60 $H/$l/mpigpurun -n 2 --bind-to core $H/$l/mpigpu-sweep "$@" 2>&1 | grep -E "^[0-9]|rror"; }
 for r in 1 2 3 4 5 6; do
   echo "== Q default $r"; sw new bw H H -m 128K:1M -i 100 -x 10
