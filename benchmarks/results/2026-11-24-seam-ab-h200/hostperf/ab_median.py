@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-size medians of an old/new A/B of mpigpu-sweep runs (device-steps.sh's `ab` output, or
+"""Per-size medians of an old/new A/B of mpigpu-sweep runs (benchmarks/device/steps.sh's `ab` output, or
 this folder's exp*.txt): for each series and size, old and new medians, their range, the ratio
 new/old, and a Mann-Whitney U test (normal approximation, two-sided) of old vs new values.
   ab_median.py host.txt [more.txt ...]

@@ -5,7 +5,7 @@
 # the run then favours neither build), then per-size medians, ranges and a Mann-Whitney p.
 #   bash benchmarks/results/2026-11-24-seam-ab-h200/hostperf/confirm.sh   (from the repository root; ROUNDS=8)
 set -u
-. benchmarks/results/device-steps.sh
+. benchmarks/device/steps.sh
 device_env
 old_build
 HERE=benchmarks/results/2026-11-24-seam-ab-h200/hostperf
