@@ -29,7 +29,7 @@ TARGETS=(//tools:mpigpurun //tools:mpigpu-sweep //tools:mpigpu-info //benchmarks
   //tests:transport_test //tests:transport_faults_test //tests:transport_stream_test
   //tests:transport_stream_ipc_test //tests:transport_stream_ring_test //tests:api_gpu_test
   //tests:api_gpu_coll_test //tests:api_gpu_persistent_test //tests:api_p2p_test
-  //tests:api_buffer_check_test //tests:mpi_gpu_test //tests:tcp_datapath_test
+  //tests:api_buffer_check_test //tests/mpi:mpi_gpu_test //tests:tcp_datapath_test
   //tests:pin_cache_gpu_test //tests:pin_cache_off_gpu_test //tests:mps_rank
   //tests:launcher_probe //tests:launcher_mps_gpu_test)
 
