@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "mpigpu_api/mpigpu.h"
-#include "transport/match.h"
+#include "transport/core/match.h"
 
 using namespace mpigpu;
 

@@ -983,7 +983,7 @@ TEST(TransportTest, OneRankJobWithoutLauncher) {
     JobInfo job;
     RANK_CHECK(JobInfo::FromEnvironment(&job).ok() && job.size == 1 && job.rank == 0);
     std::unique_ptr<Engine> e;
-    RANK_CHECK(Engine::Create(job, &e).ok());
+    RANK_CHECK(wiring::StartEngine(job, &e).ok());
     for (size_t n : {size_t{10}, size_t{1} << 20}) {  // eager and rendezvous to self
       std::vector<unsigned char> a(n), b(n);
       FillPattern(a.data(), n, 3);

@@ -11,7 +11,6 @@
 #include "memcopy/clock.h"
 #include "memcopy/log.h"
 #include "memcopy/memcopy.h"
-#include "internode/boot/boot_client.h"
 #include "transport/launcher_link.h"
 
 namespace mpigpu::transport {
@@ -38,9 +37,9 @@ Engine::~Engine() {
   backends_.reset();  // before the segment (job_) their areas live in goes
 }
 
-Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
+Status Engine::Create(const JobInfo& job, const Assembly& parts, std::unique_ptr<Engine>* out) {
   std::unique_ptr<Engine> e(new Engine());
-  Status st = e->StartUp(job);
+  Status st = e->StartUp(job, parts);
   if (!st.ok()) {
     // The creator removes the job's name whatever went wrong (a peer that never came, a bad
     // setting), so a rerun with the same job id does not find it taken.
@@ -51,15 +50,18 @@ Status Engine::Create(const JobInfo& job, std::unique_ptr<Engine>* out) {
   return Status::Ok();
 }
 
-Status Engine::StartUp(const JobInfo& job) {
+Status Engine::StartUp(const JobInfo& job, const Assembly& parts) {
   config_ = &GetTransportConfig();
   MPIGPU_RETURN_IF_ERROR(ConfigStatus());  // a refused MPIGPU_* value (memcopy/params.h)
   rank_ = job.rank;
   size_ = job.size;
   SetLogRank(rank_);
   backends_ = std::make_unique<BackendSet>();
-  MPIGPU_RETURN_IF_ERROR(MakeBackends(*config_, job, backends_.get()));
-  MPIGPU_RETURN_IF_ERROR(MakeBootstrap(job));
+  MPIGPU_RETURN_IF_ERROR(parts.MakeBackends(*config_, job, backends_.get()));
+  // A job beyond this node exchanges through the bootstrap `parts` chose (its launcher's, or
+  // mpigpurun's boot server); one on one node through its segment.
+  MPIGPU_RETURN_IF_ERROR(parts.MakeBootstrap(job, &net_boot_));
+  boot_ = net_boot_ != nullptr ? net_boot_.get() : &job_;
 
   // Every channel and back-end gets its areas behind the job's rank table: the dense ones first,
   // then the sparse tail, which gets memory only where touched (SegmentPages each).
@@ -142,23 +144,6 @@ void Engine::LogPaths() const {
     MPIGPU_INFO("ranks %d-%d: %s", r, end - 1, path(r).c_str());
     r = end;
   }
-}
-
-// A job whose launcher has an exchange of its own (PMIx) uses it; else a job on one node
-// exchanges through its segment (LocalJob) and one that spans nodes through mpigpurun's boot
-// server.
-Status Engine::MakeBootstrap(const JobInfo& job) {
-  if (job.launcher_boot) {
-    boot_ = job.launcher_boot.get();  // job_ keeps it (its JobInfo) as long as the engine
-    return Status::Ok();
-  }
-  if (!job.SpansNodes()) {
-    boot_ = &job_;
-    return Status::Ok();
-  }
-  MPIGPU_RETURN_IF_ERROR(BootClient::FromEnvironment(job, &net_boot_));
-  boot_ = net_boot_.get();
-  return Status::Ok();
 }
 
 std::string Engine::Card() const {

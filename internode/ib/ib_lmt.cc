@@ -5,6 +5,7 @@
 #include "internode/ib/ib_config.h"
 #include "internode/ib/ib_dmabuf.h"
 #include "memcopy/log.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::internode {
 

@@ -41,9 +41,13 @@
 #include "pipeline/layout.h"
 #include "transport/core/bootstrap.h"
 #include "transport/core/request.h"
+#include "transport/core/node_job.h"
 #include "transport/core/wire.h"
-#include "transport/local_job.h"
-#include "transport/transport_config.h"
+
+namespace mpigpu {
+// The transport's settings (transport/transport_config.h): back-ends that read them include it.
+struct TransportConfig;
+}  // namespace mpigpu
 
 namespace mpigpu::transport {
 
@@ -87,7 +91,8 @@ class TransportHost {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const TransportConfig& config() const = 0;
-  virtual const LocalJob& job() const = 0;
+  // The job's ranks on this node (their pids and GPUs).
+  virtual const NodeJob& job() const = 0;
   // What the rank learns from the whole job (its secret, the cards' exchange).
   virtual const Bootstrap& boot() const = 0;
   // Alive and not failed (this rank always is).

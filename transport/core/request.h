@@ -13,7 +13,7 @@
 #include "memcopy/status.h"
 #include "pipeline/layout.h"
 #include "transport/core/wire.h"
-#include "transport/match.h"
+#include "transport/core/match.h"
 
 namespace mpigpu::transport {
 

@@ -10,6 +10,7 @@
 #include "memcopy/log.h"
 #include "pipeline/pipeline.h"
 #include "ringbuf/lmt_ring.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 

@@ -7,6 +7,7 @@
 
 #include "memcopy/log.h"
 #include "ringbuf/populate.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 

@@ -9,6 +9,7 @@
 #include "memcopy/mps.h"
 #include "pipeline/layout.h"
 #include "ringbuf/numa.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 
@@ -57,7 +58,7 @@ Status IpcLmt::Attach(LmtHost* host, char* dense, char*) {
 // device sends to a rank on this GPU avoid the IPC copy. Under MPS (detected, or declared by
 // MPIGPU_GPU_COPIER_SHARED=1) both stay on: MPS clients' kernels run side by side.
 void IpcLmt::Joined() {
-  const LocalJob& job = host_->job();
+  const NodeJob& job = host_->job();
   const uint64_t my_gpu = job.gpu_id(rank_);
   shares_gpu_.assign(size_, false);
   if (my_gpu == 0) return;

@@ -6,6 +6,7 @@
 #include "memcopy/memcopy.h"
 #include "pipeline/pipeline.h"
 #include "ringbuf/numa.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 namespace {

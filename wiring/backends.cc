@@ -1,4 +1,4 @@
-#include "transport/backends.h"
+#include "wiring/backends.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,7 +20,9 @@
 #include "transport/shm/shm_channel.h"
 #include "transport/sock/sock_channel.h"
 
-namespace mpigpu::transport {
+namespace mpigpu::wiring {
+
+using namespace transport;
 
 namespace {
 
@@ -79,7 +81,7 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
   auto ring = std::make_unique<RingLmt>();
   auto chan = std::make_unique<ChanLmt>();
 
-  BackendSet::Route& node = out->node_;
+  BackendSet::Route& node = out->node;
   node.channel = node_channel.get();
   if (c.channel == ChannelMode::kSocket) {
     node.path = {chan.get()};
@@ -102,25 +104,25 @@ Status MakeBackends(const TransportConfig& c, const JobInfo& job, BackendSet* ou
   if (rdma != nullptr) {
     auto ib = std::make_unique<internode::IbChannel>(std::move(rdma));
     ib_lmt = std::make_unique<internode::IbLmt>(ib.get());
-    out->net_.path = {ib_lmt.get(), chan.get()};
+    out->net.path = {ib_lmt.get(), chan.get()};
     netmod = std::move(ib);
   } else {
     netmod = std::make_unique<TcpChannel>();
-    out->net_.path = {chan.get()};
+    out->net.path = {chan.get()};
   }
-  out->net_.channel = netmod.get();
-  for (BackendSet::Route* route : {&out->node_, &out->net_}) {
-    MPIGPU_RETURN_IF_ERROR(CheckRoute(*route->channel, route->path, route == &out->net_));
+  out->net.channel = netmod.get();
+  for (BackendSet::Route* route : {&out->node, &out->net}) {
+    MPIGPU_RETURN_IF_ERROR(CheckRoute(*route->channel, route->path, route == &out->net));
     for (LmtBackend* b : route->path) {
       if (b->caps().offers_host) route->offer_host.push_back(b);
       if (b->caps().offers_device) route->offer_device.push_back(b);
     }
   }
-  out->route_.resize(job.size);
+  out->routes.resize(job.size);
   bool node_used = false;
   for (int r = 0; r < job.size; ++r) {
     const bool by_node = r == job.rank || (job.SameNode(r) && net.shm);
-    out->route_[r] = by_node ? &out->node_ : &out->net_;
+    out->routes[r] = by_node ? &out->node : &out->net;
     node_used |= by_node;
   }
   // Only the channels in use are kept: an unused socket channel would listen for nothing.
@@ -175,4 +177,4 @@ std::vector<std::string> DescribeBackends() {
   return lines;
 }
 
-}  // namespace mpigpu::transport
+}  // namespace mpigpu::wiring
