@@ -14,8 +14,10 @@
 // a matched RTS asks each in turn whether it carries this message for this pair (StartRecv).
 //
 // Back-ends see the engine only through TransportHost / LmtHost below: never its queues, never
-// another back-end. A back-end's per-request state is its own LmtOp (core/request.h); its wire
-// messages are MsgHeaders of type kCtl with its wire_id, their body and payload its own.
+// another back-end. They read a request through its accessors and change it only through
+// LmtHost (Carry, Offered, Complete, FallBack). A back-end's per-request state is its own LmtOp
+// (core/request.h); its wire messages are MsgHeaders of type kCtl with its wire_id, their body
+// and payload its own.
 //
 // Streams (a socket) move large data without extra copies through three operations (version 2):
 // a payload a channel may send straight from the sender's memory and keep referencing until the
@@ -272,7 +274,25 @@ class LmtHost : public TransportHost {
   // The largest payload the channel to `peer` carries, and that channel's capabilities.
   virtual size_t ChannelPayloadMax(int peer) const = 0;
   virtual const ChannelCaps& ChannelCapsFor(int peer) const = 0;
+  // The one narrow call that ends a request the back-end carries or offered for (its status;
+  // the engine then calls Finished on the back-ends that hold state for it).
   virtual void Complete(Request* req, Status st) = 0;
+  // A back-end claims a request, the only writes it makes to one: it carries `req`'s data from
+  // now on, with its state `op` (null: none; StartRecv of a receive, or a send the answer to its
+  // RTS hands to it) ...
+  void Carry(Request* req, LmtBackend* b, std::unique_ptr<LmtOp> op) {
+    req->state_ = Request::State::kLmt;
+    req->lmt_ = b;
+    req->op_ = std::move(op);
+  }
+  // ... or its offer rides on a send's RTS, with its state `op` (Offer).
+  void Offered(Request* req, LmtBackend* b, std::unique_ptr<LmtOp> op) {
+    req->offer_lmt_ = b;
+    req->offer_op_ = std::move(op);
+  }
+  // In LmtBackend::Finished: the back-end takes its state back, to reuse it (LmtOpPool::Give).
+  std::unique_ptr<LmtOp> TakeOp(Request* req) { return std::move(req->op_); }
+  std::unique_ptr<LmtOp> TakeOfferOp(Request* req) { return std::move(req->offer_op_); }
   // Our send named by `id` (an RTS's sreq) while it waits for an answer (kWaitCts), else null:
   // a stale or forged id is never trusted.
   virtual Request* WaitingSend(uint64_t id) = 0;
@@ -297,9 +317,9 @@ class LmtBackend {
   // Sender: whether `req` goes by rendezvous even when small, with an offer for this back-end as
   // the RTS's payload (written to `offer`, kCtlPayloadMax bytes; returns its length, 0: none).
   virtual size_t Offer(Request* req, unsigned char* offer) = 0;
-  // Receiver: takes the matched rendezvous receive `req` (req->rts_) if it can carry it for this
-  // pair (true: it is the back-end's until it completes it or calls FallBack), else false and
-  // nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
+  // Receiver: takes the matched rendezvous receive `req` (req->rts()) if it can carry it for this
+  // pair (true, after LmtHost::Carry: it is the back-end's until it completes it or calls
+  // FallBack), else false and nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
   virtual bool StartRecv(Request* req, const unsigned char* offer) = 0;
   // Where the payload of one of its control messages that is arriving goes (asked by channels
   // with caps().places, through ChannelSink::PlacePayload, with its contract): a rendezvous
@@ -309,9 +329,10 @@ class LmtBackend {
   virtual Status OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
   // Advances its transfers; *busy: whether it still has work.
   virtual Status Progress(bool* busy) = 0;
-  // `req`, for which it holds state (req->lmt_ or req->offer_lmt_), completed, for whatever reason
-  // (its own Complete, a dead peer, finalize): forget it. Called once per request even when the
-  // back-end is both offerer and carrier; req->op_ / offer_op_ are still there.
+  // `req`, for which it holds state (it is req->carrier() or req->offerer()), completed, for
+  // whatever reason (its own Complete, a dead peer, finalize): forget it. Called once per request
+  // even when the back-end is both offerer and carrier; req->op<T>() / offer_op<T>() are still
+  // there.
   virtual void Finished(Request* req) = 0;
   // `rank` died: fail what depends on it (with `why`).
   virtual void FailPeer(int rank, const Status& why) = 0;
