@@ -453,7 +453,7 @@ TEST(TransportTest, RecvNowTakesOnlyTheNextMatchingMessage) {
       SendOk(e, Host(go.data(), 1), 0, 9);
     }
     // The shortcut did run where the channel has one (the shared-memory one's fastboxes).
-    if (box > 0 && e->ChannelCapsFor(0).fast_paths) RANK_CHECK(shortcut > 0);
+    if (box > 0 && e->ChannelCapsFor(0).has(ChannelCaps::kFastPaths)) RANK_CHECK(shortcut > 0);
     else RANK_CHECK(shortcut == 0);
   });
   EXPECT_EQ(r, "");

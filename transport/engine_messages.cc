@@ -32,8 +32,8 @@ namespace {
 // strided layout on either side.
 bool CapsAllow(const LmtCaps& c, const Request& req) {
   const RtsBody rts = BodyOf<RtsBody>(req.rts());
-  if (!c.device_buffers && (!rts.loc.is_host() || !req.buf().loc.is_host())) return false;
-  if (!c.strided && (!rts.contiguous || !req.buf().layout.contiguous())) return false;
+  if (!c.has(LmtCaps::kDeviceBuffers) && (!rts.loc.is_host() || !req.buf().loc.is_host())) return false;
+  if (!c.has(LmtCaps::kStrided) && (!rts.contiguous || !req.buf().layout.contiguous())) return false;
   return true;
 }
 

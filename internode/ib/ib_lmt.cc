@@ -41,7 +41,7 @@ struct IbLmt::RecvOp : transport::LmtOp {
 };
 
 IbLmt::IbLmt(IbLinks* links) : links_(links), reg_(&links->device()) {
-  if (links->device().dmabuf()) caps_.device_buffers = caps_.offers_device = true;
+  if (links->device().dmabuf()) caps_.flags |= transport::LmtCaps::kDeviceBuffers | transport::LmtCaps::kOffersDevice;
   links_->SetReadDone([this](uint64_t cookie, bool ok, const std::string& why) {
     OnRead(cookie, ok, why);
   });

@@ -147,13 +147,19 @@ enum class PeerState {
   kLost,       // its connection broke, was refused, or closed without a goodbye
 };
 
+// A channel's capabilities: named flags (UCX's UCT_IFACE_FLAG_* way) and limits.
 struct ChannelCaps {
+  enum Flag : uint32_t {
+    kFastPaths = 1u << 0,  // TrySendEagerNow / TryRecvEagerNow can succeed
+    kSameNode = 1u << 1,   // reaches only ranks on this node
+    kLends = 1u << 2,      // writes lent payloads from the sender's memory (Payload::lend)
+    kPlaces = 1u << 3,     // reads payloads where the sink places them (ChannelSink::PlacePayload)
+  };
   const char* name;
-  size_t max_payload;  // largest payload of one message (bounds the eager size)
-  bool fast_paths;     // TrySendEagerNow / TryRecvEagerNow can succeed
-  bool same_node;      // reaches only ranks on this node
-  bool lends;          // writes lent payloads from the sender's memory (Payload::lend)
-  bool places;         // reads payloads where the sink places them (ChannelSink::PlacePayload)
+  uint32_t flags;      // Flag bits
+  size_t max_payload;  // limit: largest payload of one message (bounds the eager size)
+
+  constexpr bool has(Flag f) const { return (flags & f) != 0; }
 };
 
 // Where a channel delivers what arrives: the engine.
@@ -237,18 +243,24 @@ class NodeChannelStubs : public Channel {
   PeerState Peer(int, bool) override { return PeerState::kAlive; }
 };
 
+// An LMT back-end's capabilities: named flags and limits.
 struct LmtCaps {
+  enum Flag : uint32_t {
+    kSameNode = 1u << 0,       // needs the peer on this node (shared memory, its pid, its GPU)
+    kSingleCopy = 1u << 1,     // the bytes move once, buffer to buffer
+    kNeedsCts = 1u << 2,       // the receiver answers the RTS before data moves
+    kDeviceBuffers = 1u << 3,  // carries GPU buffers
+    kStrided = 1u << 4,        // carries non-contiguous layouts
+    kOffersHost = 1u << 5,     // may attach an offer to the RTS of a send from host memory ...
+    kOffersDevice = 1u << 6,   // ... from device memory (Offer): asked for every such send
+    kUniversal = 1u << 7,      // StartRecv takes every message (a pair's list must end with one)
+  };
   const char* name;
-  uint8_t wire_id;      // its messages' MsgHeader::lmt (core/wire_ids.h)
-  bool same_node;       // needs the peer on this node (shared memory, its pid, its GPU)
-  bool single_copy;     // the bytes move once, buffer to buffer
-  bool needs_cts;       // the receiver answers the RTS before data moves
-  bool device_buffers;  // carries GPU buffers
-  bool strided;         // carries non-contiguous layouts
-  int max_inflight;     // transfers per ordered pair at a time (0: no limit)
-  bool offers_host;     // may attach an offer to the RTS of a send from host memory (Offer) ...
-  bool offers_device;   // ... from device memory: asked for every such send
-  bool universal;       // StartRecv takes every message (a pair's list must end with one)
+  uint8_t wire_id;   // its messages' MsgHeader::lmt (core/wire_ids.h)
+  uint32_t flags;    // Flag bits
+  int max_inflight;  // limit: transfers per ordered pair at a time (0: no limit)
+
+  constexpr bool has(Flag f) const { return (flags & f) != 0; }
 };
 
 class LmtBackend;

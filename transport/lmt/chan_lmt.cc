@@ -156,7 +156,7 @@ bool ChanLmt::StartRecv(Request* req, const unsigned char*) {
       rts.block == 0 ? Layout::Contiguous(req->info().bytes)
                      : Layout::Vector(req->info().bytes / rts.block, rts.block, rts.block + 1);
   op->fill = LmtFillBlock(sender_shape, req->buf().layout, op->unit);
-  const bool places = host_->ChannelCapsFor(src).places;
+  const bool places = host_->ChannelCapsFor(src).has(ChannelCaps::kPlaces);
   const UserBuffer& buf = req->buf();
   if (buf.loc.is_host() && buf.layout.contiguous()) {
     op->mode = places ? RecvOp::Mode::kPlaceUser : RecvOp::Mode::kUnpack;
