@@ -19,6 +19,7 @@ memcopy 0
 memreg 1
 ringbuf 1
 pipeline 2
+devcoll 2
 transport/core 3
 transport 4
 transport/shm 5
@@ -39,6 +40,7 @@ benchmarks/halo_mpi 13
 benchmarks/peers 13
 tests 13
 tests/mpi 14
+docs/examples 14
 '
 declare -A layer
 while read -r f l; do [[ -n "$f" ]] && layer[$f]=$l; done <<<"$layers"
