@@ -1,4 +1,4 @@
-// internode/pmix's pure parts and transport/job_source's choice, without a PMIx launcher: the
+// internode/pmix's pure parts and wiring/job_source's choice, without a PMIx launcher: the
 // jobid from a namespace, node numbering, local rank and size, which launcher's variables win,
 // and a PMIx environment whose server is not there (an error, no crash, no wait).
 #include <cstdlib>

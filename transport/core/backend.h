@@ -28,8 +28,11 @@
 // placed).
 //
 // To add a back-end: implement the table (a stub returns "not carried" or does nothing), give it
-// a wire_id not taken in transport/core/wire_ids.h, and add it to the engine's table and
-// preference lists (transport/backends.cc).
+// a wire_id not taken in transport/core/wire_ids.h, its capabilities as flags and limits, and a
+// row in wiring/backends.cc's table and a place in its preference lists.
+// To add an operation (one-sided put, get, atomics next): a virtual in the table, its explicit
+// "unsupported" stub in LmtBackendStubs / NodeChannelStubs (UCX's uct ops way: every back-end
+// answers it), and a capability flag the engine asks before it calls the operation.
 #pragma once
 
 #include <cstddef>
