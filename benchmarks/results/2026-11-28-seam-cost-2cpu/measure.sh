@@ -2,7 +2,7 @@
 # Before/after in one run, alternated: callgrind instructions per message (msgcost) and the host
 # ping-pong latency (pingpong H H, 2 ranks) of the base and head binaries.
 set -u
-msgcost_sh=$1; shift   # msgcost.sh beside this script
+msgcost_sh=$1; shift   # ../2026-11-24-default-stream-order-h200/msgcost.sh
 rounds=${ROUNDS:-3}
 for r in $(seq 1 $rounds); do
   for v in base head; do
