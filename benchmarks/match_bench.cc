@@ -1,7 +1,7 @@
 // Tag matching with long queues: N messages or receives, matched in the
 // reverse of their tag order, so that each match is the newest entry of its queue.
 //   match_bench [queue|api|all] [N...]        (default: all 10000 20000 40000)
-// queue: the matcher alone (transport/match.h): `unexpected` pushes N envelopes with tags
+// queue: the matcher alone (transport/core/match.h): `unexpected` pushes N envelopes with tags
 //   0..N-1 and removes them with receives for tags N-1..0; `posted` pushes N receives with tags
 //   0..N-1 and matches messages with tags N-1..0 against them.
 // api: one process through the public API, to itself: `unexpected` sends N one-byte messages
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "mpigpu_api/mpigpu.h"
-#include "transport/match.h"
+#include "transport/core/match.h"
 
 using namespace mpigpu;
 

@@ -17,7 +17,8 @@
 
 #include "mpigpu_api/mpigpu.h"
 #include "transport/engine.h"
-#include "transport/job_source.h"
+#include "wiring/job_source.h"
+#include "wiring/start.h"
 
 using namespace mpigpu;
 using namespace mpigpu::transport;
@@ -46,9 +47,9 @@ void Finish(Engine& e, Request* r) {
 
 int RunEngine(int iters, size_t bytes) {
   JobInfo job;
-  Check(JobFromLauncher(&job), "environment");  // mpigpurun, a PMIx launcher or none
+  Check(wiring::JobFromLauncher(&job), "environment");  // mpigpurun, a PMIx launcher or none
   std::unique_ptr<Engine> e;
-  Check(Engine::Create(job, &e), "join");
+  Check(wiring::StartEngine(job, &e), "join");
   std::vector<char> sbuf(bytes, 1), rbuf(bytes, 0);
   UserBuffer s{sbuf.data(), MemLoc::Host(), Layout::Contiguous(bytes)};
   UserBuffer r{rbuf.data(), MemLoc::Host(), Layout::Contiguous(bytes)};

@@ -25,6 +25,7 @@
 #endif
 
 #include "transport/engine.h"
+#include "wiring/start.h"
 
 using namespace mpigpu;
 using namespace mpigpu::transport;
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
   Check(JobInfo::FromEnvironment(&job), "environment");
   if (job.size != 2) return 2;
   std::unique_ptr<Engine> e;
-  Check(Engine::Create(job, &e), "join");
+  Check(wiring::StartEngine(job, &e), "join");
   const int peer = 1 - job.rank;
   const bool first = job.rank == 0;
   std::vector<unsigned char> buf(n, static_cast<unsigned char>(job.rank + 1));

@@ -19,7 +19,8 @@
 
 #include "memcopy/memcopy.h"
 #include "transport/engine.h"
-#include "transport/job_source.h"
+#include "wiring/job_source.h"
+#include "wiring/start.h"
 
 using namespace mpigpu;
 using namespace mpigpu::transport;
@@ -50,7 +51,7 @@ void WaitAll(Engine& e, std::vector<Request*>& reqs) {
 
 int main(int argc, char** argv) {
   JobInfo job;
-  Check(JobFromLauncher(&job), "environment");  // mpigpurun, a PMIx launcher or none
+  Check(wiring::JobFromLauncher(&job), "environment");  // mpigpurun, a PMIx launcher or none
   if (job.size != 2) {
     std::fprintf(stderr, "pingpong: run with mpigpurun -n 2\n");
     return 2;
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     cudaSetDevice(device);
   }
   std::unique_ptr<Engine> e;
-  Check(Engine::Create(job, &e), "join");
+  Check(wiring::StartEngine(job, &e), "join");
   void* buf = nullptr;
   if (mine_dev) {
     if (cudaMalloc(&buf, max_bytes) != cudaSuccess) return 1;

@@ -12,9 +12,9 @@
 #include "mpigpu_api/comm_objects.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/errors.h"
-#include "transport/job_source.h"
 #include "transport/local_job.h"
-#include "transport/messenger_factory.h"
+#include "wiring/job_source.h"
+#include "wiring/start.h"
 
 namespace mpigpu::api {
 namespace {
@@ -48,11 +48,11 @@ int DoInit() {
   if (const mpigpu::Status& cfg = mpigpu::ConfigStatus(); !cfg.ok())
     return mpigpu::ReturnCode(cfg, MPIGPU_ERR_ARG);
   mpigpu::transport::JobInfo job;
-  mpigpu::Status st = mpigpu::transport::JobFromLauncher(&job);  // mpigpurun, PMIx or none
+  mpigpu::Status st = mpigpu::wiring::JobFromLauncher(&job);  // mpigpurun, PMIx or none
   // The GPU first: the engine publishes each rank's device when it joins.
   const int local = mpigpu::LauncherInt("MPIGPU_LOCAL_RANK");
   if (st.ok()) mpigpu::api::SelectDevice(local >= 0 ? local : job.LocalRank());
-  if (st.ok()) st = mpigpu::transport::CreateMessenger(job, &s.engine);
+  if (st.ok()) st = mpigpu::wiring::CreateMessenger(job, &s.engine);
   if (!st.ok()) return mpigpu::ReturnCode(st, MPIGPU_ERR_OTHER);
   const int local_size = mpigpu::LauncherInt("MPIGPU_LOCAL_SIZE");
   s.yield_after = mpigpu::api::YieldAfterRounds(

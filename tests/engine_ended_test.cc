@@ -20,6 +20,7 @@
 #include "tests/engine_util.h"
 #include "tests/multiproc.h"
 #include "transport/engine.h"
+#include "wiring/start.h"
 
 namespace mpigpu::transport {
 namespace {
@@ -81,7 +82,7 @@ std::unique_ptr<Engine> JoinSaying(SaysRank1Ended** boot) {
   *boot = b.get();
   job.launcher_boot = b;
   std::unique_ptr<Engine> e;
-  const Status st = Engine::Create(job, &e);
+  const Status st = wiring::StartEngine(job, &e);
   if (!st.ok()) std::fprintf(stderr, "join: %s\n", st.ToString().c_str());
   RANK_CHECK(st.ok());
   return e;

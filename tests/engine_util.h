@@ -7,6 +7,7 @@
 
 #include "tests/multiproc.h"
 #include "transport/engine.h"
+#include "wiring/start.h"
 
 namespace mpigpu::testing {
 
@@ -16,7 +17,7 @@ inline std::unique_ptr<transport::Engine> JoinJob() {
   Status st = transport::JobInfo::FromEnvironment(&job);
   RANK_CHECK(st.ok());
   std::unique_ptr<transport::Engine> e;
-  st = transport::Engine::Create(job, &e);
+  st = wiring::StartEngine(job, &e);
   if (!st.ok()) std::fprintf(stderr, "join: %s\n", st.ToString().c_str());
   RANK_CHECK(st.ok());
   return e;

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "transport/match.h"
+#include "transport/core/match.h"
 
 namespace mpigpu {
 namespace {

@@ -1,4 +1,4 @@
-// internode/pmix's pure parts and transport/job_source's choice, without a PMIx launcher: the
+// internode/pmix's pure parts and wiring/job_source's choice, without a PMIx launcher: the
 // jobid from a namespace, node numbering, local rank and size, which launcher's variables win,
 // and a PMIx environment whose server is not there (an error, no crash, no wait).
 #include <cstdlib>
@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "internode/pmix/pmix_bootstrap.h"
-#include "transport/job_source.h"
+#include "wiring/job_source.h"
 
 namespace mpigpu::internode {
 namespace {
@@ -50,7 +50,7 @@ TEST(JobSource, MpigpurunsVariablesWinOverPmix) {
   setenv("MPIGPU_JOBID", "abc123", 1);
   transport::JobInfo job;
   EXPECT_TRUE(PmixBootstrap::Launched());
-  ASSERT_TRUE(transport::JobFromLauncher(&job).ok());
+  ASSERT_TRUE(wiring::JobFromLauncher(&job).ok());
   EXPECT_EQ(job.rank, 1);
   EXPECT_EQ(job.size, 2);
   EXPECT_EQ(job.launcher_boot, nullptr);
@@ -60,7 +60,7 @@ TEST(JobSource, MpigpurunsVariablesWinOverPmix) {
   unsetenv("PMIX_RANK");
   unsetenv("PMIX_NAMESPACE");
   EXPECT_FALSE(PmixBootstrap::Launched());
-  ASSERT_TRUE(transport::JobFromLauncher(&job).ok());  // no launcher: one rank
+  ASSERT_TRUE(wiring::JobFromLauncher(&job).ok());  // no launcher: one rank
   EXPECT_EQ(job.size, 1);
   EXPECT_EQ(job.launcher_boot, nullptr);
 }
@@ -71,7 +71,7 @@ TEST(JobSource, APmixEnvironmentWithoutItsServerIsAClearError) {
   setenv("PMIX_RANK", "0", 1);
   setenv("PMIX_NAMESPACE", "no-such-job", 1);
   transport::JobInfo job;
-  const Status st = transport::JobFromLauncher(&job);
+  const Status st = wiring::JobFromLauncher(&job);
   unsetenv("PMIX_RANK");
   unsetenv("PMIX_NAMESPACE");
   ASSERT_FALSE(st.ok());

@@ -18,7 +18,8 @@
 
 #include "transport/core/job_secret.h"
 #include "transport/engine.h"
-#include "transport/job_source.h"
+#include "wiring/job_source.h"
+#include "wiring/start.h"
 
 namespace {
 
@@ -65,9 +66,9 @@ void Scan(const std::string& dir, const std::vector<std::string>& needles, int* 
 int main(int argc, char** argv) {
   using namespace mpigpu;
   transport::JobInfo job;
-  Status st = transport::JobFromLauncher(&job);
+  Status st = wiring::JobFromLauncher(&job);
   std::unique_ptr<transport::Engine> e;
-  if (st.ok()) st = transport::Engine::Create(job, &e);
+  if (st.ok()) st = wiring::StartEngine(job, &e);
   if (!st.ok()) {
     std::fprintf(stderr, "pmix_secret_rank: %s\n", st.ToString().c_str());
     return 1;

@@ -122,7 +122,7 @@ std::string RunPairJob(bool gpu, const std::function<void(int, Engine*)>& body,
       RANK_CHECK(cudaSetDevice(0) == cudaSuccess);
     }
     auto e = mpigpu::testing::JoinJob();
-    RANK_CHECK(e->ChannelCapsFor(1 - rank).places);  // the path under test: a stream channel
+    RANK_CHECK(e->ChannelCapsFor(1 - rank).has(transport::ChannelCaps::kPlaces));  // the path under test: a stream channel
     body(rank, e.get());
     RANK_CHECK(e->Finalize().ok());
     return 0;

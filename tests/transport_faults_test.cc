@@ -24,6 +24,7 @@
 #include "tests/multiproc.h"
 #include "transport/engine.h"
 #include "transport/sock/sock_channel.h"
+#include "wiring/start.h"
 
 namespace mpigpu::transport {
 namespace {
@@ -218,7 +219,7 @@ TEST(TransportFaultTest, AStartUpTimeoutLeavesNoSegmentBehind) {
                            JobInfo job;
                            if (!JobInfo::FromEnvironment(&job).ok()) return 2;
                            std::unique_ptr<Engine> e;
-                           Status st = Engine::Create(job, &e);
+                           Status st = wiring::StartEngine(job, &e);
                            return st.code() == Err::kTimeout ? 0 : 3;
                          });
   EXPECT_EQ(rc, 0);
@@ -240,7 +241,7 @@ TEST(TransportFaultTest, ARankNoticesThatTheCreatorDiedWithinASecond) {
                            if (!JobInfo::FromEnvironment(&job).ok()) return 2;
                            std::unique_ptr<Engine> e;
                            const auto t0 = Clock::now();
-                           Status st = Engine::Create(job, &e);
+                           Status st = wiring::StartEngine(job, &e);
                            if (st.code() != Err::kPeerFailed) return 3;
                            return SecondsSince(t0) < 1.0 ? 0 : 4;
                          });

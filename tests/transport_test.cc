@@ -453,7 +453,7 @@ TEST(TransportTest, RecvNowTakesOnlyTheNextMatchingMessage) {
       SendOk(e, Host(go.data(), 1), 0, 9);
     }
     // The shortcut did run where the channel has one (the shared-memory one's fastboxes).
-    if (box > 0 && e->ChannelCapsFor(0).fast_paths) RANK_CHECK(shortcut > 0);
+    if (box > 0 && e->ChannelCapsFor(0).has(ChannelCaps::kFastPaths)) RANK_CHECK(shortcut > 0);
     else RANK_CHECK(shortcut == 0);
   });
   EXPECT_EQ(r, "");
@@ -983,7 +983,7 @@ TEST(TransportTest, OneRankJobWithoutLauncher) {
     JobInfo job;
     RANK_CHECK(JobInfo::FromEnvironment(&job).ok() && job.size == 1 && job.rank == 0);
     std::unique_ptr<Engine> e;
-    RANK_CHECK(Engine::Create(job, &e).ok());
+    RANK_CHECK(wiring::StartEngine(job, &e).ok());
     for (size_t n : {size_t{10}, size_t{1} << 20}) {  // eager and rendezvous to self
       std::vector<unsigned char> a(n), b(n);
       FillPattern(a.data(), n, 3);

@@ -17,14 +17,14 @@
 #include <string>
 
 #include "internode/pmix/pmix_lib.h"
-#include "internode/netmods_found.h"
 #include "memcopy/params.h"
 #include "memcopy/memcopy.h"
 #include "memcopy/mps.h"
 #include "ringbuf/numa.h"
 #include "tools/config_markdown.h"
-#include "transport/backends.h"
 #include "transport/transport_config.h"
+#include "wiring/backends.h"
+#include "wiring/netmods_found.h"
 
 extern char** environ;
 
@@ -113,7 +113,7 @@ void PrintNode() {
 void PrintBackends() {
   std::printf("\nBack-ends (channels carry small messages; large ones go by the first of a "
               "peer's list that takes them)\n");
-  for (const std::string& l : mpigpu::transport::DescribeBackends()) std::printf("  %s\n", l.c_str());
+  for (const std::string& l : mpigpu::wiring::DescribeBackends()) std::printf("  %s\n", l.c_str());
 }
 
 int main(int argc, char** argv) {

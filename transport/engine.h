@@ -6,8 +6,9 @@
 // (posted and unexpected queues), the per-destination FIFO of messages that wait for room on
 // their channel, the protocol choice, progress, peer liveness and finalize. What it does not:
 // move bytes. Each peer has a Channel (its small messages, in order) and a list of LMT back-ends
-// in order of preference (its large ones); transport/backends.h builds them from the
-// configuration (MPIGPU_CHANNEL, MPIGPU_LMT).
+// in order of preference (its large ones); the Assembly it is made with (transport/core/
+// assembly.h; wiring/ holds this build's) builds them from the configuration (MPIGPU_CHANNEL,
+// MPIGPU_LMT) and chooses the bootstrap of a job beyond this node.
 //
 // Bootstrap (transport/local_job.h): the job's ranks on this node meet in one shared segment;
 // behind its rank table each back-end gets the areas it asked for (SegmentNeeds). Without a
@@ -58,13 +59,13 @@
 #include "memcopy/stream_order.h"
 #include "pipeline/copy_engine.h"
 #include "pipeline/layout.h"
-#include "transport/backends.h"
+#include "transport/core/assembly.h"
 #include "transport/core/backend.h"
+#include "transport/core/match.h"
 #include "transport/core/messenger.h"
 #include "transport/core/request.h"
 #include "transport/core/wire.h"
 #include "transport/local_job.h"
-#include "transport/match.h"
 #include "transport/transport_config.h"
 
 namespace mpigpu::transport {
@@ -77,9 +78,10 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Joins the job described by `job` (creating or attaching its segment), waiting up to
-  // MPIGPU_BOOTSTRAP_TIMEOUT for the other ranks.
-  static Status Create(const JobInfo& job, std::unique_ptr<Engine>* out);
+  // Joins the job described by `job` (creating or attaching its segment) with the back-ends and
+  // bootstrap `parts` makes, waiting up to MPIGPU_BOOTSTRAP_TIMEOUT for the other ranks.
+  // wiring::StartEngine passes this build's.
+  static Status Create(const JobInfo& job, const Assembly& parts, std::unique_ptr<Engine>* out);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -150,7 +152,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
 
   // LmtHost (for the back-ends).
   const TransportConfig& config() const override { return *config_; }
-  const LocalJob& job() const override { return job_; }
+  const LocalJob& job() const override { return job_; }  // a NodeJob to the back-ends
   const Bootstrap& boot() const override { return *boot_; }
   Status CopierFor(MemLoc loc, CopyEngine** out) override;
   Status CopyPackedByEngine(PackDir dir, const UserBuffer& user, size_t offset, size_t n,
@@ -195,8 +197,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   };
 
   Engine() = default;
-  Status StartUp(const JobInfo& job);
-  Status MakeBootstrap(const JobInfo& job);
+  Status StartUp(const JobInfo& job, const Assembly& parts);
   Status ExchangeCards();
   bool PeerFinalized(int rank);
   void LogPaths() const;
@@ -244,8 +245,8 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   bool in_progress_ = false;
 
   LocalJob job_;  // the job segment, the rank table, who is alive
-  Bootstrap* boot_ = nullptr;  // job_, or net_boot_ for a job that spans nodes
-  std::unique_ptr<Bootstrap> net_boot_;
+  Bootstrap* boot_ = nullptr;  // job_, or net_boot_ for a job that spans nodes or has PMIx's
+  std::shared_ptr<Bootstrap> net_boot_;
   std::unique_ptr<BackendSet> backends_;  // every channel and LMT back-end this process runs
   // Per peer: its channel, its LMT back-ends in order of preference, its eager size.
   std::vector<Channel*> chan_;

@@ -31,9 +31,9 @@ namespace {
 // What a back-end's capabilities rule out before it is asked: a device buffer on either side, a
 // strided layout on either side.
 bool CapsAllow(const LmtCaps& c, const Request& req) {
-  const RtsBody rts = BodyOf<RtsBody>(req.rts_);
-  if (!c.device_buffers && (!rts.loc.is_host() || !req.buf_.loc.is_host())) return false;
-  if (!c.strided && (!rts.contiguous || !req.buf_.layout.contiguous())) return false;
+  const RtsBody rts = BodyOf<RtsBody>(req.rts());
+  if (!c.has(LmtCaps::kDeviceBuffers) && (!rts.loc.is_host() || !req.buf().loc.is_host())) return false;
+  if (!c.has(LmtCaps::kStrided) && (!rts.contiguous || !req.buf().layout.contiguous())) return false;
   return true;
 }
 

@@ -34,6 +34,7 @@
 #include "memcopy/status.h"
 #include "ringbuf/segment.h"
 #include "transport/core/bootstrap.h"
+#include "transport/core/node_job.h"
 
 namespace mpigpu::transport {
 
@@ -69,7 +70,7 @@ struct JobInfo {
   static std::string FormatNodeMap(const std::vector<int>& node_of);
 };
 
-class LocalJob final : public Bootstrap {
+class LocalJob final : public Bootstrap, public NodeJob {
  public:
   LocalJob() = default;
   LocalJob(const LocalJob&) = delete;
@@ -109,18 +110,17 @@ class LocalJob final : public Bootstrap {
 
   const JobInfo& info() const { return job_; }
   int rank() const { return job_.rank; }
-  // This rank creates the node's segment (and formats the areas in it that need formatting).
-  bool leader() const { return job_.rank == job_.Leader(); }
+  // NodeJob, for the back-ends.
+  bool leader() const override { return job_.rank == job_.Leader(); }
   int size() const { return job_.size; }
-  const std::string& jobid() const { return jobid_; }
+  const std::string& jobid() const override { return jobid_; }
   // The size of the caller's dense payload the segment was opened with.
   size_t payload_bytes() const;
 
-  pid_t pid(int rank) const;
-  int gpu(int rank) const;          // its CUDA device at start-up, -1 without one
-  uint64_t gpu_id(int rank) const;  // 0 without one
-  // Ranks of this node only. Its process runs (a zombie counts as dead); true for this rank.
-  bool Alive(int rank) const;
+  pid_t pid(int rank) const override;
+  int gpu(int rank) const override;
+  uint64_t gpu_id(int rank) const override;
+  bool Alive(int rank) const override;
   bool Finalized(int rank) const;
   void MarkFinalized();
 

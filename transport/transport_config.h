@@ -49,7 +49,7 @@ struct TransportConfig {
   size_t lmt_max_pending = 0;      // cap on copies in flight per pipeline side
   bool numa_place = true;          // place shared structures on the NUMA node near the GPU
   bool pin_shm = true;             // cudaHostRegister shared rings and cells when a GPU is used
-  LmtMode lmt = LmtMode::kAuto;    // large-message back-ends (transport/backends.h)
+  LmtMode lmt = LmtMode::kAuto;    // large-message back-ends (wiring/backends.h)
   ChannelMode channel = ChannelMode::kShm;  // the channel of every peer
   size_t cma_chunk = 0;
   size_t ipc_cache_size = 0;       // peer device buffers kept mapped (LRU)

@@ -13,6 +13,7 @@
 #include "internode/tcp/tcp_channel.h"
 #include "transport/launcher_link.h"
 #include "memcopy/clock.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 namespace {

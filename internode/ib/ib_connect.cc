@@ -70,8 +70,7 @@ Status IbChannel::Attach(transport::TransportHost* host, char*, char*) {
   const IbConfig& c = GetIbConfig();
   buf_size_ = c.eager_size + sizeof(MsgHeader);
   credits_ = static_cast<uint32_t>(c.credits);
-  caps_ = transport::ChannelCaps{"ibverbs", buf_size_ - sizeof(MsgHeader), /*fast_paths=*/false,
-                                 /*same_node=*/false, /*lends=*/false, /*places=*/false};
+  caps_ = transport::ChannelCaps{"ibverbs", 0, buf_size_ - sizeof(MsgHeader)};
   out_.assign(host->size(), nullptr);
   in_.assign(host->size(), nullptr);
   const size_t words = (static_cast<size_t>(host->size()) * 64 + 4095) / 4096 * 4096;

@@ -5,6 +5,7 @@
 #include "internode/ib/ib_config.h"
 #include "internode/ib/ib_dmabuf.h"
 #include "memcopy/log.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::internode {
 
@@ -40,7 +41,7 @@ struct IbLmt::RecvOp : transport::LmtOp {
 };
 
 IbLmt::IbLmt(IbLinks* links) : links_(links), reg_(&links->device()) {
-  if (links->device().dmabuf()) caps_.device_buffers = caps_.offers_device = true;
+  if (links->device().dmabuf()) caps_.flags |= transport::LmtCaps::kDeviceBuffers | transport::LmtCaps::kOffersDevice;
   links_->SetReadDone([this](uint64_t cookie, bool ok, const std::string& why) {
     OnRead(cookie, ok, why);
   });
@@ -58,14 +59,14 @@ bool IbLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
 }
 
 Status IbLmt::Register(const Request& req, size_t len, IbRegion* out) {
-  if (req.buf_.loc.is_host()) {
-    Status st = reg_.Acquire(req.buf_.ptr, len, out);
+  if (req.buf().loc.is_host()) {
+    Status st = reg_.Acquire(req.buf().ptr, len, out);
     if (!st.ok() && !warned_)
       MPIGPU_WARN("ibverbs: %s: large messages go as frames", st.ToString().c_str());
     warned_ = warned_ || !st.ok();
     return st;
   }
-  Status st = RegisterDeviceMemory(links_->device(), req.buf_.ptr, len, &out->mr);
+  Status st = RegisterDeviceMemory(links_->device(), req.buf().ptr, len, &out->mr);
   if (st.ok()) {
     out->own = true;
     return st;
@@ -77,40 +78,38 @@ Status IbLmt::Register(const Request& req, size_t len, IbRegion* out) {
 }
 
 size_t IbLmt::Offer(Request* req, unsigned char* offer) {
-  if (!req->buf_.layout.contiguous() || !Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
+  if (!req->buf().layout.contiguous() || !Offers(req->peer(), req->buf().loc, req->bytes())) return 0;
   auto op = std::make_unique<SendOp>();
   op->reg = &reg_;
-  if (!Register(*req, req->bytes_, &op->region).ok()) return 0;
-  IbOffer o{reinterpret_cast<uint64_t>(req->buf_.ptr), req->bytes_, op->region.mr->rkey, 0};
-  if (GetIbConfig().fin_imm && fin_out_[req->peer_] < IbLinks::kFinSlots) {
+  if (!Register(*req, req->bytes(), &op->region).ok()) return 0;
+  IbOffer o{reinterpret_cast<uint64_t>(req->buf().ptr), req->bytes(), op->region.mr->rkey, 0};
+  if (GetIbConfig().fin_imm && fin_out_[req->peer()] < IbLinks::kFinSlots) {
     if (++next_fin_ == 0) ++next_fin_;
     o.fin = op->fin = next_fin_;
     op->lmt = this;
-    op->peer = req->peer_;
-    ++fin_out_[req->peer_];
+    op->peer = req->peer();
+    ++fin_out_[req->peer()];
     fin_sends_[o.fin] = req;
   }
   std::memcpy(offer, &o, sizeof o);
-  req->offer_lmt_ = this;
-  req->offer_op_ = std::move(op);
+  host_->Offered(req, this, std::move(op));
   return sizeof o;
 }
 
 bool IbLmt::StartRecv(Request* req, const unsigned char* offer) {
-  if (offer == nullptr || !req->buf_.layout.contiguous()) return false;
-  if (!req->buf_.loc.is_host() && !DeviceOk()) return false;
+  if (offer == nullptr || !req->buf().layout.contiguous()) return false;
+  if (!req->buf().loc.is_host() && !DeviceOk()) return false;
   auto op = std::make_unique<RecvOp>();
   op->reg = &reg_;
   std::memcpy(&op->offer, offer, sizeof op->offer);
-  if (op->offer.len != req->info_.bytes) return false;  // not an offer of this message
-  op->total = std::min<uint64_t>(op->offer.len, req->bytes_);
+  if (op->offer.len != req->info().bytes) return false;  // not an offer of this message
+  op->total = std::min<uint64_t>(op->offer.len, req->bytes());
   if (op->total > 0) {
     if (!Register(*req, op->total, &op->region).ok()) return false;
   }
   op->id = ++next_id_;
-  req->lmt_ = this;
   RecvOp* raw = op.get();
-  req->op_ = std::move(op);
+  host_->Carry(req, this, std::move(op));
   if (raw->total == 0) {
     Finish(req);
     return true;
@@ -129,8 +128,8 @@ Status IbLmt::Progress(bool* busy) {
     bool posted = true;
     while (op->posted < op->total && !op->failed && posted) {
       const uint64_t len = std::min(chunk, op->total - op->posted);
-      Status st = links_->PostRead(req->info_.source,
-                                   static_cast<char*>(req->buf_.ptr) + op->posted,
+      Status st = links_->PostRead(req->info().source,
+                                   static_cast<char*>(req->buf().ptr) + op->posted,
                                    op->region.mr->lkey, op->offer.addr + op->posted,
                                    op->offer.rkey, static_cast<uint32_t>(len), op->id, &posted);
       if (!st.ok()) {
@@ -148,7 +147,7 @@ Status IbLmt::Progress(bool* busy) {
       continue;
     }
     if (!op->failed && op->offer.fin != 0 && !op->fin_posted) {
-      Status st = links_->PostFin(req->info_.source, op->offer.fin, &op->fin_posted);
+      Status st = links_->PostFin(req->info().source, op->offer.fin, &op->fin_posted);
       if (!st.ok()) {
         op->failed = true;
         op->why = st.message();
@@ -186,22 +185,22 @@ void IbLmt::OnRead(uint64_t cookie, bool ok, const std::string& why) {
 void IbLmt::Finish(Request* req) {
   RecvOp* op = req->op<RecvOp>();
   if (op->failed || !op->fin_posted) {  // no FIN WRITE went (none offered, or nothing to READ)
-    transport::MsgHeader fin = transport::ControlHeader(transport::kWireIdIb, kFin, req->rts_.sreq,
+    transport::MsgHeader fin = transport::ControlHeader(transport::kWireIdIb, kFin, req->rts().sreq,
                                                         op->failed ? kFailed : 0);
-    host_->SendControl(req->info_.source, fin, nullptr, 0);
+    host_->SendControl(req->info().source, fin, nullptr, 0);
   }
   Status done = op->failed ? Status(Err::kPeerFailed, "ibverbs: RDMA READ from " + op->why)
-                           : transport::TruncationOf(req->info_, req->bytes_);
+                           : transport::TruncationOf(req->info(), req->bytes());
   // Data READ into GPU memory: visible to the GPU's later work before the receive completes.
-  if (!op->failed && op->total > 0 && req->buf_.loc.is_device())
-    done.KeepFirst(FlushRdmaWrites(req->buf_.loc.device));
+  if (!op->failed && op->total > 0 && req->buf().loc.is_device())
+    done.KeepFirst(FlushRdmaWrites(req->buf().loc.device));
   host_->Complete(req, std::move(done));
 }
 
 // The FIN WRITE of a send's offer arrived: its buffer was read.
 void IbLmt::OnFin(int peer, uint32_t fin) {
   auto it = fin_sends_.find(fin);
-  if (it == fin_sends_.end() || it->second->peer_ != peer) {
+  if (it == fin_sends_.end() || it->second->peer() != peer) {
     MPIGPU_WARN("ibverbs: dropping a FIN WRITE (%u) from rank %d for no waiting send", fin, peer);
     return;
   }
@@ -211,7 +210,7 @@ void IbLmt::OnFin(int peer, uint32_t fin) {
 Status IbLmt::OnControl(const transport::MsgHeader& h, const unsigned char*, size_t) {
   if (h.op != kFin) return Status::Ok();
   Request* req = host_->WaitingSend(h.sreq);
-  if (req == nullptr || req->peer_ != h.src || req->offer_lmt_ != this) {
+  if (req == nullptr || req->peer() != h.src || req->offerer() != this) {
     MPIGPU_WARN("ibverbs: dropping a FIN from rank %d for no waiting send", h.src);
     return Status::Ok();
   }
@@ -230,7 +229,7 @@ void IbLmt::Finished(Request* req) {
 void IbLmt::FailPeer(int rank, const Status& why) {
   std::vector<Request*> failed;
   for (auto& [id, r] : recvs_)
-    if (r->info_.source == rank) failed.push_back(r);
+    if (r->info().source == rank) failed.push_back(r);
   for (Request* r : failed) host_->Complete(r, why);
 }
 

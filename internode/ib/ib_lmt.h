@@ -60,9 +60,8 @@ class IbLmt final : public transport::LmtBackendStubs {
   };
 
   static constexpr transport::LmtCaps kCaps{
-      "ibverbs", transport::kWireIdIb, /*same_node=*/false, /*single_copy=*/true,
-      /*needs_cts=*/false, /*device_buffers=*/false, /*strided=*/false, /*max_inflight=*/0,
-      /*offers_host=*/true, /*offers_device=*/false, /*universal=*/false};
+      "ibverbs", transport::kWireIdIb,
+      transport::LmtCaps::kSingleCopy | transport::LmtCaps::kOffersHost, /*max_inflight=*/0};
 
  private:
   enum Op : uint8_t { kFin = 1 };
@@ -74,7 +73,7 @@ class IbLmt final : public transport::LmtBackendStubs {
   // device memory through its dma-buf (ib_dmabuf.h; the first failure turns the device path
   // off, logged once).
   Status Register(const transport::Request& req, size_t len, IbRegion* out);
-  bool DeviceOk() const { return caps_.device_buffers && !device_failed_; }
+  bool DeviceOk() const { return caps_.has(transport::LmtCaps::kDeviceBuffers) && !device_failed_; }
   void OnRead(uint64_t cookie, bool ok, const std::string& why);
   void OnFin(int peer, uint32_t fin);
   void Finish(transport::Request* req);

@@ -44,9 +44,8 @@ class TcpChannel final : public StreamChannel {
   double DialTimeoutS() const override;
 
  private:
-  static constexpr ChannelCaps kCaps{"tcp", kMaxPayload, /*fast_paths=*/false,
-                                     /*same_node=*/false, /*lends=*/true,
-                                     /*places=*/true};
+  static constexpr ChannelCaps kCaps{"tcp", ChannelCaps::kLends | ChannelCaps::kPlaces,
+                                     kMaxPayload};
   std::string card_;
   std::vector<sockaddr_in> peers_;
 };

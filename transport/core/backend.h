@@ -14,8 +14,10 @@
 // a matched RTS asks each in turn whether it carries this message for this pair (StartRecv).
 //
 // Back-ends see the engine only through TransportHost / LmtHost below: never its queues, never
-// another back-end. A back-end's per-request state is its own LmtOp (core/request.h); its wire
-// messages are MsgHeaders of type kCtl with its wire_id, their body and payload its own.
+// another back-end. They read a request through its accessors and change it only through
+// LmtHost (Carry, Offered, Complete, FallBack). A back-end's per-request state is its own LmtOp
+// (core/request.h); its wire messages are MsgHeaders of type kCtl with its wire_id, their body
+// and payload its own.
 //
 // Streams (a socket) move large data without extra copies through three operations (version 2):
 // a payload a channel may send straight from the sender's memory and keep referencing until the
@@ -26,8 +28,11 @@
 // placed).
 //
 // To add a back-end: implement the table (a stub returns "not carried" or does nothing), give it
-// a wire_id not taken in transport/core/wire_ids.h, and add it to the engine's table and
-// preference lists (transport/backends.cc).
+// a wire_id not taken in transport/core/wire_ids.h, its capabilities as flags and limits, and a
+// row in wiring/backends.cc's table and a place in its preference lists.
+// To add an operation (one-sided put, get, atomics next): a virtual in the table, its explicit
+// "unsupported" stub in LmtBackendStubs / NodeChannelStubs (UCX's uct ops way: every back-end
+// answers it), and a capability flag the engine asks before it calls the operation.
 #pragma once
 
 #include <cstddef>
@@ -41,9 +46,13 @@
 #include "pipeline/layout.h"
 #include "transport/core/bootstrap.h"
 #include "transport/core/request.h"
+#include "transport/core/node_job.h"
 #include "transport/core/wire.h"
-#include "transport/local_job.h"
-#include "transport/transport_config.h"
+
+namespace mpigpu {
+// The transport's settings (transport/transport_config.h): back-ends that read them include it.
+struct TransportConfig;
+}  // namespace mpigpu
 
 namespace mpigpu::transport {
 
@@ -87,7 +96,8 @@ class TransportHost {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const TransportConfig& config() const = 0;
-  virtual const LocalJob& job() const = 0;
+  // The job's ranks on this node (their pids and GPUs).
+  virtual const NodeJob& job() const = 0;
   // What the rank learns from the whole job (its secret, the cards' exchange).
   virtual const Bootstrap& boot() const = 0;
   // Alive and not failed (this rank always is).
@@ -140,13 +150,19 @@ enum class PeerState {
   kLost,       // its connection broke, was refused, or closed without a goodbye
 };
 
+// A channel's capabilities: named flags (UCX's UCT_IFACE_FLAG_* way) and limits.
 struct ChannelCaps {
+  enum Flag : uint32_t {
+    kFastPaths = 1u << 0,  // TrySendEagerNow / TryRecvEagerNow can succeed
+    kSameNode = 1u << 1,   // reaches only ranks on this node
+    kLends = 1u << 2,      // writes lent payloads from the sender's memory (Payload::lend)
+    kPlaces = 1u << 3,     // reads payloads where the sink places them (ChannelSink::PlacePayload)
+  };
   const char* name;
-  size_t max_payload;  // largest payload of one message (bounds the eager size)
-  bool fast_paths;     // TrySendEagerNow / TryRecvEagerNow can succeed
-  bool same_node;      // reaches only ranks on this node
-  bool lends;          // writes lent payloads from the sender's memory (Payload::lend)
-  bool places;         // reads payloads where the sink places them (ChannelSink::PlacePayload)
+  uint32_t flags;      // Flag bits
+  size_t max_payload;  // limit: largest payload of one message (bounds the eager size)
+
+  constexpr bool has(Flag f) const { return (flags & f) != 0; }
 };
 
 // Where a channel delivers what arrives: the engine.
@@ -230,18 +246,24 @@ class NodeChannelStubs : public Channel {
   PeerState Peer(int, bool) override { return PeerState::kAlive; }
 };
 
+// An LMT back-end's capabilities: named flags and limits.
 struct LmtCaps {
+  enum Flag : uint32_t {
+    kSameNode = 1u << 0,       // needs the peer on this node (shared memory, its pid, its GPU)
+    kSingleCopy = 1u << 1,     // the bytes move once, buffer to buffer
+    kNeedsCts = 1u << 2,       // the receiver answers the RTS before data moves
+    kDeviceBuffers = 1u << 3,  // carries GPU buffers
+    kStrided = 1u << 4,        // carries non-contiguous layouts
+    kOffersHost = 1u << 5,     // may attach an offer to the RTS of a send from host memory ...
+    kOffersDevice = 1u << 6,   // ... from device memory (Offer): asked for every such send
+    kUniversal = 1u << 7,      // StartRecv takes every message (a pair's list must end with one)
+  };
   const char* name;
-  uint8_t wire_id;      // its messages' MsgHeader::lmt (core/wire_ids.h)
-  bool same_node;       // needs the peer on this node (shared memory, its pid, its GPU)
-  bool single_copy;     // the bytes move once, buffer to buffer
-  bool needs_cts;       // the receiver answers the RTS before data moves
-  bool device_buffers;  // carries GPU buffers
-  bool strided;         // carries non-contiguous layouts
-  int max_inflight;     // transfers per ordered pair at a time (0: no limit)
-  bool offers_host;     // may attach an offer to the RTS of a send from host memory (Offer) ...
-  bool offers_device;   // ... from device memory: asked for every such send
-  bool universal;       // StartRecv takes every message (a pair's list must end with one)
+  uint8_t wire_id;   // its messages' MsgHeader::lmt (core/wire_ids.h)
+  uint32_t flags;    // Flag bits
+  int max_inflight;  // limit: transfers per ordered pair at a time (0: no limit)
+
+  constexpr bool has(Flag f) const { return (flags & f) != 0; }
 };
 
 class LmtBackend;
@@ -267,7 +289,25 @@ class LmtHost : public TransportHost {
   // The largest payload the channel to `peer` carries, and that channel's capabilities.
   virtual size_t ChannelPayloadMax(int peer) const = 0;
   virtual const ChannelCaps& ChannelCapsFor(int peer) const = 0;
+  // The one narrow call that ends a request the back-end carries or offered for (its status;
+  // the engine then calls Finished on the back-ends that hold state for it).
   virtual void Complete(Request* req, Status st) = 0;
+  // A back-end claims a request, the only writes it makes to one: it carries `req`'s data from
+  // now on, with its state `op` (null: none; StartRecv of a receive, or a send the answer to its
+  // RTS hands to it) ...
+  void Carry(Request* req, LmtBackend* b, std::unique_ptr<LmtOp> op) {
+    req->state_ = Request::State::kLmt;
+    req->lmt_ = b;
+    req->op_ = std::move(op);
+  }
+  // ... or its offer rides on a send's RTS, with its state `op` (Offer).
+  void Offered(Request* req, LmtBackend* b, std::unique_ptr<LmtOp> op) {
+    req->offer_lmt_ = b;
+    req->offer_op_ = std::move(op);
+  }
+  // In LmtBackend::Finished: the back-end takes its state back, to reuse it (LmtOpPool::Give).
+  std::unique_ptr<LmtOp> TakeOp(Request* req) { return std::move(req->op_); }
+  std::unique_ptr<LmtOp> TakeOfferOp(Request* req) { return std::move(req->offer_op_); }
   // Our send named by `id` (an RTS's sreq) while it waits for an answer (kWaitCts), else null:
   // a stale or forged id is never trusted.
   virtual Request* WaitingSend(uint64_t id) = 0;
@@ -292,9 +332,9 @@ class LmtBackend {
   // Sender: whether `req` goes by rendezvous even when small, with an offer for this back-end as
   // the RTS's payload (written to `offer`, kCtlPayloadMax bytes; returns its length, 0: none).
   virtual size_t Offer(Request* req, unsigned char* offer) = 0;
-  // Receiver: takes the matched rendezvous receive `req` (req->rts_) if it can carry it for this
-  // pair (true: it is the back-end's until it completes it or calls FallBack), else false and
-  // nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
+  // Receiver: takes the matched rendezvous receive `req` (req->rts()) if it can carry it for this
+  // pair (true, after LmtHost::Carry: it is the back-end's until it completes it or calls
+  // FallBack), else false and nothing changed. `offer`: the RTS's payload when the sender offered it to this back-end.
   virtual bool StartRecv(Request* req, const unsigned char* offer) = 0;
   // Where the payload of one of its control messages that is arriving goes (asked by channels
   // with caps().places, through ChannelSink::PlacePayload, with its contract): a rendezvous
@@ -304,9 +344,10 @@ class LmtBackend {
   virtual Status OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) = 0;
   // Advances its transfers; *busy: whether it still has work.
   virtual Status Progress(bool* busy) = 0;
-  // `req`, for which it holds state (req->lmt_ or req->offer_lmt_), completed, for whatever reason
-  // (its own Complete, a dead peer, finalize): forget it. Called once per request even when the
-  // back-end is both offerer and carrier; req->op_ / offer_op_ are still there.
+  // `req`, for which it holds state (it is req->carrier() or req->offerer()), completed, for
+  // whatever reason (its own Complete, a dead peer, finalize): forget it. Called once per request
+  // even when the back-end is both offerer and carrier; req->op<T>() / offer_op<T>() are still
+  // there.
   virtual void Finished(Request* req) = 0;
   // `rank` died: fail what depends on it (with `why`).
   virtual void FailPeer(int rank, const Status& why) = 0;

@@ -4,8 +4,9 @@
 // Implementations: transport/local_job.h for a job on one node (through its shared segment),
 // internode/boot/boot_client.h for a job that spans nodes (mpigpurun's boot server),
 // internode/pmix/pmix_bootstrap.h for a job a PMIx launcher started (its server's Fence);
-// transport/job_source.h picks the launcher's. The engine asks only this interface, and only when some channel publishes
-// a card (Channel::Card), so a job on one node over shared memory never exchanges anything.
+// wiring/job_source.h picks one. The engine asks only this interface, and only when some
+// channel publishes a card (Channel::Card), so a job on one node over shared memory never
+// exchanges anything.
 #pragma once
 
 #include <string>

@@ -13,7 +13,7 @@
 #include "memcopy/status.h"
 #include "pipeline/layout.h"
 #include "transport/core/wire.h"
-#include "transport/match.h"
+#include "transport/core/match.h"
 
 namespace mpigpu::transport {
 
@@ -78,7 +78,24 @@ class Request : public MatchEntry {
   // message its receiver gave back unmatched (Messenger::CancelSend).
   bool cancelled() const { return cancelled_; }
 
-  // What the core and the back-ends share (the core's fields are written by the core only).
+  // What a back-end reads of the request it carries or offers for.
+  // Send: destination; recv: source (kAnySource until matched).
+  int peer() const { return peer_; }
+  const UserBuffer& buf() const { return buf_; }
+  // Send: packed size; recv: capacity of the packed stream.
+  size_t bytes() const { return bytes_; }
+  // Receive of a rendezvous message: the matched RTS (the sender's id in sreq, its buffer in the
+  // body).
+  const MsgHeader& rts() const { return rts_; }
+  // The back-end that carries its data, and the one whose offer a send's RTS carried.
+  LmtBackend* carrier() const { return lmt_; }
+  LmtBackend* offerer() const { return offer_lmt_; }
+  // The back-end's state as its own type (it made it).
+  template <typename T>
+  T* op() const { return static_cast<T*>(op_.get()); }
+  template <typename T>
+  T* offer_op() const { return static_cast<T*>(offer_op_.get()); }
+
   enum class Kind { kSend, kRecv };
   enum class State {
     kQueued,   // send: its first message waits in the destination's FIFO, or is not sent yet
@@ -87,6 +104,14 @@ class Request : public MatchEntry {
     kLmt,      // either: a back-end carries the data (`lmt`, `op`)
     kDone,
   };
+
+ private:
+  // The engine owns every field; a back-end writes none of them: it completes a request through
+  // LmtHost::Complete and claims it through LmtHost::Carry / Offered (the one place that sets
+  // lmt_, op_, offer_lmt_, offer_op_ and the state they imply).
+  friend class Engine;
+  friend class LmtHost;
+
   Kind kind_ = Kind::kSend;
   State state_ = State::kQueued;
   bool done_ = false;
@@ -97,14 +122,13 @@ class Request : public MatchEntry {
   uint64_t number_ = 0;  // send: its message's number among those to its peer (engine sent_to_)
   Status status_;
   MsgInfo info_;
-  int peer_ = -1;  // send: destination; recv: source (kAnySource until matched)
+  int peer_ = -1;
   int tag_ = -1;
   int context_ = 0;
   UserBuffer buf_;
-  size_t bytes_ = 0;  // send: packed size; recv: capacity of the packed stream
-  // Receive of a rendezvous message: the matched RTS (the sender's id in sreq, its buffer in the
-  // body). Back-ends read it; `lmt_index_` is where in the pair's preference list the search for
-  // a back-end stands (LmtHost::FallBack goes on after it).
+  size_t bytes_ = 0;
+  // Receive of a rendezvous message: the matched RTS; `lmt_index_` is where in the pair's
+  // preference list the search for a back-end stands (LmtHost::FallBack goes on after it).
   MsgHeader rts_{};
   int lmt_index_ = -1;
   // The back-end that carries this request's data, and its state; the back-end whose offer a
@@ -114,12 +138,6 @@ class Request : public MatchEntry {
   std::unique_ptr<LmtOp> op_;
   LmtBackend* offer_lmt_ = nullptr;
   std::unique_ptr<LmtOp> offer_op_;
-
-  // The back-end's state as its own type (it made it).
-  template <typename T>
-  T* op() const { return static_cast<T*>(op_.get()); }
-  template <typename T>
-  T* offer_op() const { return static_cast<T*>(offer_op_.get()); }
 };
 
 // The receive's matched size: kTruncate when the message was longer than the buffer, else ok

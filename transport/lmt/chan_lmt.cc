@@ -10,6 +10,7 @@
 #include "memcopy/log.h"
 #include "pipeline/pipeline.h"
 #include "ringbuf/lmt_ring.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 
@@ -117,7 +118,7 @@ void ChanLmt::GiveStage(std::unique_ptr<Stage> stage) {
 void ChanLmt::Unstage(Request* req, std::unique_ptr<Stage> stage, CopyEngine* copier,
                       bool in_flight, bool lent) {
   if (!stage) return;
-  if (lent) host_->SettleChannel(req->peer_);
+  if (lent) host_->SettleChannel(req->peer());
   if (in_flight && copier != nullptr) {
     Ticket t = 0;
     Status st = copier->Mark(&t);
@@ -145,18 +146,18 @@ size_t ChanLmt::UnitFor(int peer, uint64_t total, bool device) const {
 }
 
 bool ChanLmt::StartRecv(Request* req, const unsigned char*) {
-  const int src = req->info_.source;
+  const int src = req->info().source;
   auto op = std::make_unique<RecvOp>();
   op->id = ++next_id_;
-  op->total = std::min<uint64_t>(req->info_.bytes, req->bytes_);
-  const RtsBody rts = BodyOf<RtsBody>(req->rts_);
-  op->unit = UnitFor(src, op->total, rts.loc.is_device() || req->buf_.loc.is_device());
+  op->total = std::min<uint64_t>(req->info().bytes, req->bytes());
+  const RtsBody rts = BodyOf<RtsBody>(req->rts());
+  op->unit = UnitFor(src, op->total, rts.loc.is_device() || req->buf().loc.is_device());
   const Layout sender_shape =
-      rts.block == 0 ? Layout::Contiguous(req->info_.bytes)
-                     : Layout::Vector(req->info_.bytes / rts.block, rts.block, rts.block + 1);
-  op->fill = LmtFillBlock(sender_shape, req->buf_.layout, op->unit);
-  const bool places = host_->ChannelCapsFor(src).places;
-  const UserBuffer& buf = req->buf_;
+      rts.block == 0 ? Layout::Contiguous(req->info().bytes)
+                     : Layout::Vector(req->info().bytes / rts.block, rts.block, rts.block + 1);
+  op->fill = LmtFillBlock(sender_shape, req->buf().layout, op->unit);
+  const bool places = host_->ChannelCapsFor(src).has(ChannelCaps::kPlaces);
+  const UserBuffer& buf = req->buf();
   if (buf.loc.is_host() && buf.layout.contiguous()) {
     op->mode = places ? RecvOp::Mode::kPlaceUser : RecvOp::Mode::kUnpack;
   } else if (places && op->total > 0) {
@@ -165,15 +166,14 @@ bool ChanLmt::StartRecv(Request* req, const unsigned char*) {
     op->mode = RecvOp::Mode::kStaged;
   }
   MsgHeader cts = ControlHeader(kWireIdChan, kCts);
-  cts.sreq = req->rts_.sreq;
+  cts.sreq = req->rts().sreq;
   cts.bytes = op->total;
   SetBody(&cts, CtsBody{op->id, static_cast<uint32_t>(op->unit), static_cast<uint32_t>(op->fill)});
   const bool empty = op->total == 0;
-  req->lmt_ = this;
   if (!empty) recvs_[op->id] = req;
-  req->op_ = std::move(op);
+  host_->Carry(req, this, std::move(op));
   host_->SendControl(src, cts, nullptr, 0);
-  if (empty) host_->Complete(req, TruncationOf(req->info_, req->bytes_));
+  if (empty) host_->Complete(req, TruncationOf(req->info(), req->bytes()));
   return true;
 }
 
@@ -181,7 +181,7 @@ bool ChanLmt::StartRecv(Request* req, const unsigned char*) {
 // pinned memory) it unpacks each frame as it is delivered instead.
 void ChanLmt::StartStagedRecv(Request* req) {
   RecvOp* op = req->op<RecvOp>();
-  const UserBuffer& buf = req->buf_;
+  const UserBuffer& buf = req->buf();
   Status st = TakeStage(op->unit, buf.loc.is_device(), &op->stage);
   if (st.ok()) st = host_->CopierFor(buf.loc, &op->copier);
   auto pipe = std::make_unique<LmtReceiver>();
@@ -196,7 +196,7 @@ void ChanLmt::StartStagedRecv(Request* req) {
   }
   if (!st.ok()) {
     MPIGPU_INFO("chan: no staging for a receive from rank %d (%s): unpacking each frame",
-                req->info_.source, st.message().c_str());
+                req->info().source, st.message().c_str());
     GiveStage(std::move(op->stage));
     op->mode = RecvOp::Mode::kUnpack;
     return;
@@ -208,7 +208,7 @@ void ChanLmt::StartStagedRecv(Request* req) {
 // A staged send's turn (the first of its destination's): its chunks and its D2H pipeline.
 Status ChanLmt::StartStagedSend(Request* req) {
   SendOp* op = req->op<SendOp>();
-  const UserBuffer& buf = req->buf_;
+  const UserBuffer& buf = req->buf();
   MPIGPU_RETURN_IF_ERROR(TakeStage(op->unit, buf.loc.is_device(), &op->stage));
   MPIGPU_RETURN_IF_ERROR(host_->CopierFor(buf.loc, &op->copier));
   auto pipe = std::make_unique<LmtSender>();
@@ -234,14 +234,14 @@ PayloadPlace ChanLmt::PlacePayload(const MsgHeader& h, size_t len) {
   if (h.op != kData) return {};
   const ChanRef ref = BodyOf<ChanRef>(h);
   auto it = recvs_.find(ref.rreq);
-  if (it == recvs_.end() || it->second->info_.source != h.src) return {};
+  if (it == recvs_.end() || it->second->info().source != h.src) return {};
   Request* req = it->second;
   RecvOp* op = req->op<RecvOp>();
   // Anything unexpected is delivered as usual and judged by OnControl.
   if (ref.offset != op->got || len > op->total - op->got) return {};
   switch (op->mode) {
     case RecvOp::Mode::kPlaceUser:
-      return {static_cast<unsigned char*>(req->buf_.ptr) + ref.offset, false};
+      return {static_cast<unsigned char*>(req->buf().ptr) + ref.offset, false};
     case RecvOp::Mode::kStaged: {
       if (len != LmtUnitLen(op->total, op->unit, op->fill, op->frames)) return {};
       if (!op->pipe) {
@@ -263,7 +263,7 @@ Status ChanLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size
     const CtsBody cts = BodyOf<CtsBody>(h);
     // The id names one of our sends waiting for this answer; anything else is dropped.
     Request* req = host_->WaitingSend(h.sreq);
-    if (req == nullptr || req->peer_ != h.src) {
+    if (req == nullptr || req->peer() != h.src) {
       MPIGPU_WARN("dropping a CTS from rank %d for no waiting send", h.src);
       return Status::Ok();
     }
@@ -272,12 +272,10 @@ Status ChanLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size
     op->total = h.bytes;
     op->unit = cts.unit;
     op->fill = cts.fill_block;
-    req->state_ = Request::State::kLmt;
-    req->lmt_ = this;
     SendOp* o = op.get();
-    req->op_ = std::move(op);
-    if (h.bytes > req->bytes_ || cts.unit == 0 ||
-        cts.unit > host_->ChannelPayloadMax(req->peer_) || cts.fill_block > cts.unit) {
+    host_->Carry(req, this, std::move(op));
+    if (h.bytes > req->bytes() || cts.unit == 0 ||
+        cts.unit > host_->ChannelPayloadMax(req->peer()) || cts.fill_block > cts.unit) {
       host_->Complete(req, Status(Err::kInternal, "rank " + std::to_string(h.src) +
                                                       " answered with a CTS this send cannot "
                                                       "follow"));
@@ -291,7 +289,7 @@ Status ChanLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size
     o->units = LmtUnitCount(o->total, o->unit, o->fill);
     // Contiguous host memory is lent frame by frame; device memory is staged (D2H into chunks
     // ahead of the socket) when its turn comes (Progress).
-    o->lend = req->buf_.loc.is_host() && req->buf_.layout.contiguous();
+    o->lend = req->buf().loc.is_host() && req->buf().layout.contiguous();
     o->staged = !o->lend;
     sends_.push_back(req);
     host_->Busy(this);
@@ -299,7 +297,7 @@ Status ChanLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size
   }
   const ChanRef ref = BodyOf<ChanRef>(h);
   auto it = recvs_.find(ref.rreq);
-  if (it == recvs_.end() || it->second->info_.source != h.src) return Status::Ok();  // failed before
+  if (it == recvs_.end() || it->second->info().source != h.src) return Status::Ok();  // failed before
   Request* req = it->second;
   RecvOp* op = req->op<RecvOp>();
   if (h.op == kAbort) {
@@ -323,10 +321,10 @@ Status ChanLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size
   }
   Status st;
   const bool in_place = op->mode == RecvOp::Mode::kPlaceUser &&
-                        payload == static_cast<const unsigned char*>(req->buf_.ptr) + ref.offset;
-  if (!in_place) st = host_->UnpackDelivered(h.src, req->buf_, ref.offset, len, payload);
+                        payload == static_cast<const unsigned char*>(req->buf().ptr) + ref.offset;
+  if (!in_place) st = host_->UnpackDelivered(h.src, req->buf(), ref.offset, len, payload);
   if (!st.ok() || op->got == op->total)
-    host_->Complete(req, st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
+    host_->Complete(req, st.ok() ? TruncationOf(req->info(), req->bytes()) : st);
   return Status::Ok();
 }
 
@@ -344,7 +342,7 @@ Status ChanLmt::ProgressStagedSend(Request* req, bool* done) {
     bool released = false;
     for (;;) {
       if (op->lent_slot >= 0) {
-        if (host_->ChannelLends(req->peer_, s.chunk(op->lent_slot), s.unit)) break;
+        if (host_->ChannelLends(req->peer(), s.chunk(op->lent_slot), s.unit)) break;
         s.ring.release_unit(static_cast<size_t>(op->lent_slot));
         op->lent_slot = -1;
         released = true;
@@ -360,7 +358,7 @@ Status ChanLmt::ProgressStagedSend(Request* req, bool* done) {
       p.len = len;
       p.lend = true;
       Status err;
-      if (!host_->TrySendData(req->peer_, h, p, &err)) break;
+      if (!host_->TrySendData(req->peer(), h, p, &err)) break;
       MPIGPU_RETURN_IF_ERROR(err);
       op->lent_slot = static_cast<int>(slot);
       ++op->frames;
@@ -386,24 +384,24 @@ bool ChanLmt::ProgressSend(Request* req) {
       SetBody(&h, ChanRef{op->rreq, op->sent});
       Payload p;
       if (op->lend) {
-        p.bytes = static_cast<const unsigned char*>(req->buf_.ptr) + op->sent;
+        p.bytes = static_cast<const unsigned char*>(req->buf().ptr) + op->sent;
         p.lend = true;
       } else {
-        p.user = &req->buf_;
+        p.user = &req->buf();
         p.offset = op->sent;
       }
       p.len = len;
-      if (!host_->TrySendData(req->peer_, h, p, &err)) break;
+      if (!host_->TrySendData(req->peer(), h, p, &err)) break;
       if (!err.ok()) break;
       op->sent += len;
       ++op->frames;
     }
     // Done once the socket took the last lent byte of the buffer.
     done = op->sent == op->total &&
-           !(op->lend && host_->ChannelLends(req->peer_, req->buf_.ptr, op->total));
+           !(op->lend && host_->ChannelLends(req->peer(), req->buf().ptr, op->total));
   }
   if (err.ok() && !done) return false;
-  if (!err.ok()) SendAbort(req->peer_, op->rreq);
+  if (!err.ok()) SendAbort(req->peer(), op->rreq);
   host_->Complete(req, err);
   return true;
 }
@@ -415,8 +413,8 @@ Status ChanLmt::Progress(bool* busy) {
   for (auto it = sends_.begin(); it != sends_.end();) {
     Request* req = *it++;  // completing it takes it off the list
     const bool staged = req->op<SendOp>()->staged;
-    if (staged && staging_to_.count(req->peer_) > 0) continue;
-    if (!ProgressSend(req) && staged) staging_to_.insert(req->peer_);
+    if (staged && staging_to_.count(req->peer()) > 0) continue;
+    if (!ProgressSend(req) && staged) staging_to_.insert(req->peer());
   }
   for (auto it = staged_recvs_.begin(); it != staged_recvs_.end();) {
     Request* req = *it++;
@@ -428,7 +426,7 @@ Status ChanLmt::Progress(bool* busy) {
       st = Status(Err::kInternal, "chan staging copy failure injected by a test");
     }
     if (!st.ok()) host_->Complete(req, st);
-    else if (done) host_->Complete(req, TruncationOf(req->info_, req->bytes_));
+    else if (done) host_->Complete(req, TruncationOf(req->info(), req->bytes()));
   }
   *busy = !sends_.empty() || !staged_recvs_.empty();
   return Status::Ok();
@@ -442,8 +440,8 @@ void ChanLmt::Finished(Request* req) {
     if (op->stage) {
       const bool in_flight = op->pipe && op->pipe->units_issued() > op->pipe->units_retired();
       Unstage(req, std::move(op->stage), op->copier, in_flight, op->lent_slot >= 0);
-    } else if (op->lend && host_->ChannelLends(req->peer_, req->buf_.ptr, op->total)) {
-      host_->SettleChannel(req->peer_);  // failed while lent: the buffer is the caller's again
+    } else if (op->lend && host_->ChannelLends(req->peer(), req->buf().ptr, op->total)) {
+      host_->SettleChannel(req->peer());  // failed while lent: the buffer is the caller's again
     }
   } else if (RecvOp* op = req->op<RecvOp>()) {
     recvs_.erase(op->id);
@@ -458,9 +456,9 @@ void ChanLmt::Finished(Request* req) {
 void ChanLmt::FailPeer(int rank, const Status& why) {
   std::vector<Request*> failed;
   for (Request* r : sends_)
-    if (r->peer_ == rank) failed.push_back(r);
+    if (r->peer() == rank) failed.push_back(r);
   for (auto& [id, r] : recvs_)
-    if (r->info_.source == rank) failed.push_back(r);
+    if (r->info().source == rank) failed.push_back(r);
   for (Request* r : failed) host_->Complete(r, why);
 }
 

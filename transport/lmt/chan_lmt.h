@@ -70,9 +70,10 @@ class ChanLmt final : public LmtBackendStubs {
   static constexpr size_t kStageChunks = 8;             // pinned chunks per staged transfer
 
  private:
-  static constexpr LmtCaps kCaps{"chan", kWireIdChan, /*same_node=*/false, /*single_copy=*/false,
-                                 /*needs_cts=*/true, /*device_buffers=*/true, /*strided=*/true,
-                                 /*max_inflight=*/0, /*offers_host=*/false, /*offers_device=*/false, /*universal=*/true};
+  static constexpr LmtCaps kCaps{
+      "chan", kWireIdChan,
+      LmtCaps::kNeedsCts | LmtCaps::kDeviceBuffers | LmtCaps::kStrided | LmtCaps::kUniversal,
+      /*max_inflight=*/0};
   enum Op : uint8_t { kCts = 1, kData = 2, kAbort = 3 };
   struct ChanRef {
     uint64_t rreq;

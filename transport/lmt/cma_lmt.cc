@@ -7,6 +7,7 @@
 
 #include "memcopy/log.h"
 #include "ringbuf/populate.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 
@@ -37,40 +38,39 @@ void CmaLmt::SendFin(int src, uint64_t sreq, bool failed) {
 }
 
 bool CmaLmt::StartRecv(Request* req, const unsigned char*) {
-  const RtsBody rts = BodyOf<RtsBody>(req->rts_);
+  const RtsBody rts = BodyOf<RtsBody>(req->rts());
   if (!ok_) return false;  // host buffers, contiguous: the engine checked (kCaps)
-  const int src = req->info_.source;
-  const size_t n = std::min<size_t>(req->info_.bytes, req->bytes_);
+  const int src = req->info().source;
+  const size_t n = std::min<size_t>(req->info().bytes, req->bytes());
   const size_t chunk = host_->config().cma_chunk;
-  req->lmt_ = this;
   // Large ones are shared with the sender, once one plain copy showed the kernel allows it.
   if (verified_ && chunk > 0 && n >= 2 * chunk) {
     auto op = std::make_unique<CoopOp>();
     op->total = n;
     op->chunk = chunk;
     op->remote = rts.addr;
-    req->op_ = std::move(op);
+    host_->Carry(req, this, std::move(op));
     wait_[src].push_back(req);
     TryStartCoop(src);
     return true;
   }
-  const size_t done = CmaCopy(true, host_->job().pid(src), static_cast<char*>(req->buf_.ptr),
+  const size_t done = CmaCopy(true, host_->job().pid(src), static_cast<char*>(req->buf().ptr),
                               rts.addr, n);
-  if (done == n) {
-    verified_ = true;
-    SendFin(src, req->rts_.sreq, false);
-    host_->Complete(req, TruncationOf(req->info_, req->bytes_));
-    return true;
-  }
-  if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EFAULT)) {
+  const int err = errno;
+  if (done == 0 && (err == EPERM || err == ENOSYS || err == EFAULT)) {
     ok_ = false;
-    req->lmt_ = nullptr;
     MPIGPU_INFO("process_vm_readv is refused (%s): large host messages use the next back-end",
-                std::strerror(errno));
+                std::strerror(err));
     return false;
   }
-  const int err = errno;
-  SendFin(src, req->rts_.sreq, true);  // the send ends too instead of waiting for a FIN
+  host_->Carry(req, this, nullptr);  // complete below: a plain copy keeps no state
+  if (done == n) {
+    verified_ = true;
+    SendFin(src, req->rts().sreq, false);
+    host_->Complete(req, TruncationOf(req->info(), req->bytes()));
+    return true;
+  }
+  SendFin(src, req->rts().sreq, true);  // the send ends too instead of waiting for a FIN
   host_->Complete(req, err == ESRCH ? PeerDied(src)
                                     : SysError("process_vm_readv from the sender's buffer", err));
   return true;
@@ -86,7 +86,7 @@ void CmaLmt::TryStartCoop(int src) {
     Status st = PopulateForWrite(SlotOf(src, rank_), sizeof(CmaSlot),
                                  "the copy slot of rank " + std::to_string(src));
     if (!st.ok()) {
-      const uint64_t sreq = req->rts_.sreq;
+      const uint64_t sreq = req->rts().sreq;
       host_->Complete(req, st);
       SendFin(src, sreq, true);
       continue;
@@ -100,9 +100,9 @@ void CmaLmt::TryStartCoop(int src) {
     active_.push_back(req);
     host_->Busy(this);
     MsgHeader go = ControlHeader(kWireIdCma, kGo);
-    go.sreq = req->rts_.sreq;
+    go.sreq = req->rts().sreq;
     go.bytes = op->total;
-    SetBody(&go, CmaGo{reinterpret_cast<uint64_t>(req->buf_.ptr), static_cast<uint32_t>(op->chunk), gen});
+    SetBody(&go, CmaGo{reinterpret_cast<uint64_t>(req->buf().ptr), static_cast<uint32_t>(op->chunk), gen});
     host_->SendControl(src, go, nullptr, 0);
   }
 }
@@ -111,7 +111,7 @@ Status CmaLmt::OnControl(const MsgHeader& h, const unsigned char*, size_t) {
   // The id names one of our sends waiting for this answer; anything else is a stale or corrupt
   // message and is dropped rather than trusted.
   Request* req = host_->WaitingSend(h.sreq);
-  if (req == nullptr || req->peer_ != h.src || (h.op != kFin && h.op != kGo)) {
+  if (req == nullptr || req->peer() != h.src || (h.op != kFin && h.op != kGo)) {
     MPIGPU_WARN("dropping a CMA message (op %d) from rank %d for no waiting send", h.op, h.src);
     return Status::Ok();
   }
@@ -120,7 +120,7 @@ Status CmaLmt::OnControl(const MsgHeader& h, const unsigned char*, size_t) {
     return Status::Ok();
   }
   const CmaGo go = BodyOf<CmaGo>(h);
-  if (go.chunk == 0 || h.bytes > req->bytes_) {
+  if (go.chunk == 0 || h.bytes > req->bytes()) {
     host_->Complete(req, Status(Err::kInternal, "malformed cooperative-copy request"));
     return Status::Ok();
   }
@@ -129,9 +129,7 @@ Status CmaLmt::OnControl(const MsgHeader& h, const unsigned char*, size_t) {
   op->remote = go.addr;
   op->total = h.bytes;
   op->chunk = go.chunk;
-  req->state_ = Request::State::kLmt;
-  req->lmt_ = this;
-  req->op_ = std::move(op);
+  host_->Carry(req, this, std::move(op));
   active_.push_back(req);
   host_->Busy(this);
   return Status::Ok();
@@ -140,11 +138,11 @@ Status CmaLmt::OnControl(const MsgHeader& h, const unsigned char*, size_t) {
 // Both sides: copy the chunks left, then see whether the transfer is complete.
 Status CmaLmt::Advance(Request* req, bool* done) {
   const bool recv = !req->is_send();
-  const int peer = req->peer_;
+  const int peer = req->peer();
   const CoopOp* op = req->op<CoopOp>();
   CmaSlot* slot = recv ? SlotOf(peer, rank_) : SlotOf(rank_, peer);
   Status st = CmaCopyChunks(slot, op->gen, recv, host_->job().pid(peer),
-                            static_cast<char*>(req->buf_.ptr), op->remote, op->total, op->chunk);
+                            static_cast<char*>(req->buf().ptr), op->remote, op->total, op->chunk);
   if (!st.ok()) return host_->job().Alive(peer) ? st : PeerDied(peer);
   if (int err = CmaFailed(slot, op->gen)) return SysError("the peer's cooperative copy", err);
   *done = CmaFinished(slot, op->gen, op->total);
@@ -162,8 +160,8 @@ Status CmaLmt::Progress(bool* busy) {
     }
     it = active_.erase(it);
     const bool recv = !req->is_send();
-    const int peer = req->peer_;
-    host_->Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
+    const int peer = req->peer();
+    host_->Complete(req, recv && st.ok() ? TruncationOf(req->info(), req->bytes()) : st);
     if (recv) TryStartCoop(peer);  // Finished freed the pair's slot
   }
   *busy = !active_.empty();
@@ -174,9 +172,9 @@ void CmaLmt::Finished(Request* req) {
   // A plain copy holds no state here (it completed inside StartRecv): only a cooperative one,
   // which carries its CoopOp until now, can sit in the lists below. Every large host receive
   // passes here, so the plain case costs no list walks.
-  if (req->op_ == nullptr) return;
+  if (req->op<CoopOp>() == nullptr) return;
   active_.remove(req);
-  const int peer = req->peer_;
+  const int peer = req->peer();
   if (peer < 0 || req->is_send()) return;
   if (recv_active_[peer] == req) recv_active_[peer] = nullptr;
   wait_[peer].erase(std::remove(wait_[peer].begin(), wait_[peer].end(), req), wait_[peer].end());
@@ -188,7 +186,7 @@ void CmaLmt::FailPeer(int rank, const Status& why) {
   for (Request* r : waiting) host_->Complete(r, why);
   std::vector<Request*> running;
   for (Request* r : active_)
-    if (r->peer_ == rank) running.push_back(r);
+    if (r->peer() == rank) running.push_back(r);
   for (Request* r : running) host_->Complete(r, why);
 }
 

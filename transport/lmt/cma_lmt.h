@@ -34,9 +34,8 @@ class CmaLmt final : public LmtBackendStubs {
   void FailPeer(int rank, const Status& why) override;
 
  private:
-  static constexpr LmtCaps kCaps{"cma", kWireIdCma, /*same_node=*/true, /*single_copy=*/true,
-                                 /*needs_cts=*/false, /*device_buffers=*/false, /*strided=*/false,
-                                 /*max_inflight=*/1, /*offers_host=*/false, /*offers_device=*/false, /*universal=*/false};
+  static constexpr LmtCaps kCaps{"cma", kWireIdCma, LmtCaps::kSameNode | LmtCaps::kSingleCopy,
+                                 /*max_inflight=*/1};
   enum Op : uint8_t { kFin = 1, kGo = 2 };
   static constexpr uint8_t kCopyError = 1;  // kFin
   struct CmaGo {

@@ -9,6 +9,7 @@
 #include "memcopy/mps.h"
 #include "pipeline/layout.h"
 #include "ringbuf/numa.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 
@@ -57,7 +58,7 @@ Status IpcLmt::Attach(LmtHost* host, char* dense, char*) {
 // device sends to a rank on this GPU avoid the IPC copy. Under MPS (detected, or declared by
 // MPIGPU_GPU_COPIER_SHARED=1) both stay on: MPS clients' kernels run side by side.
 void IpcLmt::Joined() {
-  const LocalJob& job = host_->job();
+  const NodeJob& job = host_->job();
   const uint64_t my_gpu = job.gpu_id(rank_);
   shares_gpu_.assign(size_, false);
   if (my_gpu == 0) return;
@@ -106,12 +107,12 @@ bool IpcLmt::Offers(int peer, MemLoc loc, size_t bytes) const {
 }
 
 size_t IpcLmt::Offer(Request* req, unsigned char* out) {
-  if (!Offers(req->peer_, req->buf_.loc, req->bytes_)) return 0;
+  if (!Offers(req->peer(), req->buf().loc, req->bytes())) return 0;
   IpcOffer offer{};
-  if (!ExportDeviceBuffer(req->buf_.ptr, &offer.ipc).ok()) return 0;
-  offer.count = req->buf_.layout.count;
-  offer.block = req->buf_.layout.block;
-  offer.stride = req->buf_.layout.stride;
+  if (!ExportDeviceBuffer(req->buf().ptr, &offer.ipc).ok()) return 0;
+  offer.count = req->buf().layout.count;
+  offer.block = req->buf().layout.block;
+  offer.stride = req->buf().layout.stride;
   offer.notify_slot = kNoNotify;
   std::unique_ptr<SendOffer> op = offer_ops_.Take();
   if (!free_slots_.empty()) {  // else the receiver answers with a kFin
@@ -122,8 +123,7 @@ size_t IpcLmt::Offer(Request* req, unsigned char* out) {
     notify_waits_.push_back(req);
     host_->Busy(this);
   }
-  req->offer_lmt_ = this;
-  req->offer_op_ = std::move(op);
+  host_->Offered(req, this, std::move(op));
   std::memcpy(out, &offer, sizeof offer);
   return sizeof offer;
 }
@@ -181,7 +181,6 @@ bool AsOneStridedCopy(const Layout& dst, const Layout& src, size_t n, CopyDesc* 
 }  // namespace
 
 void IpcLmt::Run(Request* req) {
-  req->state_ = Request::State::kLmt;
   req->op<CopyOp>()->running = true;
   active_.push_back(req);
   host_->Busy(this);
@@ -190,12 +189,12 @@ void IpcLmt::Run(Request* req) {
 // Receiver: copy the sender's device buffer (mapped) into ours, then kFin.
 bool IpcLmt::TryPull(Request* req, const IpcOffer& offer) {
   if (!ok_) return false;
-  const int src = req->info_.source;
-  const size_t n = std::min<size_t>(req->info_.bytes, req->bytes_);
+  const int src = req->info().source;
+  const size_t n = std::min<size_t>(req->info().bytes, req->bytes());
   const Layout send_shape{offer.count, offer.block, offer.stride};
-  CopyDesc d{req->buf_.ptr, nullptr, 0, 0, 0, 0};
-  const bool one_copy = AsOneStridedCopy(req->buf_.layout, send_shape, n, &d);
-  if (!one_copy && !req->buf_.layout.contiguous() && !send_shape.contiguous())
+  CopyDesc d{req->buf().ptr, nullptr, 0, 0, 0, 0};
+  const bool one_copy = AsOneStridedCopy(req->buf().layout, send_shape, n, &d);
+  if (!one_copy && !req->buf().layout.contiguous() && !send_shape.contiguous())
     return false;  // two different vector shapes: the ring's pipeline repacks them
   void* peer_ptr = nullptr;
   MemLoc peer_loc;
@@ -207,26 +206,25 @@ bool IpcLmt::TryPull(Request* req, const IpcOffer& offer) {
   }
   std::unique_ptr<CopyOp> op = copy_ops_.Take();
   CopyOp* o = op.get();
-  req->lmt_ = this;
-  req->op_ = std::move(op);
+  host_->Carry(req, this, std::move(op));
   if (one_copy) {
     d.src = peer_ptr;
     if (offer.notify_slot < kNotifySlots) {
       o->peer_slot = offer.notify_slot;
       o->peer_token = offer.notify_token;
     }
-    st = IssueSingleCopy(req, o, d, req->buf_.loc, peer_loc, copier);
+    st = IssueSingleCopy(req, o, d, req->buf().loc, peer_loc, copier);
   } else {  // one side contiguous, the other a vector cut mid-block (truncation)
-    st = req->buf_.layout.contiguous()
+    st = req->buf().layout.contiguous()
              ? CopyPacked(*copier, PackDir::kPack, peer_ptr, peer_loc, send_shape, 0, n,
-                          req->buf_.ptr, req->buf_.loc)
-             : CopyPacked(*copier, PackDir::kUnpack, req->buf_.ptr, req->buf_.loc,
-                          req->buf_.layout, 0, n, peer_ptr, peer_loc);
+                          req->buf().ptr, req->buf().loc)
+             : CopyPacked(*copier, PackDir::kUnpack, req->buf().ptr, req->buf().loc,
+                          req->buf().layout, 0, n, peer_ptr, peer_loc);
     if (st.ok()) st = copier->Mark(&o->ticket);
   }
   if (!st.ok()) {
     (void)cache_->Release(src, offer.ipc);
-    const uint64_t sreq = req->rts_.sreq;
+    const uint64_t sreq = req->rts().sreq;
     host_->Complete(req, st);  // a copy error on our side: nothing to fall back to
     SendFin(src, sreq, true);
     return true;
@@ -263,7 +261,7 @@ Status IpcLmt::IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemL
       // A pull whose sender offered a notify slot: the kernel completes the send itself.
       CopyDesc dn = d;
       if (op->peer_slot != kNoNotify && notify_dev_ != nullptr) {
-        dn.notify_index = NotifyIndex(req->peer_, op->peer_slot);
+        dn.notify_index = NotifyIndex(req->peer(), op->peer_slot);
         dn.notify_value = op->peer_token;
       }
       Status st = gpu_copier_.Submit(dn, &op->ticket, &queued);
@@ -292,25 +290,24 @@ Status IpcLmt::IssueSingleCopy(Request* req, CopyOp* op, const CopyDesc& d, MemL
 // Receiver with a contiguous device buffer, sender with a host buffer: the sender copies H2D
 // straight into our buffer (pinned sources reach the PCIe limit).
 bool IpcLmt::TryPutRequest(Request* req) {
-  const int src = req->info_.source;
-  const RtsBody rts = BodyOf<RtsBody>(req->rts_);
-  if (!ok_ || !req->buf_.loc.is_device() || !req->buf_.layout.contiguous() ||
+  const int src = req->info().source;
+  const RtsBody rts = BodyOf<RtsBody>(req->rts());
+  if (!ok_ || !req->buf().loc.is_device() || !req->buf().layout.contiguous() ||
       !rts.loc.is_host() || host_->job().gpu(src) < 0)
     return false;
   IpcOffer offer{};
-  if (!ExportDeviceBuffer(req->buf_.ptr, &offer.ipc).ok()) return false;
+  if (!ExportDeviceBuffer(req->buf().ptr, &offer.ipc).ok()) return false;
   offer.count = 1;
-  offer.block = offer.stride = req->buf_.layout.packed_bytes();
+  offer.block = offer.stride = req->buf().layout.packed_bytes();
   offer.notify_slot = kNoNotify;
   std::unique_ptr<CopyOp> op = copy_ops_.Take();
   op->put_id = ++next_put_id_;
   MsgHeader put = ControlHeader(kWireIdIpc, kPut);
-  put.sreq = req->rts_.sreq;
-  put.bytes = std::min<size_t>(req->info_.bytes, req->bytes_);
+  put.sreq = req->rts().sreq;
+  put.bytes = std::min<size_t>(req->info().bytes, req->bytes());
   SetBody(&put, PutRef{op->put_id});
   puts_[op->put_id] = req;
-  req->lmt_ = this;
-  req->op_ = std::move(op);
+  host_->Carry(req, this, std::move(op));
   host_->SendControl(src, put, &offer, sizeof offer);
   return true;
 }
@@ -318,13 +315,13 @@ bool IpcLmt::TryPutRequest(Request* req) {
 // Sender: copy our (host) buffer into the receiver's mapped device buffer.
 Status IpcLmt::StartPut(Request* req, const MsgHeader& h, const IpcOffer& offer) {
   if (!ok_) return Status(Err::kInternal, "CUDA IPC already found unusable");
-  if (h.bytes > req->bytes_) return Status(Err::kInternal, "put larger than the send");
+  if (h.bytes > req->bytes()) return Status(Err::kInternal, "put larger than the send");
   void* peer_ptr = nullptr;
   MemLoc peer_loc;
   CopyEngine* copier = nullptr;
   MPIGPU_RETURN_IF_ERROR(Map(h.src, offer.ipc, &peer_ptr, &copier, &peer_loc));
   std::unique_ptr<CopyOp> op = copy_ops_.Take();
-  Status st = CopyPacked(*copier, PackDir::kPack, req->buf_.ptr, req->buf_.loc, req->buf_.layout,
+  Status st = CopyPacked(*copier, PackDir::kPack, req->buf().ptr, req->buf().loc, req->buf().layout,
                          0, h.bytes, peer_ptr, peer_loc);
   if (st.ok()) st = copier->Mark(&op->ticket);
   if (!st.ok()) {
@@ -334,8 +331,7 @@ Status IpcLmt::StartPut(Request* req, const MsgHeader& h, const IpcOffer& offer)
   op->ipc = offer.ipc;
   op->copier = copier;
   op->rreq = BodyOf<PutRef>(h).rreq;
-  req->lmt_ = this;
-  req->op_ = std::move(op);
+  host_->Carry(req, this, std::move(op));
   Run(req);
   return Status::Ok();
 }
@@ -354,7 +350,7 @@ void IpcLmt::SendPutDone(int dst, uint64_t rreq, uint8_t flags) {
 Status IpcLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size_t len) {
   if (h.op == kPutDone) {
     auto it = puts_.find(BodyOf<PutRef>(h).rreq);
-    if (it == puts_.end() || it->second->peer_ != h.src) {
+    if (it == puts_.end() || it->second->peer() != h.src) {
       MPIGPU_WARN("dropping a put notice from rank %d for no waiting receive", h.src);
       return Status::Ok();
     }
@@ -362,19 +358,19 @@ Status IpcLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size_
     puts_.erase(it);
     if (h.flags & kCopyError) host_->Complete(req, PeerCopyError(h.src));
     else if (h.flags & kPutFailed) host_->FallBack(req);
-    else host_->Complete(req, TruncationOf(req->info_, req->bytes_));
+    else host_->Complete(req, TruncationOf(req->info(), req->bytes()));
     return Status::Ok();
   }
   // The id names one of our sends waiting for this answer; anything else is a stale or corrupt
   // message and is dropped rather than trusted.
   Request* req = host_->WaitingSend(h.sreq);
-  if (req == nullptr || req->peer_ != h.src || (h.op != kFin && h.op != kPut) ||
+  if (req == nullptr || req->peer() != h.src || (h.op != kFin && h.op != kPut) ||
       (h.op == kPut && len != sizeof(IpcOffer))) {
     MPIGPU_WARN("dropping a CUDA IPC message (op %d) from rank %d for no waiting send", h.op, h.src);
     return Status::Ok();
   }
   if (h.op == kFin) {
-    if (req->offer_lmt_ == this) DropSlot(req, /*reusable=*/true);  // a kFin: no token will come
+    if (req->offerer() == this) DropSlot(req, /*reusable=*/true);  // a kFin: no token will come
     host_->Complete(req, (h.flags & kCopyError) ? PeerCopyError(h.src) : Status::Ok());
     return Status::Ok();
   }
@@ -382,7 +378,6 @@ Status IpcLmt::OnControl(const MsgHeader& h, const unsigned char* payload, size_
   std::memcpy(&offer, payload, sizeof offer);
   Status st = StartPut(req, h, offer);
   if (!st.ok()) {  // tell the receiver to use the next back-end; this send waits for its answer
-    req->lmt_ = nullptr;
     Unavailable(st);
     SendPutDone(h.src, BodyOf<PutRef>(h).rreq, kPutFailed);
   }
@@ -409,7 +404,7 @@ Status IpcLmt::Progress(bool* busy) {
     }
     it = active_.erase(it);
     op->running = false;
-    const int peer = req->peer_;
+    const int peer = req->peer();
     (void)cache_->Release(peer, op->ipc);
     // Tell the peer its buffer is free (pull) or ours is filled (put); or that the copy failed,
     // so that its request ends too instead of waiting for us. A copy that notifies the peer
@@ -417,10 +412,10 @@ Status IpcLmt::Progress(bool* busy) {
     // it got that far (a dead kernel stores nothing more).
     const bool recv = !req->is_send();
     if (!op->notifies_peer || (!st.ok() && !PeerTokenStored(*op, peer))) {
-      if (recv) SendFin(peer, req->rts_.sreq, !st.ok());
+      if (recv) SendFin(peer, req->rts().sreq, !st.ok());
       else SendPutDone(peer, op->rreq, st.ok() ? 0 : kCopyError);
     }
-    host_->Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
+    host_->Complete(req, recv && st.ok() ? TruncationOf(req->info(), req->bytes()) : st);
   }
   *busy = !active_.empty() || !notify_waits_.empty();
   return Status::Ok();
@@ -456,23 +451,23 @@ void IpcLmt::DropSlot(Request* req, bool reusable) {
 
 // Called once per completion, for either role (offerer, carrier) or both.
 void IpcLmt::Finished(Request* req) {
-  if (req->offer_lmt_ == this) {
-    DropSlot(req, req->status_.ok());
-    offer_ops_.Give(std::move(req->offer_op_));
+  if (req->offerer() == this) {
+    DropSlot(req, req->status().ok());
+    offer_ops_.Give(host_->TakeOfferOp(req));
   }
-  if (req->lmt_ != this) return;
+  if (req->carrier() != this) return;
   const CopyOp* op = req->op<CopyOp>();
   if (op->running) active_.remove(req);  // completed from outside Progress (a dead peer)
   if (op->put_id != 0) puts_.erase(op->put_id);  // none after its kPutDone: erased twice, harmlessly
-  copy_ops_.Give(std::move(req->op_));
+  copy_ops_.Give(host_->TakeOp(req));
 }
 
 void IpcLmt::FailPeer(int rank, const Status& why) {
   std::vector<Request*> failed;
   for (auto& [id, req] : puts_)
-    if (req->peer_ == rank) failed.push_back(req);
+    if (req->peer() == rank) failed.push_back(req);
   for (Request* r : active_)
-    if (r->peer_ == rank) failed.push_back(r);
+    if (r->peer() == rank) failed.push_back(r);
   for (Request* r : failed) host_->Complete(r, why);
 }
 

@@ -65,10 +65,11 @@ class IpcLmt final : public LmtBackend {
   bool InjectFault(const std::string&) override { return false; }
 
  private:
-  static constexpr LmtCaps kCaps{"cuda-ipc", kWireIdIpc, /*same_node=*/true,
-                                 /*single_copy=*/true, /*needs_cts=*/false,
-                                 /*device_buffers=*/true, /*strided=*/true, /*max_inflight=*/0,
-                                 /*offers_host=*/false, /*offers_device=*/true, /*universal=*/false};
+  static constexpr LmtCaps kCaps{"cuda-ipc", kWireIdIpc,
+                                 LmtCaps::kSameNode | LmtCaps::kSingleCopy |
+                                     LmtCaps::kDeviceBuffers | LmtCaps::kStrided |
+                                     LmtCaps::kOffersDevice,
+                                 /*max_inflight=*/0};
   enum Op : uint8_t { kFin = 1, kPut = 2, kPutDone = 3 };
   static constexpr uint8_t kCopyError = 1;  // kFin, kPutDone: the copy failed on that side
   static constexpr uint8_t kPutFailed = 2;  // kPutDone: the sender could not copy: fall back

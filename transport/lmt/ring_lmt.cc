@@ -6,6 +6,7 @@
 #include "memcopy/memcopy.h"
 #include "pipeline/pipeline.h"
 #include "ringbuf/numa.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 namespace {
@@ -53,9 +54,8 @@ bool RingLmt::InjectFault(const std::string& what) {
 }
 
 bool RingLmt::StartRecv(Request* req, const unsigned char*) {
-  const int src = req->info_.source;
-  req->lmt_ = this;
-  req->op_ = std::make_unique<RingOp>();
+  const int src = req->info().source;
+  host_->Carry(req, this, std::make_unique<RingOp>());
   wait_[src].push_back(req);
   TryStartRecv(src);
   return true;
@@ -85,16 +85,16 @@ void RingLmt::TryStartRecv(int src) {
   while (!wait_[src].empty() && recv_next_[src] == nullptr) {
     Request* req = wait_[src].front();
     Request* active = recv_active_[src];
-    const RtsBody rts = BodyOf<RtsBody>(req->rts_);
-    const bool gpu = req->buf_.loc.is_device() || rts.loc.is_device();
+    const RtsBody rts = BodyOf<RtsBody>(req->rts());
+    const bool gpu = req->buf().loc.is_device() || rts.loc.is_device();
     RingPair* pair = nullptr;
     Status st = RingFor(src, rank_, gpu, 0, &pair);
-    const uint64_t total = std::min<uint64_t>(req->info_.bytes, req->bytes_);
+    const uint64_t total = std::min<uint64_t>(req->info().bytes, req->bytes());
     size_t unit = gpu ? LmtGpuUnit(total, c.lmt_unit_gpu_min, c.lmt_unit_gpu) : c.lmt_unit_host;
     unit = std::min(unit, pair ? pair->ring.capacity() : unit);
     if (st.ok() && pair->broken) {
       wait_[src].pop_front();
-      const uint64_t sreq = req->rts_.sreq;
+      const uint64_t sreq = req->rts().sreq;
       host_->Complete(req, RingBroken(src, rank_));
       SendFail(src, sreq);
       continue;
@@ -102,24 +102,24 @@ void RingLmt::TryStartRecv(int src) {
     const bool chained = pair != nullptr && pair->chain_unit == unit;
     if (active != nullptr && st.ok() && !chained) return;  // another unit size: wait for the drain
     wait_[src].pop_front();
-    Layout sender_shape = rts.block == 0 ? Layout::Contiguous(req->info_.bytes)
-                                         : Layout::Vector(req->info_.bytes / rts.block, rts.block,
+    Layout sender_shape = rts.block == 0 ? Layout::Contiguous(req->info().bytes)
+                                         : Layout::Vector(req->info().bytes / rts.block, rts.block,
                                                           rts.block + 1);
     LmtParams params;
     params.total_bytes = total;
     params.unit_bytes = unit;
-    params.fill_block = LmtFillBlock(sender_shape, req->buf_.layout, unit);
+    params.fill_block = LmtFillBlock(sender_shape, req->buf().layout, unit);
     params.max_pending = c.lmt_max_pending;
     params.first_slot = chained ? pair->chain_slot : 0;
     CopyEngine* copier = nullptr;
-    if (st.ok()) st = host_->CopierFor(req->buf_.loc, &copier);
+    if (st.ok()) st = host_->CopierFor(req->buf().loc, &copier);
     auto receiver = std::make_unique<LmtReceiver>();
     if (st.ok())
       st = LmtReceiver::Create(&pair->ring, copier,
-                               LmtBuffer{req->buf_.ptr, req->buf_.loc, req->buf_.layout}, params,
+                               LmtBuffer{req->buf().ptr, req->buf().loc, req->buf().layout}, params,
                                receiver.get());
     if (!st.ok()) {
-      const uint64_t sreq = req->rts_.sreq;
+      const uint64_t sreq = req->rts().sreq;
       host_->Complete(req, st);
       SendFail(src, sreq);  // the sender waits for a CTS: it fails now instead
       continue;
@@ -134,10 +134,10 @@ void RingLmt::TryStartRecv(int src) {
       recv_next_[src] = req;  // waits until the active transfer completes
     }
     MsgHeader cts = ControlHeader(kWireIdRing, kCts);
-    cts.sreq = req->rts_.sreq;
+    cts.sreq = req->rts().sreq;
     cts.bytes = total;
     RingCts body{static_cast<uint32_t>(unit), static_cast<uint32_t>(params.fill_block),
-                 static_cast<uint32_t>(params.first_slot), req->buf_.loc, pair->token};
+                 static_cast<uint32_t>(params.first_slot), req->buf().loc, pair->token};
     SetBody(&cts, body);
     if (chained) {
       cts.flags = kChained;
@@ -158,7 +158,7 @@ Status RingLmt::OnControl(const MsgHeader& h, const unsigned char*, size_t) {
   // The id names one of our sends waiting for this answer; anything else is a stale or corrupt
   // message and is dropped rather than trusted.
   Request* req = host_->WaitingSend(h.sreq);
-  if (req == nullptr || req->peer_ != h.src || (h.op != kCts && h.op != kFail)) {
+  if (req == nullptr || req->peer() != h.src || (h.op != kCts && h.op != kFail)) {
     MPIGPU_WARN("dropping a ring message (op %d) from rank %d for no waiting send", h.op, h.src);
     return Status::Ok();
   }
@@ -177,14 +177,12 @@ Status RingLmt::OnControl(const MsgHeader& h, const unsigned char*, size_t) {
 
 Status RingLmt::StartSend(Request* req, const MsgHeader& h) {
   const RingCts cts = BodyOf<RingCts>(h);
-  const bool gpu = req->buf_.loc.is_device() || cts.loc.is_device();
-  req->state_ = Request::State::kLmt;
-  req->lmt_ = this;
-  req->op_ = std::make_unique<RingOp>();
+  const bool gpu = req->buf().loc.is_device() || cts.loc.is_device();
+  host_->Carry(req, this, std::make_unique<RingOp>());
   RingPair* pair = nullptr;
-  MPIGPU_RETURN_IF_ERROR(RingFor(rank_, req->peer_, gpu, cts.token, &pair));
+  MPIGPU_RETURN_IF_ERROR(RingFor(rank_, req->peer(), gpu, cts.token, &pair));
   CopyEngine* copier = nullptr;
-  MPIGPU_RETURN_IF_ERROR(host_->CopierFor(req->buf_.loc, &copier));
+  MPIGPU_RETURN_IF_ERROR(host_->CopierFor(req->buf().loc, &copier));
   LmtParams params;
   params.total_bytes = h.bytes;
   params.unit_bytes = cts.unit;
@@ -194,15 +192,15 @@ Status RingLmt::StartSend(Request* req, const MsgHeader& h) {
   params.wait_drained = (h.flags & kChained) == 0;
   auto sender = std::make_unique<LmtSender>();
   MPIGPU_RETURN_IF_ERROR(LmtSender::Create(
-      &pair->ring, copier, LmtBuffer{req->buf_.ptr, req->buf_.loc, req->buf_.layout}, params,
+      &pair->ring, copier, LmtBuffer{req->buf().ptr, req->buf().loc, req->buf().layout}, params,
       sender.get()));
   req->op<RingOp>()->pipe = std::move(sender);
   // One transfer per ring at a time: a chained CTS can arrive while the previous one still runs.
-  if (send_active_[req->peer_] != nullptr) {
-    send_queue_[req->peer_].push_back(req);
+  if (send_active_[req->peer()] != nullptr) {
+    send_queue_[req->peer()].push_back(req);
     return Status::Ok();
   }
-  send_active_[req->peer_] = req;
+  send_active_[req->peer()] = req;
   Activate(req);
   return Status::Ok();
 }
@@ -287,9 +285,9 @@ void RingLmt::FailSends(int dst, const Status& why) {
 // A transfer ended (done or failed): the pair's next one starts; a failed one retires the ring.
 void RingLmt::Retire(Request* req, const Status& st) {
   const bool recv = !req->is_send();
-  const int peer = req->peer_;
+  const int peer = req->peer();
   const bool held = recv ? recv_active_[peer] == req : send_active_[peer] == req;
-  host_->Complete(req, recv && st.ok() ? TruncationOf(req->info_, req->bytes_) : st);
+  host_->Complete(req, recv && st.ok() ? TruncationOf(req->info(), req->bytes()) : st);
   if (!held) return;
   if (recv) {
     recv_active_[peer] = nullptr;
@@ -334,7 +332,7 @@ Status RingLmt::Progress(bool* busy) {
 }
 
 void RingLmt::Finished(Request* req) {
-  const int peer = req->peer_;
+  const int peer = req->peer();
   active_.remove(req);
   if (peer < 0) return;
   if (recv_active_[peer] == req) recv_active_[peer] = nullptr;

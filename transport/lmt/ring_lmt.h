@@ -47,9 +47,11 @@ class RingLmt final : public LmtBackendStubs {
   bool InjectFault(const std::string& what) override;
 
  private:
-  static constexpr LmtCaps kCaps{"ring", kWireIdRing, /*same_node=*/true, /*single_copy=*/false,
-                                 /*needs_cts=*/true, /*device_buffers=*/true, /*strided=*/true,
-                                 /*max_inflight=*/2, /*offers_host=*/false, /*offers_device=*/false, /*universal=*/true};
+  static constexpr LmtCaps kCaps{"ring", kWireIdRing,
+                                 LmtCaps::kSameNode | LmtCaps::kNeedsCts |
+                                     LmtCaps::kDeviceBuffers | LmtCaps::kStrided |
+                                     LmtCaps::kUniversal,
+                                 /*max_inflight=*/2};
   enum Op : uint8_t { kCts = 1, kFail = 2, kAbort = 3 };
   static constexpr uint8_t kChained = 1;      // kCts
   static constexpr uint8_t kFromReceiver = 2;  // kAbort

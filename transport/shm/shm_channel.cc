@@ -8,6 +8,7 @@
 #include "memcopy/memcopy.h"
 #include "ringbuf/numa.h"
 #include "ringbuf/populate.h"
+#include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 ShmChannel::~ShmChannel() {

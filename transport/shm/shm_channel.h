@@ -73,7 +73,8 @@ class ShmChannel final : public NodeChannelStubs {
   Status TakeFastboxInOrder(ChannelSink* sink, int src, const Fastbox& b, bool* took);
   Status DrainInOrder(ChannelSink* sink, int src);
 
-  ChannelCaps caps_{"shm", 0, true, true, /*lends=*/false, /*places=*/false};
+  ChannelCaps caps_{"shm", ChannelCaps::kFastPaths | ChannelCaps::kSameNode,
+                    /*max_payload=*/0};  // its cell size, at Attach
   TransportHost* host_ = nullptr;
   int rank_ = 0;
   int size_ = 1;

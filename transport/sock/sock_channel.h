@@ -31,9 +31,8 @@ class SockChannel final : public StreamChannel {
   bool Trust(int fd, int dst) const override { return CredentialsOf(fd, dst); }
 
  private:
-  static constexpr ChannelCaps kCaps{"socket", kMaxPayload, /*fast_paths=*/false,
-                                     /*same_node=*/true, /*lends=*/true,
-                                     /*places=*/true};
+  static constexpr ChannelCaps kCaps{
+      "socket", ChannelCaps::kSameNode | ChannelCaps::kLends | ChannelCaps::kPlaces, kMaxPayload};
   bool CredentialsOf(int fd, int rank) const;
 };
 

@@ -1,4 +1,4 @@
-#include "transport/match.h"
+#include "transport/core/match.h"
 
 namespace mpigpu {
 

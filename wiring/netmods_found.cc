@@ -1,4 +1,4 @@
-#include "internode/netmods_found.h"
+#include "wiring/netmods_found.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
