@@ -11,7 +11,9 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "internode/tcp/tcp_channel.h"
 #include "memcopy/clock.h"
+#include "memcopy/log_limit.h"
 #include "memcopy/pattern.h"
 #include "tests/e2e_util.h"
 #include "tests/engine_util.h"
@@ -379,6 +382,93 @@ TEST_F(Netns, StrangersAtARanksPortAreRefusedAndTheJobGoesOn) {
     return 0;
   }, 90);
   EXPECT_EQ(r, "");
+}
+
+// A stranger's hold on `port`: `count` silent connections (never a byte), each one the rank
+// closes made again at once, until this process is killed. One byte on `ready` once all are made.
+[[noreturn]] void HoldSilentConnections(const sockaddr_in& port, int count, int ready) {
+  std::vector<pollfd> held;
+  auto dial = [&port]() {
+    for (;;) {
+      const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&port), sizeof port) == 0)
+        return fd;
+      if (fd >= 0) close(fd);
+      usleep(1000);
+    }
+  };
+  for (int i = 0; i < count; ++i) held.push_back({dial(), POLLIN, 0});
+  (void)!write(ready, "x", 1);
+  for (;;) {
+    if (poll(held.data(), held.size(), 20) <= 0) continue;
+    for (pollfd& p : held)
+      if (p.revents != 0) {  // dropped by the rank (nothing is ever sent to us): again
+        close(p.fd);
+        p.fd = dial();
+        p.revents = 0;
+      }
+  }
+}
+
+// Both ranks' ports held by strangers, twice as many silent connections as the stranger limit
+// (each made again as soon as the rank drops it), in place before the ranks' first message to
+// each other (files in `dir` say so: no race with a sleep): the ranks' own connections get
+// through, every message arrives whole, and what the attack writes to the ranks' stderr is a
+// few lines and a count.
+TEST_F(Netns, SilentStrangersHeldAtTheRanksPortsBeforeTheirFirstMessageDoNotEndTheJob) {
+  const std::string dir = mpigpu::testing::MakeTempDir("strangers");
+  const std::string r = RunJob(2, [dir](int rank) {
+    const std::string log = dir + "/stderr-" + std::to_string(rank);
+    const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    RANK_CHECK(err >= 0 && dup2(err, 2) == 2);
+    // The stranger is forked before the rank joins (no threads yet); it learns the port later.
+    int port[2], ready[2];
+    RANK_CHECK(pipe(port) == 0 && pipe(ready) == 0);
+    const pid_t stranger = fork();
+    if (stranger == 0) {
+      sockaddr_in at{};
+      if (read(port[0], &at, sizeof at) != sizeof at) _exit(1);
+      HoldSilentConnections(at, 2 * StreamChannel::kMaxStrangers, ready[1]);
+    }
+    auto e = mpigpu::testing::JoinJob();
+    sockaddr_in me{};
+    RANK_CHECK(TcpChannel::ParseCard(e->Card(), &me));
+    RANK_CHECK(write(port[1], &me, sizeof me) == sizeof me);
+    char c;
+    RANK_CHECK(read(ready[0], &c, 1) == 1);
+    RANK_CHECK(close(open((dir + "/held-" + std::to_string(rank)).c_str(),
+                          O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == 0);
+    const std::string other = dir + "/held-" + std::to_string(1 - rank);
+    const double t0 = MonotonicSeconds();
+    while (access(other.c_str(), F_OK) != 0 && MonotonicSeconds() - t0 < 30) usleep(1000);
+    RANK_CHECK(access(other.c_str(), F_OK) == 0);
+    // The first message each way, then more, small and large, bytes checked.
+    for (int round = 0; round < 8; ++round) {
+      const size_t n = round % 2 == 0 ? 64 : (1 << 20) + 7;
+      std::vector<unsigned char> out(n), in(n);
+      FillPattern(out.data(), n, static_cast<uint32_t>(rank * 100 + round));
+      Request *s = nullptr, *q = nullptr;
+      RANK_CHECK(e->Irecv(Host(in.data(), n), 1 - rank, round, 0, &q).ok());
+      RANK_CHECK(e->Isend(Host(out.data(), n), 1 - rank, round, 0, &s).ok());
+      WaitOk(*e, s);
+      WaitOk(*e, q);
+      RANK_CHECK(FirstMismatch(in.data(), n, static_cast<uint32_t>((1 - rank) * 100 + round)) ==
+                 -1);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    kill(stranger, SIGKILL);
+    RANK_CHECK(waitpid(stranger, nullptr, 0) == stranger);
+    return 0;
+  }, 90);
+  EXPECT_EQ(r, "");
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string err = mpigpu::testing::ReadFile(dir + "/stderr-" + std::to_string(rank));
+    size_t lines = 0;
+    for (char ch : err) lines += ch == '\n';
+    // The attack was felt (connections dropped) and logged in at most a burst and a count.
+    EXPECT_NE(err.find("have not said who they are"), std::string::npos) << err;
+    EXPECT_LE(lines, static_cast<size_t>(LogLimit::kBurst + 2)) << err;
+  }
 }
 
 // The link goes down (1 s after the job starts) while rank 0 streams 64 MiB messages to rank 1 on
