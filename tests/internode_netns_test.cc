@@ -11,9 +11,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -384,32 +382,6 @@ TEST_F(Netns, StrangersAtARanksPortAreRefusedAndTheJobGoesOn) {
   EXPECT_EQ(r, "");
 }
 
-// A stranger's hold on `port`: `count` silent connections (never a byte), each one the rank
-// closes made again at once, until this process is killed. One byte on `ready` once all are made.
-[[noreturn]] void HoldSilentConnections(const sockaddr_in& port, int count, int ready) {
-  std::vector<pollfd> held;
-  auto dial = [&port]() {
-    for (;;) {
-      const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&port), sizeof port) == 0)
-        return fd;
-      if (fd >= 0) close(fd);
-      usleep(1000);
-    }
-  };
-  for (int i = 0; i < count; ++i) held.push_back({dial(), POLLIN, 0});
-  (void)!write(ready, "x", 1);
-  for (;;) {
-    if (poll(held.data(), held.size(), 20) <= 0) continue;
-    for (pollfd& p : held)
-      if (p.revents != 0) {  // dropped by the rank (nothing is ever sent to us): again
-        close(p.fd);
-        p.fd = dial();
-        p.revents = 0;
-      }
-  }
-}
-
 // Both ranks' ports held by strangers, twice as many silent connections as the stranger limit
 // (each made again as soon as the rank drops it), in place before the ranks' first message to
 // each other (files in `dir` say so: no race with a sleep): the ranks' own connections get
@@ -421,21 +393,10 @@ TEST_F(Netns, SilentStrangersHeldAtTheRanksPortsBeforeTheirFirstMessageDoNotEndT
     const std::string log = dir + "/stderr-" + std::to_string(rank);
     const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     RANK_CHECK(err >= 0 && dup2(err, 2) == 2);
-    // The stranger is forked before the rank joins (no threads yet); it learns the port later.
-    int port[2], ready[2];
-    RANK_CHECK(pipe(port) == 0 && pipe(ready) == 0);
-    const pid_t stranger = fork();
-    if (stranger == 0) {
-      sockaddr_in at{};
-      if (read(port[0], &at, sizeof at) != sizeof at) _exit(1);
-      HoldSilentConnections(at, 2 * StreamChannel::kMaxStrangers, ready[1]);
-    }
     auto e = mpigpu::testing::JoinJob();
-    sockaddr_in me{};
-    RANK_CHECK(TcpChannel::ParseCard(e->Card(), &me));
-    RANK_CHECK(write(port[1], &me, sizeof me) == sizeof me);
-    char c;
-    RANK_CHECK(read(ready[0], &c, 1) == 1);
+    const pid_t stranger = mpigpu::testing::HoldSilentConnections(
+        e->Card(), 2 * static_cast<int>(StreamChannel::kMaxStrangers));
+    RANK_CHECK(stranger > 0);
     RANK_CHECK(close(open((dir + "/held-" + std::to_string(rank)).c_str(),
                           O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == 0);
     const std::string other = dir + "/held-" + std::to_string(1 - rank);
@@ -456,8 +417,7 @@ TEST_F(Netns, SilentStrangersHeldAtTheRanksPortsBeforeTheirFirstMessageDoNotEndT
                  -1);
     }
     RANK_CHECK(e->Finalize().ok());
-    kill(stranger, SIGKILL);
-    RANK_CHECK(waitpid(stranger, nullptr, 0) == stranger);
+    mpigpu::testing::StopHolding(stranger);
     return 0;
   }, 90);
   EXPECT_EQ(r, "");
