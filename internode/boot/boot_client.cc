@@ -65,12 +65,11 @@ BootClient::~BootClient() {
 
 Status BootClient::FromEnvironment(const JobInfo& job, std::unique_ptr<Bootstrap>* out) {
   const char* addr = std::getenv("MPIGPU_BOOT_ADDR");
-  const char* hex = std::getenv("MPIGPU_JOB_SECRET");
   if (addr == nullptr || *addr == '\0')
     return Status(Err::kInvalidArg, "a job that spans nodes needs MPIGPU_BOOT_ADDR (its launcher's "
                                     "boot server): start it with mpigpurun --host");
   std::string secret;
-  if (!ParseJobSecretHex(hex, &secret))
+  if (!TakeJobSecretFromEnvironment(&secret))
     return Status(Err::kInvalidArg, "MPIGPU_JOB_SECRET is missing or not 32 hex digits");
   const double timeout = static_cast<double>(GetTransportConfig().bootstrap_timeout_s);
   return Connect(job, addr, secret, timeout, out);
