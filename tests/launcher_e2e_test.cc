@@ -160,7 +160,9 @@ TEST(LauncherE2E, TheKilledRankIsNamedNotTheSurvivorThatFailedAfterIt) {
       "/pid-$MPIGPU_RANK; if [ $MPIGPU_RANK = 0 ]; then i=0; while [ ! -e " + dir +
       "/go ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; exit 6; else exec sleep 60; fi";
   BoundedRun run = StartLauncher({"-n", "2", "/bin/sh", "-c", script}, {}, out);
-  auto pid_of = [&](int r) { return std::atoi(ReadFile(dir + "/pid-" + std::to_string(r)).c_str()); };
+  auto pid_of = [&](int r) {
+    return std::atoi(ReadFile(dir + "/pid-" + std::to_string(r)).c_str());
+  };
   ASSERT_TRUE(WaitUntil(20000, [&] { return pid_of(0) > 0 && pid_of(1) > 0; }));
   ASSERT_EQ(kill(run.pid(), SIGSTOP), 0);
   ASSERT_EQ(kill(pid_of(1), SIGKILL), 0);

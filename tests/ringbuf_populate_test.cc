@@ -20,17 +20,25 @@ namespace {
 
 constexpr int kSkip = 77;
 
+std::string SegmentNameHere() {
+  return "mpigpu-" + std::to_string(getuid()) + "-populate-" + std::to_string(getpid());
+}
+
+// A mount namespace of this process's own with a 1 MiB /dev/shm; false when it cannot be made.
+bool TinyDevShm() {
+  return unshare(CLONE_NEWNS) == 0 &&
+         mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+         mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1m") == 0;
+}
+
 // In the child: 0 when every check held, else the failed check's line.
 int FillATinyDevShm() {
-  if (unshare(CLONE_NEWNS) != 0) return kSkip;
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-      mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1m") != 0)
-    return kSkip;
+  if (!TinyDevShm()) return kSkip;
   ForcePopulateFallbackForTesting(true);
   if (!PopulateFallsBack()) return __LINE__;
   const size_t payload = size_t{8} << 20, sparse = payload - (size_t{64} << 10);
   ShmSegment seg;
-  const std::string name = "mpigpu-" + std::to_string(getuid()) + "-populate-" + std::to_string(getpid());
+  const std::string name = SegmentNameHere();
   Status st = ShmSegment::Create(name, payload, 1, &seg, -1, sparse);
   if (!st.ok()) return __LINE__;
   (void)seg.Unlink();
@@ -66,12 +74,10 @@ TEST(PopulateTest, AFullDevShmIsAnErrorWhateverThePath) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1m") != 0)
-      _exit(kSkip);
+    if (!TinyDevShm()) _exit(kSkip);
     ShmSegment seg;
     const size_t payload = size_t{8} << 20, sparse = payload - (size_t{64} << 10);
-    const std::string name = "mpigpu-" + std::to_string(getuid()) + "-populate-" + std::to_string(getpid());
+    const std::string name = SegmentNameHere();
     if (!ShmSegment::Create(name, payload, 1, &seg, -1, sparse).ok()) _exit(1);
     (void)seg.Unlink();
     char* tail = static_cast<char*>(seg.payload()) + (payload - sparse);

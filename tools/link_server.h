@@ -3,8 +3,9 @@
 // counts once its RemoteLinkHello proves the job's secret and names a rank of the job that has no
 // link yet; then its "J <rank>" / "F <rank>" records and its close are the rank's events.
 // Strangers, garbage, a second link for a rank and records naming another rank are cut off and
-// reported on stderr (rate-limited: a few lines, then a count per interval); at most kMaxPending connections wait for their hello (the oldest is dropped
-// beyond), so a flood cannot crowd the job out. Keepalives (about 10 s) close the link of a rank
+// reported on stderr (rate-limited: a few lines, then a count per interval); at most
+// kMaxPending connections wait for their hello (the oldest is dropped beyond), so a flood cannot
+// crowd the job out. Keepalives (about 10 s) close the link of a rank
 // whose host can no longer be reached.
 //
 // Single-threaded: the supervisor polls Fds() with its other descriptors and calls Serve() when

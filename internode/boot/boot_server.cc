@@ -223,7 +223,9 @@ void BootServer::Run() {
   }
 }
 
-void BootServer::Say(const std::string& line) { strangers_log_.Log(log_, line, MonotonicSeconds()); }
+void BootServer::Say(const std::string& line) {
+  strangers_log_.Log(log_, line, MonotonicSeconds());
+}
 
 // At most kMaxAcceptsPerRound a round (after the reads: a connection that sent its hello is
 // read before it could be counted a stranger); beyond kMaxStrangers connections without a hello,

@@ -198,6 +198,7 @@ class StreamChannel : public Channel {
   Status Lost(int dst) const;
   In& NewIn();
   void MoveTo(Out& o, In& theirs);
+  void Adopt(Out& o, In& in, const Answer& a);  // the peer's dial becomes ours too
   bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
   void Drop(In& in);
   // Our dial to dst closed or failed before its answer: true when it is dialled again later

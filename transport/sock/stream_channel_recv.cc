@@ -36,7 +36,7 @@ Status StreamChannel::Accept() {
       if (in.accepted_at < start && (oldest == nullptr || in.accepted_at < oldest->accepted_at))
         oldest = &in;
     }
-    if (strangers >= kMaxStrangers && oldest != nullptr) {  // a flood of connections that say nothing
+    if (strangers >= kMaxStrangers && oldest != nullptr) {  // a flood of silent connections
       Warn("dropping the oldest of " + std::to_string(strangers) +
            " connections that have not said who they are");
       Drop(*oldest);
@@ -65,10 +65,23 @@ void StreamChannel::Drop(In& in) {
   in.have = 0;
 }
 
+// The peer's dial `in` becomes our way to it too; the answer goes first on it, then whatever
+// waited for a dial of ours again (Redial).
+void StreamChannel::Adopt(Out& o, In& in, const Answer& a) {
+  o.fd = in.fd;
+  in.shared = true;
+  o.redial_at = 0;
+  o.held_from = 0;
+  const auto* b = reinterpret_cast<const unsigned char*>(&a);
+  o.buf.insert(o.buf.begin() + static_cast<long>(o.head), b, b + sizeof a);
+  (void)Flush(o);
+}
+
 bool StreamChannel::Greet(In& in, size_t* at) {
   if (in.have < sizeof(Hello)) {
     if (in.closed) {
-      if (CurrentLogLevel() >= LogLevel::kInfo) Warn("a connection closed before saying who it is");
+      if (CurrentLogLevel() >= LogLevel::kInfo)
+        Warn("a connection closed before saying who it is");
       Drop(in);
     } else if (MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) {
       Warn("dropping a connection that said nothing for " +
@@ -97,14 +110,8 @@ bool StreamChannel::Greet(In& in, size_t* at) {
     const bool take = o.fd < 0 && !o.broken;  // we have not dialled it: one connection
     Answer a;
     a.head.magic = take ? kTakenMagic : kRefusedMagic;
-    if (take) {  // the answer goes first on what becomes our way to it too
-      o.fd = in.fd;
-      in.shared = true;
-      o.redial_at = 0;  // what waited for our own dial again goes here
-      o.held_from = 0;
-      o.buf.insert(o.buf.begin() + static_cast<long>(o.head), reinterpret_cast<unsigned char*>(&a),
-                   reinterpret_cast<unsigned char*>(&a) + sizeof a);
-      (void)Flush(o);
+    if (take) {
+      Adopt(o, in, a);
     } else if (::send(in.fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof a) {
       MPIGPU_INFO("%s channel: could not answer rank %d's connection", caps().name, in.rank);
     }
@@ -112,13 +119,7 @@ bool StreamChannel::Greet(In& in, size_t* at) {
     Answer a;
     a.head.magic = kTakenMagic;
     if (o.fd < 0 && !o.broken) {  // we have none (or wait to dial again): ours too
-      o.fd = in.fd;
-      in.shared = true;
-      o.redial_at = 0;
-      o.held_from = 0;
-      o.buf.insert(o.buf.begin() + static_cast<long>(o.head), reinterpret_cast<unsigned char*>(&a),
-                   reinterpret_cast<unsigned char*>(&a) + sizeof a);
-      (void)Flush(o);
+      Adopt(o, in, a);
     } else if (o.held_from > 0) {  // we both dialled: ours gives way (it carried only its hello)
       MoveTo(o, in);
       Append(o, &a, sizeof a);
