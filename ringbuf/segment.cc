@@ -19,6 +19,7 @@
 #include "memcopy/log.h"
 #include "memcopy/process.h"
 #include "ringbuf/numa.h"
+#include "ringbuf/populate.h"
 
 namespace mpigpu {
 namespace bip = boost::interprocess;
@@ -111,7 +112,20 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   region_.swap(other.region_);
   std::swap(header_, other.header_);
   std::swap(name_, other.name_);
+  std::swap(file_registered_, other.file_registered_);
   return *this;
+}
+
+ShmSegment::~ShmSegment() {
+  if (file_registered_) UnregisterPopulateFile(region_.get_address());
+}
+
+void ShmSegment::RegisterFileForPopulate(int fd) {
+  if (!PopulateFallsBack() || region_.get_address() == nullptr) return;
+  const int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (mine < 0) return;  // PopulateForWrite then only touches the pages
+  RegisterPopulateFile(region_.get_address(), region_.get_size(), mine);
+  file_registered_ = true;
 }
 
 Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nranks,
@@ -172,6 +186,7 @@ Status ShmSegment::Create(const std::string& name, size_t payload_bytes, int nra
     shm.truncate(static_cast<bip::offset_t>(total));
     bip::mapped_region region(shm, bip::read_write, 0, total);
     seg.region_.swap(region);
+    if (sparse_tail > 0) seg.RegisterFileForPopulate(shm.get_mapping_handle().handle);
   } catch (const bip::interprocess_exception& e) {
     return fail(FromBoost("ftruncate/mmap(" + name + ")", e));
   }
@@ -234,6 +249,7 @@ Status ShmSegment::Attach(const std::string& name, ShmSegment* out, int timeout_
         if (shm.get_size(size) && size >= static_cast<bip::offset_t>(kHeaderBytes)) {
           bip::mapped_region region(shm, bip::read_write);
           seg.region_.swap(region);
+          seg.RegisterFileForPopulate(shm.get_mapping_handle().handle);
         } else {
           waiting_for = "to be sized";
         }

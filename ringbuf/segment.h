@@ -77,6 +77,7 @@ class ShmSegment {
   static constexpr size_t kMaxNameLength = 200;
 
   ShmSegment() = default;
+  ~ShmSegment();
   ShmSegment(ShmSegment&& other) noexcept { *this = std::move(other); }
   ShmSegment& operator=(ShmSegment&& other) noexcept;
 
@@ -115,9 +116,14 @@ class ShmSegment {
   const std::string& name() const { return name_; }
 
  private:
+  // Where PopulateForWrite falls back (ringbuf/populate.h), the mapping's file is registered
+  // with it (a dup of the object's fd) until the mapping goes.
+  void RegisterFileForPopulate(int fd);
+
   boost::interprocess::mapped_region region_;
   SegmentHeader* header_ = nullptr;
   std::string name_;
+  bool file_registered_ = false;
 };
 
 // The job's segment: the name used in the design and the task list.

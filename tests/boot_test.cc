@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "internode/boot/boot_server.h"
 #include "internode/boot/boot_wire.h"
 #include "memcopy/clock.h"
+#include "memcopy/log_limit.h"
 #include "transport/core/job_secret.h"
 
 namespace mpigpu::transport {
@@ -163,6 +165,84 @@ TEST(BootEnd, TheServerGoneBeforeItsAnswerIsAnError) {
   while (st.ok() && !all && MonotonicSeconds() < deadline) st = ranks[0]->Departed(&all, &gone);
   EXPECT_EQ(st.code(), Err::kPeerFailed) << st.ToString();
   EXPECT_TRUE(ranks[0]->LauncherGone());
+}
+
+// A socket connected to the server's address; -1 when it cannot be.
+int ConnectTo(const std::string& address) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  const size_t colon = address.rfind(':');
+  if (inet_pton(AF_INET, address.substr(0, colon).c_str(), &a.sin_addr) != 1) return -1;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+int LogLines(Job* job, const std::string& start) {
+  std::lock_guard<std::mutex> hold(job->log_mu);
+  int n = 0;
+  for (size_t at = 0; at < job->log.size();) {
+    const size_t nl = job->log.find('\n', at);
+    n += job->log.compare(at, start.size(), start) == 0;
+    at = nl == std::string::npos ? job->log.size() : nl + 1;
+  }
+  return n;
+}
+
+// 2,000 connections, each with a hello that is not the job's, each refused: the log holds a burst
+// of lines (a count follows once the interval is over), and the ranks' exchange still works.
+TEST(BootStrangers, AFloodOfRefusedConnectionsIsLoggedAsAFewLinesAndACount) {
+  Job job;
+  StartServer(&job, 2);
+  std::vector<unsigned char> junk(sizeof(boot::BootHello), 0xAB);
+  for (int i = 0; i < 2000; ++i) {
+    const int fd = ConnectTo(job.server->address());
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(send(fd, junk.data(), junk.size(), MSG_NOSIGNAL), static_cast<ssize_t>(junk.size()));
+    char c;
+    (void)recv(fd, &c, 1, 0);  // the server's close
+    close(fd);
+  }
+  auto ranks = Gathered(&job, 2);
+  EXPECT_GE(LogLines(&job, "boot server: refused a connection"), 1) << job.log;
+  EXPECT_LE(LogLines(&job, "boot server: "), LogLimit::kBurst + 1) << job.log;
+}
+
+// Both ranks connect and stay silent (a slow start), then strangers hold twice as many silent
+// connections as the server lets wait: the ranks' connections, the oldest, are dropped, and their
+// card exchange still works: each dials again and says hello at once.
+TEST(BootStrangers, RanksDroppedWhileSilentDialAgainAndJoin) {
+  Job job;
+  StartServer(&job, 2);
+  std::vector<std::unique_ptr<Bootstrap>> ranks(2);
+  for (int r = 0; r < 2; ++r) {
+    JobInfo info;
+    info.rank = r;
+    info.size = 2;
+    ASSERT_TRUE(BootClient::Connect(info, job.server->address(), job.secret, 10, &ranks[r]).ok());
+  }
+  std::vector<int> held;
+  for (size_t i = 0; i < 2 * boot::BootServer::kMaxStrangers; ++i) {
+    held.push_back(ConnectTo(job.server->address()));
+    ASSERT_GE(held.back(), 0);
+  }
+  const double t0 = MonotonicSeconds();
+  while (LogLines(&job, "boot server: dropped") < 1 && MonotonicSeconds() - t0 < 10) usleep(1000);
+  ASSERT_GE(LogLines(&job, "boot server: dropped"), 1) << job.log;
+  std::vector<std::thread> threads;
+  int ok[2] = {0, 0};
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      std::vector<std::string> all;
+      const Status st = ranks[r]->Allgather("card" + std::to_string(r), &all, 10);
+      ok[r] = st.ok() && all.size() == 2 && all[1] == "card1";
+      if (!st.ok()) std::fprintf(stderr, "rank %d: %s\n", r, st.ToString().c_str());
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(ok[0] && ok[1]) << job.log;
+  for (int fd : held) close(fd);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "internode/tcp/tcp_channel.h"
 #include "memcopy/clock.h"
+#include "memcopy/log_limit.h"
 #include "memcopy/pattern.h"
 #include "tests/e2e_util.h"
 #include "tests/engine_util.h"
@@ -379,6 +380,55 @@ TEST_F(Netns, StrangersAtARanksPortAreRefusedAndTheJobGoesOn) {
     return 0;
   }, 90);
   EXPECT_EQ(r, "");
+}
+
+// Both ranks' ports held by strangers, twice as many silent connections as the stranger limit
+// (each made again as soon as the rank drops it), in place before the ranks' first message to
+// each other (files in `dir` say so: no race with a sleep): the ranks' own connections get
+// through, every message arrives whole, and what the attack writes to the ranks' stderr is a
+// few lines and a count.
+TEST_F(Netns, SilentStrangersHeldAtTheRanksPortsBeforeTheirFirstMessageDoNotEndTheJob) {
+  const std::string dir = mpigpu::testing::MakeTempDir("strangers");
+  const std::string r = RunJob(2, [dir](int rank) {
+    const std::string log = dir + "/stderr-" + std::to_string(rank);
+    const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    RANK_CHECK(err >= 0 && dup2(err, 2) == 2);
+    auto e = mpigpu::testing::JoinJob();
+    const pid_t stranger = mpigpu::testing::HoldSilentConnections(
+        e->Card(), 2 * static_cast<int>(StreamChannel::kMaxStrangers));
+    RANK_CHECK(stranger > 0);
+    RANK_CHECK(close(open((dir + "/held-" + std::to_string(rank)).c_str(),
+                          O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == 0);
+    const std::string other = dir + "/held-" + std::to_string(1 - rank);
+    const double t0 = MonotonicSeconds();
+    while (access(other.c_str(), F_OK) != 0 && MonotonicSeconds() - t0 < 30) usleep(1000);
+    RANK_CHECK(access(other.c_str(), F_OK) == 0);
+    // The first message each way, then more, small and large, bytes checked.
+    for (int round = 0; round < 8; ++round) {
+      const size_t n = round % 2 == 0 ? 64 : (1 << 20) + 7;
+      std::vector<unsigned char> out(n), in(n);
+      FillPattern(out.data(), n, static_cast<uint32_t>(rank * 100 + round));
+      Request *s = nullptr, *q = nullptr;
+      RANK_CHECK(e->Irecv(Host(in.data(), n), 1 - rank, round, 0, &q).ok());
+      RANK_CHECK(e->Isend(Host(out.data(), n), 1 - rank, round, 0, &s).ok());
+      WaitOk(*e, s);
+      WaitOk(*e, q);
+      RANK_CHECK(FirstMismatch(in.data(), n, static_cast<uint32_t>((1 - rank) * 100 + round)) ==
+                 -1);
+    }
+    RANK_CHECK(e->Finalize().ok());
+    mpigpu::testing::StopHolding(stranger);
+    return 0;
+  }, 90);
+  EXPECT_EQ(r, "");
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string err = mpigpu::testing::ReadFile(dir + "/stderr-" + std::to_string(rank));
+    size_t lines = 0;
+    for (char ch : err) lines += ch == '\n';
+    // The attack was felt (connections dropped) and logged in at most a burst and a count.
+    EXPECT_NE(err.find("have not said who they are"), std::string::npos) << err;
+    EXPECT_LE(lines, static_cast<size_t>(LogLimit::kBurst + 2)) << err;
+  }
 }
 
 // The link goes down (1 s after the job starts) while rank 0 streams 64 MiB messages to rank 1 on

@@ -4,6 +4,7 @@
 // launcher is killed, what it leaves behind must be gone within a deadline. Jobs across hosts:
 // launcher_hosts_e2e_test (a local launch agent) and launcher_netns_test (namespace hosts).
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <hwloc.h>
 #include <sched.h>
@@ -139,6 +140,48 @@ TEST(LauncherE2E, KilledRankEndsTheOthersAndSweepsShm) {
   EXPECT_EQ(CountLines(r.err, "mpigpurun: rank "), 1) << "only the first failure is reported\n"
                                                       << r.err;
   ExpectJobGone(dir, 4);
+}
+
+// A process's state letter from /proc/<pid>/stat ('Z': a zombie, not yet reaped); 0 when gone.
+char ProcessState(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? 0 : stat[paren + 2];
+}
+
+// Rank 1 is killed, then rank 0 exits with an error (as a survivor that saw its peer die does),
+// both before the launcher looks (it is stopped meanwhile, so both are reaped in one round, rank
+// 0 first in the kernel's order): the launcher names the killed rank as the cause and ends
+// with its status, not the survivor's.
+TEST(LauncherE2E, TheKilledRankIsNamedNotTheSurvivorThatFailedAfterIt) {
+  const std::string dir = TempDir(), out = MakeTempDir("run");
+  const std::string script =
+      "echo $$ > " + dir + "/pid-$MPIGPU_RANK.tmp && mv " + dir + "/pid-$MPIGPU_RANK.tmp " + dir +
+      "/pid-$MPIGPU_RANK; if [ $MPIGPU_RANK = 0 ]; then i=0; while [ ! -e " + dir +
+      "/go ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; exit 6; else exec sleep 60; fi";
+  BoundedRun run = StartLauncher({"-n", "2", "/bin/sh", "-c", script}, {}, out);
+  auto pid_of = [&](int r) {
+    return std::atoi(ReadFile(dir + "/pid-" + std::to_string(r)).c_str());
+  };
+  ASSERT_TRUE(WaitUntil(20000, [&] { return pid_of(0) > 0 && pid_of(1) > 0; }));
+  ASSERT_EQ(kill(run.pid(), SIGSTOP), 0);
+  ASSERT_EQ(kill(pid_of(1), SIGKILL), 0);
+  ASSERT_EQ(close(open((dir + "/go").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)), 0);
+  const bool both = WaitUntil(20000, [&] {
+    return ProcessState(pid_of(0)) == 'Z' && ProcessState(pid_of(1)) == 'Z';
+  });
+  ASSERT_EQ(kill(run.pid(), SIGCONT), 0);
+  ASSERT_TRUE(both);
+  const Result r = run.Wait();
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 128 + SIGKILL) << r.err;
+  EXPECT_NE(r.err.find("mpigpurun: rank 1 (pid " + std::to_string(pid_of(1)) +
+                       ") was killed by signal 9"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("rank 0 (pid " + std::to_string(pid_of(0)) + ") exited with status 6"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(LauncherE2E, RanksIgnoringSigtermGetSigkill) {

@@ -112,6 +112,18 @@ std::vector<std::string> OneRemoteHost(int n, const std::vector<std::string>& pr
   return args;
 }
 
+// After MPIGPU_Init no rank, local or remote, has the job's secret in its environment, and no
+// child process inherits it; the ranks' connections made afterwards still prove it (every pair
+// talks, by tcp across the hosts), whichever reader took it first (launcher link, boot client).
+TEST(LauncherE2E, TheJobSecretLeavesTheEnvironmentAtInit) {
+  for (const auto& args : {TwoHosts({RankProgram(), "secret-gone"}),
+                           OneRemoteHost(2, {RankProgram(), "secret-gone"})}) {
+    Result r = RunLauncher(args);
+    ASSERT_FALSE(r.hung);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+}
+
 // Its ranks get a link to the launcher (MPIGPU_LAUNCHER_ADDR, the secret through the agent's
 // stdin) but no node map or boot server, and meet over shared memory.
 TEST(LauncherE2E, AJobAllOnOneRemoteHostGetsALinkAndUsesShm) {

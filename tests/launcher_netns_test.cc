@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "memcopy/log_limit.h"
 #include "tests/launcher_e2e_util.h"
 #include "tests/netns_hosts.h"
 
@@ -100,6 +101,33 @@ TEST_F(LauncherNetns, AJobAllOnTheOtherHostRunsAndIsSupervised) {
             std::string::npos)
       << fail.err;
   ExpectJobGone(dir2, 2);
+}
+
+// Strangers hold twice as many silent connections to the launcher's boot server as it lets wait
+// for a hello, from before the remote rank starts (its launch agent waits for a file the test
+// makes once the attack is in place: slow_netns_agent.sh) until the job's end, each one made
+// again as soon as it is dropped. The remote rank still joins (dropped while silent, it dials
+// again), every pair's messages arrive, and the boot server's log is a few lines and a count.
+TEST_F(LauncherNetns, SilentConnectionsAtTheBootServerDuringASlowRemoteStartDoNotStopTheJob) {
+  const std::string dir = TempDir();
+  Env env = AgentEnv();
+  env["SLOW_AGENT_DIR"] = dir;
+  BoundedRun run = StartLauncher({"--host", Both(), "--launch-agent",
+                                  Runfile("tests/testdata/slow_netns_agent.sh"), RankProgram(),
+                                  "pairs"},
+                                 env);
+  ASSERT_TRUE(WaitUntil(20000, [&] { return access((dir + "/boot-addr").c_str(), F_OK) == 0; }));
+  std::string addr = ReadFile(dir + "/boot-addr");
+  addr = addr.substr(0, addr.find('\n'));
+  const pid_t stranger = HoldSilentConnections(addr, 2 * 64);  // BootServer::kMaxStrangers
+  ASSERT_GT(stranger, 0) << "no hold on '" << addr << "'";
+  ASSERT_EQ(close(open((dir + "/go").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)), 0);
+  const Result r = run.Wait();
+  StopHolding(stranger);
+  ASSERT_FALSE(r.hung);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("have not said who they are"), std::string::npos) << r.err;
+  EXPECT_LE(CountLines(r.err, "mpigpurun: boot server: "), LogLimit::kBurst + 2) << r.err;
 }
 
 // kill -9 of the launcher: ranks on the other host, behind a shell that stays (no parent-death

@@ -14,6 +14,10 @@
 //                                     the others wait 0.3 s, finalize without ever talking to
 //                                     it, print what MPIGPU_Finalize returned and exit 0 (the
 //                                     launcher's report is the test)
+//   launcher_rank secret-gone         as pairs, after checking that MPIGPU_Init took the job's
+//                                     secret out of the environment: getenv finds no
+//                                     MPIGPU_JOB_SECRET, nor does a child shell (exit 4 if either
+//                                     does)
 // alarm(60) bounds every run, so nothing outlives a broken test for long.
 #include <fcntl.h>
 #include <signal.h>
@@ -101,7 +105,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "launcher_rank: rank %d: MPIGPU_Finalize returned %d\n", rank, rc);
     return 0;
   }
-  if (mode == "pairs" && !AllPairs(rank, size)) return Fail(rank, "a message between a pair failed");
+  if (mode == "secret-gone") {
+    if (std::getenv("MPIGPU_JOB_SECRET") != nullptr) {
+      Fail(rank, "MPIGPU_JOB_SECRET is still in the environment after MPIGPU_Init");
+      return 4;
+    }
+    if (std::system("test -z \"$MPIGPU_JOB_SECRET\"") != 0) {
+      Fail(rank, "a child process inherited MPIGPU_JOB_SECRET");
+      return 4;
+    }
+  }
+  if ((mode == "pairs" || mode == "secret-gone") && !AllPairs(rank, size))
+    return Fail(rank, "a message between a pair failed");
   if (MPIGPU_Barrier(MPIGPU_COMM_WORLD) != MPIGPU_SUCCESS) return Fail(rank, "barrier failed");
   if (mode == "no-finalize" && argc == 3) {
     if (rank == std::atoi(argv[2])) return 0;
@@ -111,7 +126,7 @@ int main(int argc, char** argv) {
     MPIGPU_Finalize();
     return 0;
   }
-  if (mode != "ok" && mode != "pairs") return Fail(rank, "bad arguments");
+  if (mode != "ok" && mode != "pairs" && mode != "secret-gone") return Fail(rank, "bad arguments");
   if (MPIGPU_Finalize() != MPIGPU_SUCCESS) return Fail(rank, "MPIGPU_Finalize failed");
   return 0;
 }

@@ -4,6 +4,8 @@
 // pair goes with them). Needs root and `ip`; otherwise skip_reason() says why.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 namespace mpigpu::testing {
@@ -37,5 +39,12 @@ class NetnsHosts {
 
 // Runs `cmd` through the shell, its output dropped; true when it exits 0.
 bool Sh(const std::string& cmd);
+
+// A stranger's hold on a listening port ("a.b.c.d:port"), in a child of this process: `count`
+// (at most 256) silent connections, never a byte sent, each one the server closes made again at
+// once. Returns the child's pid once all are made (-1: they could not be), to be ended with
+// StopHolding. Allocates nothing after the fork (the caller may have threads).
+pid_t HoldSilentConnections(const std::string& address, int count);
+void StopHolding(pid_t holder);
 
 }  // namespace mpigpu::testing

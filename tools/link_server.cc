@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "memcopy/clock.h"
 #include "tools/launcher.h"
 #include "transport/core/job_secret.h"
 #include "transport/launcher_link.h"
@@ -76,7 +77,8 @@ void LinkServer::Accept() {
     for (size_t i = 0; i < conns_.size(); ++i)
       if (conns_[i].rank < 0 && pending++ == 0) oldest = i;
     if (pending >= kMaxPending) {
-      Say("link server: dropped " + conns_[oldest].peer + ": too many connections without a hello");
+      Limited("link server: dropped " + conns_[oldest].peer +
+              ": too many connections without a hello");
       close(conns_[oldest].fd);
       conns_.erase(conns_.begin() + static_cast<long>(oldest));
     }
@@ -114,12 +116,12 @@ bool LinkServer::Read(Conn& c, std::vector<LinkEvent>* events) {
       c.in.erase(0, sizeof h);
       if (h.magic != transport::kRemoteLinkMagic || !transport::SameJobSecret(h.secret, secret_) ||
           h.size != size_ || h.rank < 0 || h.rank >= size_) {
-        Say("link server: refused a connection from " + c.peer + " (not a rank of this job)");
+        Limited("link server: refused a connection from " + c.peer + " (not a rank of this job)");
         return false;
       }
       if (seen_[static_cast<size_t>(h.rank)] != 0) {
-        Say("link server: refused a second link for rank " + std::to_string(h.rank) + " from " +
-            c.peer);
+        Limited("link server: refused a second link for rank " + std::to_string(h.rank) +
+                " from " + c.peer);
         return false;
       }
       c.rank = h.rank;
@@ -148,8 +150,13 @@ bool LinkServer::Read(Conn& c, std::vector<LinkEvent>* events) {
   }
 }
 
+void LinkServer::Limited(const std::string& line) {
+  strangers_log_.Log(Say, line, MonotonicSeconds());
+}
+
 void LinkServer::Serve(std::vector<LinkEvent>* events) {
   if (listen_fd_ < 0) return;
+  strangers_log_.Flush(Say, MonotonicSeconds());
   std::vector<pollfd> fds;
   AppendPollFds(&fds);
   if (poll(fds.data(), fds.size(), 0) <= 0) return;

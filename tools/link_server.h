@@ -3,8 +3,9 @@
 // counts once its RemoteLinkHello proves the job's secret and names a rank of the job that has no
 // link yet; then its "J <rank>" / "F <rank>" records and its close are the rank's events.
 // Strangers, garbage, a second link for a rank and records naming another rank are cut off and
-// reported on stderr; at most kMaxPending connections wait for their hello (the oldest is dropped
-// beyond), so a flood cannot crowd the job out. Keepalives (about 10 s) close the link of a rank
+// reported on stderr (rate-limited: a few lines, then a count per interval); at most
+// kMaxPending connections wait for their hello (the oldest is dropped beyond), so a flood cannot
+// crowd the job out. Keepalives (about 10 s) close the link of a rank
 // whose host can no longer be reached.
 //
 // Single-threaded: the supervisor polls Fds() with its other descriptors and calls Serve() when
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "memcopy/log_limit.h"
 #include "memcopy/status.h"
 
 namespace mpigpu {
@@ -55,6 +57,7 @@ class LinkServer {
   };
   void Accept();
   bool Read(Conn& c, std::vector<LinkEvent>* events);  // false: drop it (closed or refused)
+  void Limited(const std::string& line);  // a line strangers cause, through strangers_log_
 
   int size_ = 0;
   std::string secret_;
@@ -63,6 +66,7 @@ class LinkServer {
   std::vector<Conn> conns_;
   std::vector<char> seen_;  // per rank: a link was admitted (once only)
   std::vector<char> open_;  // per rank: that link is open
+  LogLimit strangers_log_{"link server: connections refused or dropped"};
 };
 
 }  // namespace launcher

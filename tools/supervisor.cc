@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -237,6 +238,11 @@ void Supervisor::ReapEnded() {
   // way: see judge_at.)
   DrainLink();
   ServeLinks();
+  // A rank killed by a signal is the cause of its peers' errors, not one of them (they see it
+  // die and exit with an error): those reaped together are named in that order.
+  std::stable_sort(ended.begin(), ended.end(), [](const auto& a, const auto& b) {
+    return WIFSIGNALED(a.second) && !WIFSIGNALED(b.second);
+  });
   for (const auto& [pid, status] : ended) {
     auto it = index_.find(pid);
     if (it == index_.end()) continue;  // not a rank (the janitor)
@@ -247,11 +253,22 @@ void Supervisor::ReapEnded() {
     rank.lost_at = 0;
     if (janitor_ != nullptr) janitor_->RankReaped(pid);
     RankEnd end = DescribeWaitStatus(status);
+    if (ending_ && ended_by_exit_ && !signalled_ && WIFSIGNALED(status)) {
+      // Killed before our end signal went out, reaped after a peer's error exit (which followed
+      // its death, most likely): it is what ended the job.
+      ended_by_exit_ = false;
+      exit_code_ = end.exit_code;
+      std::fprintf(stderr, "mpigpurun: rank %zu (%s) %s: the cause of the job's end\n", r,
+                   Who(rank).c_str(), end.what.c_str());
+      SignalNow();
+      continue;
+    }
     if (ending_) continue;
     if (end.failed) {
       std::fprintf(stderr, "mpigpurun: rank %zu (%s) %s; ending the job\n", r,
                    Who(rank).c_str(), end.what.c_str());
       End(end.exit_code, SIGTERM, WIFEXITED(status) ? kExitGraceSeconds : 0);
+      ended_by_exit_ = WIFEXITED(status);
     } else if (rank.remote && !rank.finalized && links_ != nullptr &&
                links_->Open(static_cast<int>(r))) {
       rank.judge_at = MonotonicSeconds() + kLinkSettleSeconds;  // its "F" may be on the way

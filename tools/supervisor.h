@@ -118,6 +118,9 @@ class Supervisor {
   double signal_at_ = 0;
   double kill_at_ = 0;
   int exit_code_ = 0;
+  // The job ends because a rank exited with an error: a rank reaped killed by a signal before
+  // the end signal went out is named as the cause instead.
+  bool ended_by_exit_ = false;
 };
 
 }  // namespace launcher

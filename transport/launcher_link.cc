@@ -119,7 +119,7 @@ int ConnectRemote(const char* addr_text) {
   if (!ParseAddr(addr_text, &addr))
     return fail(std::string(kLauncherAddrVariable) + " is not a.b.c.d:port");
   std::string secret;
-  if (!ParseJobSecretHex(std::getenv("MPIGPU_JOB_SECRET"), &secret))
+  if (!TakeJobSecretFromEnvironment(&secret))
     return fail("MPIGPU_JOB_SECRET is missing or not 32 hex digits");
   const long rank = ParseCount(std::getenv("MPIGPU_RANK"));
   const long size = ParseCount(std::getenv("MPIGPU_SIZE"));

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,28 +14,48 @@
 #include "internode/tcp/tcp_channel.h"
 #include "transport/launcher_link.h"
 #include "memcopy/clock.h"
+#include "memcopy/log.h"
 #include "transport/transport_config.h"
 
 namespace mpigpu::transport {
 namespace {
 
-// Moves all `n` bytes through the blocking-with-deadline socket `fd`; false on error or timeout.
-bool Transfer(int fd, void* buf, size_t n, bool send, double deadline) {
+enum class Io { kDone, kClosed, kTimeout };
+
+// Moves all `n` bytes through the blocking-with-deadline socket `fd`.
+Io Move(int fd, void* buf, size_t n, bool send, double deadline) {
   auto* p = static_cast<unsigned char*>(buf);
   size_t done = 0;
   while (done < n) {
     const double left = deadline - MonotonicSeconds();
-    if (left <= 0) return false;
+    if (left <= 0) return Io::kTimeout;
     pollfd q{fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
     const int ready = ::poll(&q, 1, static_cast<int>(left * 1000) + 1);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return false;
+    if (ready < 0) return Io::kClosed;
+    if (ready == 0) return Io::kTimeout;
     const ssize_t k = send ? ::send(fd, p + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT)
                            : ::recv(fd, p + done, n - done, MSG_DONTWAIT);
     if (k > 0) done += static_cast<size_t>(k);
-    else if (k == 0 || (errno != EAGAIN && errno != EINTR)) return false;
+    else if (k == 0 || (errno != EAGAIN && errno != EINTR)) return Io::kClosed;
   }
-  return true;
+  return Io::kDone;
+}
+
+// Moves all `n` bytes; false on error or timeout.
+bool Transfer(int fd, void* buf, size_t n, bool send, double deadline) {
+  return Move(fd, buf, n, send, deadline) == Io::kDone;
+}
+
+// Dials `a` once (blocking); -1 with errno when it cannot.
+int Dial(const sockaddr_in& a) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) return fd;
+  const int err = errno;
+  ::close(fd);
+  errno = err;
+  return -1;
 }
 
 }  // namespace
@@ -45,12 +66,11 @@ BootClient::~BootClient() {
 
 Status BootClient::FromEnvironment(const JobInfo& job, std::unique_ptr<Bootstrap>* out) {
   const char* addr = std::getenv("MPIGPU_BOOT_ADDR");
-  const char* hex = std::getenv("MPIGPU_JOB_SECRET");
   if (addr == nullptr || *addr == '\0')
     return Status(Err::kInvalidArg, "a job that spans nodes needs MPIGPU_BOOT_ADDR (its launcher's "
                                     "boot server): start it with mpigpurun --host");
   std::string secret;
-  if (!ParseJobSecretHex(hex, &secret))
+  if (!TakeJobSecretFromEnvironment(&secret))
     return Status(Err::kInvalidArg, "MPIGPU_JOB_SECRET is missing or not 32 hex digits");
   const double timeout = static_cast<double>(GetTransportConfig().bootstrap_timeout_s);
   return Connect(job, addr, secret, timeout, out);
@@ -66,14 +86,12 @@ Status BootClient::Connect(const JobInfo& job, const std::string& addr, const st
   c->size_ = job.size;
   c->secret_ = secret;
   const double deadline = MonotonicSeconds() + timeout_s;
+  c->server_ = a;
   // The server may not listen yet when a rank starts first: retry refusals until the deadline.
   for (;;) {
-    c->fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->fd_ < 0) return SysError("boot: socket");
-    if (::connect(c->fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
+    c->fd_ = Dial(a);
+    if (c->fd_ >= 0) break;
     const int err = errno;
-    ::close(c->fd_);
-    c->fd_ = -1;
     if (MonotonicSeconds() > deadline)
       return Status(Err::kTimeout, "boot: no answer from the launcher at " + addr + " (" +
                                        std::strerror(err) + ")");
@@ -163,13 +181,30 @@ Status BootClient::Allgather(const std::string& mine, std::vector<std::string>* 
   std::memcpy(hello.secret, secret_.data(), kJobSecretBytes);
   hello.card_len = static_cast<uint32_t>(mine.size());
   std::string card = mine;
-  if (!Transfer(fd_, &hello, sizeof hello, true, deadline) ||
-      !Transfer(fd_, card.data(), card.size(), true, deadline))
-    return Status(Err::kPeerFailed, "boot: the launcher's boot server is gone");
   boot::BootTable table{};
-  if (!Transfer(fd_, &table, sizeof table, false, deadline))
-    return Status(Err::kTimeout, "boot: the other ranks' cards did not come within " +
-                                     std::to_string(static_cast<long>(timeout_s)) + " s");
+  // A connection closed before the table came was dropped unread (a flood of strangers at the
+  // server, or our hello overdue after a slow start) or the launcher is gone: dial again, a
+  // bounded number of times; a server that is gone refuses the dial.
+  for (int redials = 0;; ++redials) {
+    Io io = Move(fd_, &hello, sizeof hello, true, deadline);
+    if (io == Io::kDone) io = Move(fd_, card.data(), card.size(), true, deadline);
+    if (io == Io::kDone) io = Move(fd_, &table, sizeof table, false, deadline);
+    if (io == Io::kDone) break;
+    if (io == Io::kTimeout)
+      return Status(Err::kTimeout, "boot: the other ranks' cards did not come within " +
+                                       std::to_string(static_cast<long>(timeout_s)) + " s");
+    ::close(fd_);
+    fd_ = -1;
+    if (redials >= kMaxRedials || MonotonicSeconds() > deadline)
+      return Status(Err::kPeerFailed, "boot: the launcher's boot server is gone");
+    ::usleep(static_cast<useconds_t>(std::min(20000 << redials, 1000000)));
+    fd_ = Dial(server_);
+    if (fd_ < 0)
+      return Status(Err::kPeerFailed, std::string("boot: the launcher's boot server is gone (") +
+                                          std::strerror(errno) + ")");
+    MPIGPU_INFO("boot: the launcher's boot server closed our connection before the cards came: "
+                "dialled again (%d of %d)", redials + 1, kMaxRedials);
+  }
   if (table.magic != boot::kTableMagic || table.size != size_)
     return Status(Err::kInternal, "boot: the launcher answered with something else");
   all->assign(static_cast<size_t>(size_), std::string());

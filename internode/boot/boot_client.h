@@ -5,6 +5,8 @@
 // in the environment only: never on a command line); the rank proves it with the secret.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +42,9 @@ class BootClient final : public Bootstrap {
 
  private:
   BootClient() = default;
+  // Dials again when the server closes our connection before the table (Allgather).
+  static constexpr int kMaxRedials = 8;
+  sockaddr_in server_{};
   int fd_ = -1;
   int rank_ = 0;
   int size_ = 0;

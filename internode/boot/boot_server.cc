@@ -112,7 +112,7 @@ bool BootServer::ReadFrom(Conn& c) {
       const BootHello& h = c.hello;
       if (h.magic != kHelloMagic || !transport::SameJobSecret(h.secret, secret_) || h.size != size_ || h.rank < 0 ||
           h.rank >= size_ || h.card_len > kMaxCard) {
-        log_("boot server: refused a connection from " + c.peer + " (not a rank of this job)");
+        Say("boot server: refused a connection from " + c.peer + " (not a rank of this job)");
         return false;
       }
       if (have_[h.rank] || [&] {
@@ -120,8 +120,8 @@ bool BootServer::ReadFrom(Conn& c) {
               if (o.get() != &c && o->rank == h.rank) return true;
             return false;
           }()) {
-        log_("boot server: refused a second connection for rank " + std::to_string(h.rank) +
-             " from " + c.peer);
+        Say("boot server: refused a second connection for rank " + std::to_string(h.rank) +
+            " from " + c.peer);
         return false;
       }
       c.rank = h.rank;
@@ -208,7 +208,7 @@ void BootServer::Run() {
     for (size_t i = 0; i < conns_.size(); ++i) {
       Conn& c = *conns_[i];
       const bool quiet = c.rank < 0 && MonotonicSeconds() - c.accepted_at > kHelloTimeoutS;
-      if (quiet) log_("boot server: dropped " + c.peer + ": no hello within 10 s");
+      if (quiet) Say("boot server: dropped " + c.peer + ": no hello within 10 s");
       if (quiet || (fds[i + 2].revents != 0 && !ReadFrom(c))) {
         Closed(c);
         ::close(c.fd);
@@ -218,27 +218,47 @@ void BootServer::Run() {
     SendEndsWhenAllLeft();
     for (size_t i = conns_.size(); i-- > 0;)
       if (conns_[i]->fd < 0) conns_.erase(conns_.begin() + static_cast<long>(i));
-    if (fds[1].revents != 0) {
-      for (;;) {
-        sockaddr_in from{};
-        socklen_t n = sizeof from;
-        const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &n,
-                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        char text[INET_ADDRSTRLEN] = "?";
-        ::inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
-        if (conns_.size() >= static_cast<size_t>(size_) + 64) {  // a flood: refuse the excess
-          log_(std::string("boot server: refused ") + text + ": too many connections");
-          ::close(fd);
-          continue;
-        }
-        auto c = std::make_unique<Conn>();
-        c->fd = fd;
-        c->accepted_at = MonotonicSeconds();
-        c->peer = std::string(text) + ":" + std::to_string(ntohs(from.sin_port));
-        conns_.push_back(std::move(c));
-      }
+    if (fds[1].revents != 0) Accept();
+    strangers_log_.Flush(log_, MonotonicSeconds());
+  }
+}
+
+void BootServer::Say(const std::string& line) {
+  strangers_log_.Log(log_, line, MonotonicSeconds());
+}
+
+// At most kMaxAcceptsPerRound a round (after the reads: a connection that sent its hello is
+// read before it could be counted a stranger); beyond kMaxStrangers connections without a hello,
+// the oldest accepted in an earlier round goes.
+void BootServer::Accept() {
+  const double round = MonotonicSeconds();
+  for (int i = 0; i < kMaxAcceptsPerRound; ++i) {
+    sockaddr_in from{};
+    socklen_t n = sizeof from;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &n,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    char text[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
+    size_t strangers = 0, oldest = conns_.size();
+    for (size_t k = 0; k < conns_.size(); ++k) {
+      if (conns_[k]->rank >= 0) continue;  // a rank's: never counted, never dropped
+      ++strangers;
+      if (conns_[k]->accepted_at < round &&
+          (oldest == conns_.size() || conns_[k]->accepted_at < conns_[oldest]->accepted_at))
+        oldest = k;
     }
+    if (strangers >= kMaxStrangers && oldest < conns_.size()) {
+      Say("boot server: dropped " + conns_[oldest]->peer + ": " + std::to_string(strangers) +
+          " connections have not said who they are");
+      ::close(conns_[oldest]->fd);
+      conns_.erase(conns_.begin() + static_cast<long>(oldest));
+    }
+    auto c = std::make_unique<Conn>();
+    c->fd = fd;
+    c->accepted_at = MonotonicSeconds();
+    c->peer = std::string(text) + ":" + std::to_string(ntohs(from.sin_port));
+    conns_.push_back(std::move(c));
   }
 }
 

@@ -7,7 +7,12 @@
 // not, so that their Finalize names a rank that died on another node even when no rank talked
 // to it.
 // Strangers, garbage and ranks that say nothing for kHelloTimeoutS are dropped and reported
-// through `log`; nothing they send can stop the job's exchange. Runs on its own thread, which
+// through `log` (rate-limited: a few lines, then a count per interval); nothing they send can
+// stop the job's exchange. Connections that have not said hello (strangers, or ranks not yet
+// there) are at most kMaxStrangers: beyond, the oldest of them that stayed silent through a
+// poll goes (never a registered rank's, never the newest: a rank says hello at once when it
+// dials again, so it is read before it could be dropped). A rank whose connection closes before
+// the table came dials again (boot_client.cc). Runs on its own thread, which
 // blocks every signal (the process's signals go to its other threads).
 #pragma once
 
@@ -18,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "memcopy/log_limit.h"
 #include "memcopy/status.h"
 
 namespace mpigpu::boot {
@@ -35,6 +41,8 @@ class BootServer {
   bool complete() const { return complete_.load(std::memory_order_acquire); }
 
   static constexpr double kHelloTimeoutS = 10;
+  static constexpr size_t kMaxStrangers = 64;
+  static constexpr int kMaxAcceptsPerRound = 16;
 
  private:
   struct Conn;
@@ -44,6 +52,8 @@ class BootServer {
   void SendTables();
   void Closed(const Conn& c);  // a rank's connection closed: gone, unless it said goodbye
   void SendEndsWhenAllLeft();
+  void Accept();
+  void Say(const std::string& line);  // a line strangers cause, through strangers_log_
   static void SendAll(const Conn& c, const std::string& bytes);
 
   int size_ = 0;
@@ -61,6 +71,7 @@ class BootServer {
   int left_count_ = 0;      // ranks with bye_ or gone_
   bool ended_ = false;      // the BootEnd went out
   std::atomic<bool> complete_{false};  // release by the thread, acquire by complete()
+  LogLimit strangers_log_{"boot server: connections refused or dropped"};
   std::thread thread_;
 };
 

@@ -47,6 +47,7 @@
 
 #include "internode/ib/ib_device.h"
 #include "internode/ib/ib_links.h"
+#include "memcopy/log_limit.h"
 #include "transport/core/backend.h"
 #include "transport/core/job_secret.h"
 
@@ -147,6 +148,8 @@ class IbChannel final : public transport::Channel, public IbLinks {
   double port_down_since_ = -1;  // when PORT_ERR came (MonotonicSeconds), -1: port up
   int connecting_ = 0;      // connections not yet up or broken
   bool closing_ = false;
+  // Refused connection requests are logged through it (a flood writes a few lines and a count).
+  LogLimit refusals_log_{"ibverbs: connections refused"};
   int backlogged_ = 0;      // connections that may hold a backlog (a hint: Poll recounts)
   static constexpr size_t kMaxBacklog = size_t{8} << 20;
   transport::ChannelSink* sink_ = nullptr;  // the engine, once it polled

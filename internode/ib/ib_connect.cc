@@ -304,7 +304,8 @@ Status IbChannel::OnConnectRequest(rdma_cm_event* ev, bool* acked) {
   else if (closing_) refuse = "this rank is finalizing";
   else if (id->verbs != dev_->ctx()) refuse = "another RDMA device";
   if (!refuse.empty()) {
-    MPIGPU_WARN("ibverbs: refusing a connection (%s)", refuse.c_str());
+    refusals_log_.Log([](const std::string& l) { MPIGPU_WARN("%s", l.c_str()); },
+                      "ibverbs: refusing a connection (" + refuse + ")", MonotonicSeconds());
     v.rdma_reject(id, nullptr, 0);
     v.rdma_ack_cm_event(ev);
     *acked = true;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "ringbuf/segment.h"
 
@@ -18,6 +19,20 @@ Status NewJobSecret(std::string* secret) {
     secret->append(reinterpret_cast<const char*>(&t), sizeof t);
   }
   return Status::Ok();
+}
+
+bool TakeJobSecretFromEnvironment(std::string* secret) {
+  static std::mutex mu;
+  static bool valid = false;
+  static std::string copy;
+  std::lock_guard<std::mutex> lock(mu);
+  // Read whenever it is there (a process that sets it again, e.g. a test, gets the new one).
+  if (const char* hex = std::getenv("MPIGPU_JOB_SECRET"); hex != nullptr) {
+    valid = ParseJobSecretHex(hex, &copy);
+    ::unsetenv("MPIGPU_JOB_SECRET");
+  }
+  if (valid) *secret = copy;
+  return valid;
 }
 
 std::string JobSecretHex(const std::string& secret) {

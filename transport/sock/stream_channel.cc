@@ -51,6 +51,9 @@ Status StreamChannel::Connect(int dst, bool* later) {
   o.fd = fd;
   o.connecting = true;
   o.dialled_at = MonotonicSeconds();
+  if (o.redials == 0) o.first_dialled_at = o.dialled_at;
+  o.redial_at = 0;
+  o.answered = false;
   // Its reader: the peer may answer on it (it adopts it unless it dialled us too).
   In& reader = NewIn();
   reader.fd = fd;
@@ -64,11 +67,35 @@ Status StreamChannel::Connect(int dst, bool* later) {
   hello.rank = rank_;
   const std::string secret = HelloSecret();
   std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));
-  Append(o, &hello, sizeof hello);
-  // A dial to a lower rank carries its hello, then holds our frames until that rank says
-  // whether it takes this connection (it may have dialled us: then we move to its dial).
-  o.held_from = rank_ > dst ? o.buf.size() : 0;
+  // The hello goes before frames kept from a dial the peer closed unanswered (Redial).
+  const auto* h = reinterpret_cast<const unsigned char*>(&hello);
+  o.buf.insert(o.buf.begin() + static_cast<long>(o.head), h, h + sizeof hello);
+  // A dial carries its hello, then holds our frames until the peer answers: a lower rank says
+  // whether it takes this connection (it may have dialled us: then we move to its dial), a
+  // higher one takes it. Until then a close means the hello was not read: we dial again.
+  o.held_from = o.head + sizeof hello;
   return Status::Ok();
+}
+
+bool StreamChannel::Redial(int dst) {
+  Out& o = out_[static_cast<size_t>(dst)];
+  if (o.fd < 0 || o.broken || o.answered || o.held_from == 0) return false;
+  const double now = MonotonicSeconds();
+  const double budget = DialTimeoutS();
+  if (o.redials >= kMaxRedials || (budget > 0 && now - o.first_dialled_at > budget)) return false;
+  for (In& in : in_)  // its reader goes with it (a close unanswered is no news of the peer)
+    if (in.dialled && in.shared && in.fd == o.fd) in = In();
+  ::close(o.fd);
+  o.fd = -1;
+  o.connecting = false;
+  o.buf.erase(o.buf.begin(), o.buf.begin() + static_cast<long>(o.held_from));  // the old hello
+  o.head = 0;
+  o.held_from = 0;
+  ++o.redials;
+  o.redial_at = now + std::min(0.01 * static_cast<double>(1 << o.redials), 1.0);
+  MPIGPU_INFO("%s channel: rank %d closed our connection before answering it: dialling again "
+              "(%d of %d)", caps().name, dst, o.redials, kMaxRedials);
+  return true;
 }
 
 bool StreamChannel::Connected(Out& o, int dst) {
@@ -98,6 +125,7 @@ bool StreamChannel::Connected(Out& o, int dst) {
 
 // Sends what waits (owned bytes, then the lent ones) until the socket takes no more.
 Status StreamChannel::Flush(Out& o) {
+  if (o.fd < 0) return Status::Ok();  // a dial again waits (Redial): it sends what is kept
   if (o.connecting && !Connected(o, static_cast<int>(&o - out_.data()))) return Status::Ok();
   while (!o.broken && !o.idle()) {
     iovec iov[2];
@@ -125,6 +153,7 @@ Status StreamChannel::Flush(Out& o) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (Redial(static_cast<int>(&o - out_.data()))) return Status::Ok();  // closed unanswered
     o.broken = true;  // EPIPE, ECONNRESET, a timeout: the peer is lost
   }
   if (o.broken) {
@@ -175,7 +204,7 @@ void StreamChannel::Settle(int dst) {
 
 bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* copy_error) {
   Out& o = out_[dst];
-  if (o.fd < 0 && !o.broken) {
+  if (o.fd < 0 && !o.broken && o.redial_at == 0) {
     bool later = false;
     Status st = Connect(dst, &later);
     if (later) return false;
@@ -217,7 +246,8 @@ bool StreamChannel::TrySend(int dst, MsgHeader* h, const Payload& p, Status* cop
   } else if (p.user->loc.is_host() && p.user->layout.contiguous()) {
     direct = static_cast<const unsigned char*>(p.user->ptr) + p.offset;
   }
-  if ((direct != nullptr || p.len == 0) && o.idle() && !o.connecting && o.held_from == 0) {
+  if ((direct != nullptr || p.len == 0) && o.fd >= 0 && o.idle() && !o.connecting &&
+      o.held_from == 0) {
     unsigned char frame[sizeof head + sizeof *h];
     std::memcpy(frame, &head, sizeof head);
     std::memcpy(frame + sizeof head, h, sizeof *h);
@@ -282,7 +312,7 @@ PeerState StreamChannel::Peer(int peer, bool probe) {
   if (bye) return PeerState::kFinalized;
   if (closed) return PeerState::kLost;
   Out& o = out_[peer];
-  if (probe && o.fd < 0 && !o.broken) {  // never talked: dial it (its hello only)
+  if (probe && o.fd < 0 && !o.broken && o.redial_at == 0) {  // never talked: dial it (hello only)
     bool later = false;
     (void)Connect(peer, &later);
   }
@@ -301,6 +331,10 @@ Status StreamChannel::Close() {
     if (in.fd >= 0 && in.rank >= 0 && !in.closed && !in.shared)
       (void)::send(in.fd, &goodbye, sizeof goodbye, MSG_NOSIGNAL | MSG_DONTWAIT);
   for (Out& o : out_) {
+    if (o.fd < 0 && o.redial_at > 0 && !o.broken) {  // what waits for a dial again goes now
+      bool later = false;
+      (void)Connect(static_cast<int>(&o - out_.data()), &later);
+    }
     if (o.fd < 0 || o.broken) continue;
     Settle(static_cast<int>(&o - out_.data()));  // its owner may be gone after finalize
     // A dial still waiting for its answer sends what it holds now: all our frames to that rank

@@ -38,8 +38,17 @@
 // Reads: frames are parsed from the connection's buffer; before a payload is read the sink is
 // asked where it goes (ChannelSink::PlacePayload): the bytes already buffered are copied there
 // and the rest is read straight into it (readv with a 4 KiB tail for the next frame heads), or
-// the connection waits when the sink has no room yet. Connections that have not said hello after
-// kHelloTimeoutS, and more than kMaxStrangers of them, are dropped.
+// the connection waits when the sink has no room yet.
+//
+// Strangers (anyone who can reach the port): a connection that has not said hello after
+// kHelloTimeoutS is dropped, and beyond kMaxStrangers of them the oldest silent one is dropped
+// for each new one (never the new one: a rank's dial says hello at once, so it is read at the
+// next Poll and cannot be crowded out); at most kMaxAcceptsPerPoll are accepted per Poll, so
+// those dropped were silent through at least one Poll. Every dial waits for the peer's answer
+// (Taken or Refused) before its frames go, so a dial the peer closed unanswered carried only its
+// hello: it is dialled again (kMaxRedials times at most, with a backoff, within DialTimeoutS)
+// instead of counting as the peer's death; a peer that is gone refuses or times out the new dial.
+// What strangers cause is logged through a LogLimit (a flood writes a few lines and a count).
 #pragma once
 
 #include <poll.h>
@@ -50,6 +59,7 @@
 #include <string>
 #include <vector>
 
+#include "memcopy/log_limit.h"
 #include "transport/core/backend.h"
 #include "transport/core/job_secret.h"
 
@@ -77,6 +87,8 @@ class StreamChannel : public Channel {
   static constexpr size_t kMaxBuffered = size_t{8} << 20;
   static constexpr double kHelloTimeoutS = 10;
   static constexpr size_t kMaxStrangers = 64;
+  static constexpr int kMaxAcceptsPerPoll = 16;
+  static constexpr int kMaxRedials = 8;
   // Reading into a placed payload, the bytes after it are read into the connection's buffer up
   // to this many (the next frame heads; more would be payload copied once more).
   static constexpr size_t kPlacedTail = size_t{4} << 10;
@@ -136,8 +148,12 @@ class StreamChannel : public Channel {
     size_t head = 0;                 // first of them
     const unsigned char* lent = nullptr;  // then these lent bytes (none queued behind them)
     size_t lent_len = 0;
-    // A dial to a lower rank: bytes from here on (our frames) wait for its answer; 0: none wait.
+    // Our dial: bytes from here on (our frames) wait for the peer's answer; 0: none wait.
     size_t held_from = 0;
+    bool answered = false;         // bytes came back on our dial: the peer read its hello
+    double first_dialled_at = 0;   // the first dial to this peer (the redials' time budget)
+    double redial_at = 0;          // fd < 0: dial again then (0: no redial waits)
+    int redials = 0;
     size_t owned() const { return buf.size() - head; }
     bool idle() const { return owned() == 0 && lent_len == 0; }
   };
@@ -182,11 +198,18 @@ class StreamChannel : public Channel {
   Status Lost(int dst) const;
   In& NewIn();
   void MoveTo(Out& o, In& theirs);
+  void Adopt(Out& o, In& in, const Answer& a);  // the peer's dial becomes ours too
   bool Greet(In& in, size_t* at);  // the hello: admitted, or the connection dropped
   void Drop(In& in);
+  // Our dial to dst closed or failed before its answer: true when it is dialled again later
+  // (its frames kept), false when the peer counts as lost.
+  bool Redial(int dst);
+  void Warn(const std::string& line);  // a line strangers cause, through strangers_log_
+  LogLimit::Print WarnPrint() const;
   void Append(Out& o, const void* p, size_t n);
 
   TransportStats stats_;  // its stream_* counters
+  LogLimit strangers_log_{"stream channel: connections refused or dropped"};
   int listen_fd_ = -1;
   std::vector<Out> out_;
   std::deque<In> in_;

@@ -17,26 +17,44 @@
 
 namespace mpigpu::transport {
 
+// At most kMaxAcceptsPerPoll at a time; beyond kMaxStrangers the oldest stranger goes. Strangers
+// with bytes were read by this Poll before it accepts, so the oldest one left has been silent
+// since the last poll() at least, where a rank's dial has its hello read at the first.
 Status StreamChannel::Accept() {
-  for (;;) {
+  const double start = MonotonicSeconds();
+  for (int accepted = 0; accepted < kMaxAcceptsPerPoll; ++accepted) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR) continue;
       return Status::Ok();  // EAGAIN: none waiting (others: try again next poll)
     }
     size_t strangers = 0;
-    for (const In& in : in_) strangers += in.fd >= 0 && in.rank < 0;
-    if (strangers >= kMaxStrangers) {  // a flood of connections that say nothing
-      MPIGPU_WARN("%s channel: refusing a connection: %zu others have not said who they are",
-                  caps().name, strangers);
-      ::close(fd);
-      continue;
+    In* oldest = nullptr;
+    for (In& in : in_) {
+      if (in.fd < 0 || in.rank >= 0) continue;
+      ++strangers;
+      if (in.accepted_at < start && (oldest == nullptr || in.accepted_at < oldest->accepted_at))
+        oldest = &in;
+    }
+    if (strangers >= kMaxStrangers && oldest != nullptr) {  // a flood of silent connections
+      Warn("dropping the oldest of " + std::to_string(strangers) +
+           " connections that have not said who they are");
+      Drop(*oldest);
     }
     Tune(fd);
     In& in = NewIn();
     in.fd = fd;
     in.accepted_at = MonotonicSeconds();
   }
+  return Status::Ok();
+}
+
+LogLimit::Print StreamChannel::WarnPrint() const {
+  return [this](const std::string& l) { MPIGPU_WARN("%s channel: %s", caps().name, l.c_str()); };
+}
+
+void StreamChannel::Warn(const std::string& line) {
+  strangers_log_.Log(WarnPrint(), line, MonotonicSeconds());
 }
 
 void StreamChannel::Drop(In& in) {
@@ -47,14 +65,27 @@ void StreamChannel::Drop(In& in) {
   in.have = 0;
 }
 
+// The peer's dial `in` becomes our way to it too; the answer goes first on it, then whatever
+// waited for a dial of ours again (Redial).
+void StreamChannel::Adopt(Out& o, In& in, const Answer& a) {
+  o.fd = in.fd;
+  in.shared = true;
+  o.redial_at = 0;
+  o.held_from = 0;
+  const auto* b = reinterpret_cast<const unsigned char*>(&a);
+  o.buf.insert(o.buf.begin() + static_cast<long>(o.head), b, b + sizeof a);
+  (void)Flush(o);
+}
+
 bool StreamChannel::Greet(In& in, size_t* at) {
   if (in.have < sizeof(Hello)) {
     if (in.closed) {
-      MPIGPU_INFO("%s channel: a connection closed before saying who it is", caps().name);
+      if (CurrentLogLevel() >= LogLevel::kInfo)
+        Warn("a connection closed before saying who it is");
       Drop(in);
     } else if (MonotonicSeconds() - in.accepted_at > kHelloTimeoutS) {
-      MPIGPU_WARN("%s channel: dropping a connection that said nothing for %.0f s", caps().name,
-                  kHelloTimeoutS);
+      Warn("dropping a connection that said nothing for " +
+           std::to_string(static_cast<int>(kHelloTimeoutS)) + " s");
       Drop(in);
     }
     return false;
@@ -67,8 +98,7 @@ bool StreamChannel::Greet(In& in, size_t* at) {
   for (const In& other : in_)
     twice |= known && &other != &in && !other.dialled && other.rank == hello.rank;
   if (!known || twice) {  // not one of the job's ranks, or a second connection: refused
-    MPIGPU_WARN("%s channel: refusing a connection that is not a rank of this job",
-                caps().name);
+    Warn("refusing a connection that is not a rank of this job");
     Drop(in);
     return false;
   }
@@ -80,19 +110,23 @@ bool StreamChannel::Greet(In& in, size_t* at) {
     const bool take = o.fd < 0 && !o.broken;  // we have not dialled it: one connection
     Answer a;
     a.head.magic = take ? kTakenMagic : kRefusedMagic;
-    if (take) {  // the answer goes first on what becomes our way to it too
-      o.fd = in.fd;
-      in.shared = true;
+    if (take) {
+      Adopt(o, in, a);
+    } else if (::send(in.fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof a) {
+      MPIGPU_INFO("%s channel: could not answer rank %d's connection", caps().name, in.rank);
+    }
+  } else {  // a lower rank's dial waits for our answer too: Taken, always
+    Answer a;
+    a.head.magic = kTakenMagic;
+    if (o.fd < 0 && !o.broken) {  // we have none (or wait to dial again): ours too
+      Adopt(o, in, a);
+    } else if (o.held_from > 0) {  // we both dialled: ours gives way (it carried only its hello)
+      MoveTo(o, in);
       Append(o, &a, sizeof a);
       (void)Flush(o);
     } else if (::send(in.fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof a) {
       MPIGPU_INFO("%s channel: could not answer rank %d's connection", caps().name, in.rank);
     }
-  } else if (o.fd < 0 && !o.broken) {  // a lower rank's dial, and we have none: ours too
-    o.fd = in.fd;
-    in.shared = true;
-  } else if (o.held_from > 0) {  // we both dialled: ours gives way (it carried only its hello)
-    MoveTo(o, in);
   }
   return true;
 }
@@ -253,6 +287,8 @@ Status StreamChannel::Read(In& in, ChannelSink* sink) {
     const size_t want = in.placed_last ? std::min(room, kPlacedTail) : room;
     const ssize_t n = ::recv(in.fd, in.buf.data() + in.have, want, MSG_DONTWAIT);
     if (n > 0) {
+      if (in.dialled && out_[static_cast<size_t>(in.rank)].fd == in.fd)
+        out_[static_cast<size_t>(in.rank)].answered = true;
       in.have += static_cast<size_t>(n);
       drained = static_cast<size_t>(n) < want;
       continue;
@@ -309,13 +345,26 @@ Status StreamChannel::Poll(ChannelSink* sink) {
         if (now < 0) now = MonotonicSeconds();
         visit = now - in.accepted_at > kHelloTimeoutS;
       }
-      if (visit && in.fd >= 0 && !in.closed) MPIGPU_RETURN_IF_ERROR(Read(in, sink));
+      if (visit && in.fd >= 0 && !in.closed) {
+        MPIGPU_RETURN_IF_ERROR(Read(in, sink));
+        if (in.closed && in.dialled && in.shared) (void)Redial(in.rank);
+      }
     } else if (ready) {
       MPIGPU_RETURN_IF_ERROR(Flush(out_[static_cast<size_t>(-2 - who)]));
     }
   }
-  for (Out& o : out_)  // a dial under way: made, failed or overdue (rare: no syscall saved)
+  for (size_t d = 0; d < out_.size(); ++d) {
+    Out& o = out_[d];
+    // A dial under way: made, failed or overdue (rare: no syscall saved).
     if (o.fd >= 0 && o.connecting && !o.broken) MPIGPU_RETURN_IF_ERROR(Flush(o));
+    if (o.fd < 0 && o.redial_at > 0 && !o.broken) {  // a dial again, once its backoff is over
+      if (now < 0) now = MonotonicSeconds();
+      bool later = false;
+      if (now >= o.redial_at) MPIGPU_RETURN_IF_ERROR(Connect(static_cast<int>(d), &later));
+    }
+  }
+  if (strangers_log_.held() > 0)
+    strangers_log_.Flush(WarnPrint(), now < 0 ? MonotonicSeconds() : now);
   if (accept) MPIGPU_RETURN_IF_ERROR(Accept());
   return Status::Ok();
 }
