@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_check.h"
 #include "mpigpu_api/coll_sched.h"
 #include "mpigpu_api/ops.h"
 
@@ -177,7 +178,10 @@ int RunColl(Lock& lk, MPIGPU_Comm comm, MPIGPU_Request* request, bool nonblockin
   }
   if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
   auto s = std::make_shared<CollSched>(c, nonblocking ? NbcTagBase(*c) : 0);
-  if (int rc = build(*s); rc != MPIGPU_SUCCESS) return rc;
+  const bool check = CollCheckOn();
+  if (int rc = build(*s); rc != MPIGPU_SUCCESS)
+    return check ? ShareRefusal(nonblocking ? nullptr : &lk, c, s->tag_base(), rc) : rc;
+  if (check) AddCollCheck(*s);
   if (!nonblocking) return s->Run(lk);
   CollSched* started = s.get();
   if (int rc = StartCollRequest(std::move(s), request); rc != MPIGPU_SUCCESS) return rc;

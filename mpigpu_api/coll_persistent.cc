@@ -123,7 +123,9 @@ int DoStart(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   if (r->sched) return SetLastError(MPIGPU_ERR_REQUEST, "the persistent request is already active");
   const PersistentColl& p = *r->persist;
   auto s = std::make_shared<CollSched>(p.comm, p.tag_base);
-  if (int rc = p.build(*s); rc != MPIGPU_SUCCESS) return rc;  // stays inactive
+  if (int rc = p.build(*s); rc != MPIGPU_SUCCESS)  // stays inactive
+    return CollCheckOn() ? ShareRefusal(nullptr, p.comm, p.tag_base, rc) : rc;
+  if (CollCheckOn()) AddCollCheck(*s);
   r->sched = s;
   GetState().coll_scheds.push_back(s);
   s->Advance();  // posts the first round now (later ones come with progress)

@@ -51,7 +51,6 @@ int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* rec
     return InPlaceError("at a rank other than the root of Reduce");
   }
   if (int rc = Contribution(sendbuf, sbt, rb, count, dt, &sb); rc != MPIGPU_SUCCESS) return rc;
-  if (count == 0) return MPIGPU_SUCCESS;  // every rank has count 0: nothing to combine
 
   unsigned char* acc = nullptr;
   if (int rc = StageInto(s, sb, &acc); rc != MPIGPU_SUCCESS) return rc;
@@ -127,7 +126,6 @@ int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, vo
   if (int rc = PrepareReduceScatter(s, sendbuf, sbt, recvbuf, rbt, recvcounts, block, dt, op, &a);
       rc != MPIGPU_SUCCESS)
     return rc;
-  if (a.total == 0) return MPIGPU_SUCCESS;
   unsigned char* acc = nullptr;
   if (int rc = StageInto(s, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;
   AddReduceToRoot(s, a.ctx, acc, 0);
@@ -148,7 +146,6 @@ int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvb
   TypedBuf rb, sb;
   if (int rc = UserBuf(recvbuf, rbt, count, dt, &rb); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = Contribution(sendbuf, sbt, rb, count, dt, &sb); rc != MPIGPU_SUCCESS) return rc;
-  if (count == 0) return MPIGPU_SUCCESS;
   const int n = s.size(), me = s.rank();
   const size_t bytes = ctx->bytes;
   unsigned char* mine = nullptr;
