@@ -21,11 +21,11 @@ constexpr int kTagCheck = 0x1f0;
 constexpr int kTagVerdict = 0x1f1;
 
 // What rank r sends rank p (or, on p, expects from r), in a collective's schedule.
-enum SigField { kRefused, kMsgs, kBytes, kSizeHash, kTypeHash, kPacked, kSigFields };
+enum SigField { kMsgs, kBytes, kSizeHash, kTypeHash, kPacked, kSigFields };
 // A rank's verdict, shared with every rank.
 enum VerdictField { kCode, kSender, kReceiver, kSentMsgs, kSentBytes, kWantMsgs, kWantBytes,
                     kVerdictFields };
-enum Code : int64_t { kAgree = 0, kDisagree = 1, kRefusal = 2 };
+enum Code : int64_t { kAgree = 0, kDisagree = 1 };
 
 constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
 uint64_t Mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
@@ -40,8 +40,9 @@ void AddMessage(uint64_t* f, const TypedBuf& b) {
   ++f[kMsgs];
   f[kBytes] += bytes;
   f[kSizeHash] = Mix(f[kSizeHash], bytes);
-  // MPI_PACKED matches any type signature; an empty message has none.
-  if (b.desc.basic_type == MPIGPU_PACKED) f[kPacked] = 1;
+  // MPI_PACKED matches any type signature; an empty message has none; bytes are what the
+  // collectives stage data as (IN_PLACE, reductions), whatever the user's type.
+  if (b.desc.basic_type == MPIGPU_PACKED || b.desc.basic_type == MPIGPU_BYTE) f[kPacked] = 1;
   else if (bytes > 0) f[kTypeHash] = Mix(f[kTypeHash], static_cast<uint64_t>(b.desc.basic_type));
 }
 
@@ -54,9 +55,6 @@ bool SameSig(const uint64_t* sent, const uint64_t* want) {
 // The error every rank reports for the first verdict that is not kAgree.
 int VerdictError(const int64_t* v) {
   const std::string head = "collective arguments disagree (MPIGPU_COLL_CHECK): ";
-  if (v[kCode] == kRefusal)
-    return SetLastError(MPIGPU_ERR_OTHER,
-                        head + "rank " + std::to_string(v[kSender]) + " refused its arguments");
   std::string what = "rank " + std::to_string(v[kSender]) + " sends rank " +
                      std::to_string(v[kReceiver]) + " " + std::to_string(v[kSentBytes]) +
                      " bytes in " + std::to_string(v[kSentMsgs]) + " message(s), which expects " +
@@ -67,10 +65,9 @@ int VerdictError(const int64_t* v) {
   return SetLastError(MPIGPU_ERR_OTHER, head + what);
 }
 
-// The check's two rounds, added to `s` (intra, 2+ ranks). sent/want: n signatures each (want
-// unused when refused). Stops `run`, the schedule that will run them, with the agreed error
-// where any verdict is not kAgree.
-void AddCheckRounds(CollSched& s, CollSched* run, uint64_t* sent, uint64_t* want, bool refused) {
+// The check's two rounds, added to `s` (intra, 2+ ranks). sent/want: n signatures each. Stops
+// `run`, the schedule that will run them, with the agreed error where any verdict is not kAgree.
+void AddCheckRounds(CollSched& s, CollSched* run, uint64_t* sent, uint64_t* want) {
   const int n = s.size(), me = s.rank();
   auto* told = reinterpret_cast<uint64_t*>(s.Buffer(n * kSigFields * sizeof(uint64_t)));
   auto* verdicts = reinterpret_cast<int64_t*>(s.Buffer(n * kVerdictFields * sizeof(int64_t)));
@@ -84,19 +81,9 @@ void AddCheckRounds(CollSched& s, CollSched* run, uint64_t* sent, uint64_t* want
   std::memcpy(told + me * kSigFields, sent + me * kSigFields, kSigBytes);
   int64_t* mine = verdicts + me * kVerdictFields;
   s.Then([=] {
-    if (refused) {
-      mine[kCode] = kRefusal;
-      mine[kSender] = me;
-      return MPIGPU_SUCCESS;
-    }
     for (int p = 0; p < n; ++p) {
       const uint64_t* t = told + p * kSigFields;
       const uint64_t* w = want + p * kSigFields;
-      if (t[kRefused]) {
-        mine[kCode] = kRefusal;
-        mine[kSender] = p;
-        return MPIGPU_SUCCESS;
-      }
       if (!SameSig(t, w)) {
         const int64_t v[kVerdictFields] = {kDisagree,
                                            p,
@@ -146,28 +133,8 @@ void AddCollCheck(CollSched& s) {
     if (local || peer < 0 || peer >= n) return;  // PROC_NULL moves nothing
     AddMessage((recv ? want : sent) + peer * kSigFields, b);
   });
-  AddCheckRounds(front, &s, sent, want, false);
+  AddCheckRounds(front, &s, sent, want);
   s.PrependRounds(front);
-}
-
-int ShareRefusal(Lock* lk, const CommPtr& c, int tag_base, int rc) {
-  auto f = std::make_shared<CollSched>(c, tag_base);
-  if (!Checked(*f)) return rc;
-  const std::string detail = LastErrorDetail(rc);
-  const int n = f->size();
-  auto* sent = reinterpret_cast<uint64_t*>(f->Buffer(n * kSigFields * sizeof(uint64_t)));
-  for (int p = 0; p < n; ++p) {
-    StartSig(sent + p * kSigFields);
-    sent[p * kSigFields + kRefused] = 1;
-  }
-  AddCheckRounds(*f, f.get(), sent, nullptr, true);
-  if (lk == nullptr) {
-    GetState().coll_scheds.push_back(f);
-    f->Advance();
-  } else {
-    (void)f->Run(*lk);
-  }
-  return SetLastError(rc, detail);
 }
 
 }  // namespace mpigpu::api

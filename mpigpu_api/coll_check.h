@@ -8,9 +8,8 @@
 // what it will receive. A disagreeing root, count or type signature shows as such a difference,
 // for every collective and every form (v, w, neighbourhood) alike. A second round shares each
 // rank's verdict, so every rank stops, with the same outcome, before the collective moves data.
-// A rank whose own arguments were refused still takes part in the check and tells its peers,
-// which then fail too (ShareRefusal). Intracommunicators only (an intercommunicator's
-// collectives are not checked).
+// A rank whose own arguments are refused returns at once and sends nothing, as without the
+// check. Intracommunicators only (an intercommunicator's collectives are not checked).
 #pragma once
 
 #include "mpigpu_api/api_internal.h"
@@ -23,10 +22,4 @@ class CollSched;
 bool CollCheckOn();
 // Puts the check's rounds in front of the built, not yet started schedule s.
 void AddCollCheck(CollSched& s);
-// For a rank whose arguments were refused with `rc` (its detail recorded): the check's rounds
-// alone, with the refusal, so that the peers fail instead of waiting. A blocking collective
-// runs them here (lk); a nonblocking one (lk null) leaves them to progress. Returns rc, its
-// detail kept.
-int ShareRefusal(Lock* lk, const CommPtr& c, int tag_base, int rc);
-
 }  // namespace mpigpu::api

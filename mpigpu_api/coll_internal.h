@@ -178,10 +178,8 @@ int RunColl(Lock& lk, MPIGPU_Comm comm, MPIGPU_Request* request, bool nonblockin
   }
   if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
   auto s = std::make_shared<CollSched>(c, nonblocking ? NbcTagBase(*c) : 0);
-  const bool check = CollCheckOn();
-  if (int rc = build(*s); rc != MPIGPU_SUCCESS)
-    return check ? ShareRefusal(nonblocking ? nullptr : &lk, c, s->tag_base(), rc) : rc;
-  if (check) AddCollCheck(*s);
+  if (int rc = build(*s); rc != MPIGPU_SUCCESS) return rc;
+  if (CollCheckOn()) AddCollCheck(*s);
   if (!nonblocking) return s->Run(lk);
   CollSched* started = s.get();
   if (int rc = StartCollRequest(std::move(s), request); rc != MPIGPU_SUCCESS) return rc;

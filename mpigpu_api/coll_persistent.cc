@@ -123,8 +123,7 @@ int DoStart(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   if (r->sched) return SetLastError(MPIGPU_ERR_REQUEST, "the persistent request is already active");
   const PersistentColl& p = *r->persist;
   auto s = std::make_shared<CollSched>(p.comm, p.tag_base);
-  if (int rc = p.build(*s); rc != MPIGPU_SUCCESS)  // stays inactive
-    return CollCheckOn() ? ShareRefusal(nullptr, p.comm, p.tag_base, rc) : rc;
+  if (int rc = p.build(*s); rc != MPIGPU_SUCCESS) return rc;  // stays inactive
   if (CollCheckOn()) AddCollCheck(*s);
   r->sched = s;
   GetState().coll_scheds.push_back(s);
