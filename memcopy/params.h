@@ -49,6 +49,9 @@ struct ParamInfo {
   size_t max;
   bool zero_allowed;
   const char* unit;  // after a count's range ("s", "us"); "" for none
+  // The default as the documentation states it, where it depends on the build (debug or -c opt);
+  // nullptr: default_value, the same in every build.
+  const char* doc_default = nullptr;
 };
 
 // One row of a component's table: the variable and where it goes in the component's struct C.
@@ -77,6 +80,13 @@ constexpr ParamVar<C> CountParam(const char* name, const char* def, const char* 
                                  size_t C::*field, size_t min, size_t max, const char* unit = "") {
   return ParamVar<C>{{name, def, help, ParamKind::kCount, "", min, max, false, unit}, nullptr,
                      field};
+}
+
+// `var` with its default as the documentation states it (see ParamInfo::doc_default).
+template <class C>
+constexpr ParamVar<C> WithDocDefault(ParamVar<C> var, const char* doc_default) {
+  var.info.doc_default = doc_default;
+  return var;
 }
 
 constexpr char kBoolChoices[] = "0 | 1 (also no | yes, off | on)";

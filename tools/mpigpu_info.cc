@@ -3,6 +3,9 @@
 //                          GPUs with their NUMA node, the peer-access matrix, /dev/shm space,
 //                          the netmods found (tcp's interfaces, ibverbs' RDMA devices)
 //   mpigpu-info --config   the configuration only
+//   mpigpu-info --config --markdown
+//                          every setting's name, default, allowed values and meaning as the
+//                          Markdown page docs/configuration.md (not the environment's values)
 // Each variable shows its allowed values; one MPIGPU_Init would refuse is flagged with '!' and
 // its reason, and the exit status is then 1.
 #include <cuda_runtime_api.h>
@@ -19,6 +22,7 @@
 #include "memcopy/memcopy.h"
 #include "memcopy/mps.h"
 #include "ringbuf/numa.h"
+#include "tools/config_markdown.h"
 #include "transport/backends.h"
 #include "transport/transport_config.h"
 
@@ -114,21 +118,34 @@ void PrintBackends() {
 
 int main(int argc, char** argv) {
   bool config_only = false;
+  bool markdown = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--config")) {
       config_only = true;
+    } else if (!std::strcmp(argv[i], "--markdown")) {
+      markdown = true;
     } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
-      std::printf("usage: mpigpu-info [--config]\n"
+      std::printf("usage: mpigpu-info [--config [--markdown]]\n"
                   "Prints every MPIGPU_* variable with its value, default, allowed range and "
                   "meaning\n(--config: only that), then the node's GPUs, /dev/shm and the "
                   "netmods found\n(tcp: interfaces, MPIGPU_NET_IF's address; ibverbs: RDMA "
                   "devices). Exit status 1 when\nMPIGPU_Init would refuse the configuration (the "
-                  "refused variables are marked '!').\n");
+                  "refused variables are marked '!').\n"
+                  "--config --markdown: every setting (name, default, allowed values, meaning) as "
+                  "the page\ndocs/configuration.md, whatever the environment holds.\n");
       return 0;
     } else {
       std::fprintf(stderr, "mpigpu-info: unknown argument '%s' (try --help)\n", argv[i]);
       return 2;
     }
+  }
+  if (markdown) {
+    if (!config_only) {
+      std::fprintf(stderr, "mpigpu-info: --markdown goes with --config\n");
+      return 2;
+    }
+    std::fputs(mpigpu::ConfigMarkdown().c_str(), stdout);
+    return 0;
   }
   std::printf("mpigpu 0.1.0\n\n");
   const bool config_ok = PrintConfig();
