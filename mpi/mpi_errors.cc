@@ -60,12 +60,34 @@ bool ValidHandler(MPI_Errhandler h) {
 
 }  // namespace
 
+namespace {
+
+// The detail of rc without the name of the core's call that recorded it ("MPIGPU_Send: rank 9
+// is not ...", or the name alone): the MPI caller names itself.
+std::string BareDetail(int rc) {
+  std::string d = mpigpu::LastErrorDetail(rc);
+  if (d.rfind("MPIGPU_", 0) != 0) return d;
+  const size_t end = d.find_first_of(": ");
+  if (end == std::string::npos) return "";
+  if (d.compare(end, 2, ": ") == 0) d.erase(0, end + 2);
+  return d;
+}
+
+}  // namespace
+
 int Fail(const char* fn, MPI_Comm comm, int rc) {
+  const std::string bare = BareDetail(rc);
+  // The handler lookup records errors of its own (an invalid comm): the detail is set after it.
   int v = kLayerFatal;
   if (MPIGPU_Comm_get_errhandler(comm, &v) != MPIGPU_SUCCESS &&
       MPIGPU_Comm_get_errhandler(MPI_COMM_WORLD, &v) != MPIGPU_SUCCESS)
     v = kLayerFatal;
   const MPI_Errhandler h = FromCore(v);
+  // Fatal names fn itself; a returned error's string names it in the detail.
+  mpigpu::SetLastError(rc, h == MPI_ERRORS_ARE_FATAL || bare.rfind(std::string(fn) + ": ", 0) == 0
+                               ? bare
+                           : bare.empty() ? std::string(fn)
+                                          : std::string(fn) + ": " + bare);
   if (h == MPI_ERRORS_RETURN) return rc;
   if (h == MPI_ERRORS_ARE_FATAL) Fatal(fn, comm, rc);
   MPI_Comm_errhandler_function* f = nullptr;

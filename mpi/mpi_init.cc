@@ -20,7 +20,9 @@ std::atomic<pthread_t> g_main_thread{};
 std::atomic<int> g_provided{MPI_THREAD_SINGLE};
 
 int DoInit(int* argc, char*** argv, int required, int* provided) {
-  InitErrhandlers();
+  int again = 0;
+  MPIGPU_Initialized(&again);
+  if (!again) InitErrhandlers();  // a second Init fails, leaving the handlers set since alone
   int rc = MPIGPU_Init(argc, argv);
   if (rc != MPI_SUCCESS) return rc;
   InitBufTypes();

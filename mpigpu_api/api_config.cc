@@ -5,8 +5,10 @@ namespace {
 
 #ifdef NDEBUG
 constexpr char kCheckBuffersDefault[] = "0";
+constexpr char kCollCheckDefault[] = "0";
 #else
 constexpr char kCheckBuffersDefault[] = "1";
+constexpr char kCollCheckDefault[] = "1";
 #endif
 
 constexpr ParamVar<ApiConfig> kVars[] = {
@@ -15,6 +17,14 @@ constexpr ParamVar<ApiConfig> kVars[] = {
                "check every buffer's tag against where the driver says it lives (a query per call; "
                "default on in debug builds, off in -c opt builds)",
                kBoolChoices, MPIGPU_PARAM_BOOL(ApiConfig, check_buffers)),
+        "1 (debug), 0 (-c opt)"),
+    WithDocDefault(
+        ChoiceParam<ApiConfig>("MPIGPU_COLL_CHECK", kCollCheckDefault,
+               "before each collective its ranks check that their arguments agree (root, counts "
+               "and types: who sends how much to whom), so every rank fails where they do not "
+               "(two extra rounds per collective; default on in debug builds, off in -c opt "
+               "builds)",
+               kBoolChoices, MPIGPU_PARAM_BOOL(ApiConfig, coll_check)),
         "1 (debug), 0 (-c opt)"),
     ChoiceParam<ApiConfig>("MPIGPU_YIELD", "auto",
            "waiting ranks yield the CPU (sched_yield) when idle: auto = from the 64th polling round "

@@ -1,6 +1,6 @@
-// The API's settings (MPIGPU_CHECK_BUFFERS, MPIGPU_YIELD), declared here where they are used and
-// registered with every other component's in the one registry (memcopy/params.h), which
-// mpigpu-info prints and MPIGPU_Init checks.
+// The API's settings (MPIGPU_CHECK_BUFFERS, MPIGPU_COLL_CHECK, MPIGPU_YIELD), declared here
+// where they are used and registered with every other component's in the one registry
+// (memcopy/params.h), which mpigpu-info prints and MPIGPU_Init checks.
 #pragma once
 
 #include "memcopy/params.h"
@@ -16,6 +16,7 @@ enum class YieldMode : int {
 
 struct ApiConfig {
   bool check_buffers = false;          // verify each buffer's tag with cudaPointerGetAttributes
+  bool coll_check = false;             // collectives check their ranks' arguments (coll_check.h)
   YieldMode yield = YieldMode::kAuto;  // waiting ranks yield the CPU when idle (wait_policy.h)
 };
 

@@ -41,8 +41,9 @@ namespace {
 int DoInit() {
   State& s = GetState();
   if (s.initialized)
-    return SetLastError(MPIGPU_ERR_INTERN, s.finalized ? "called after MPIGPU_Finalize"
-                                                       : "called twice");
+    // MPI: an initialization after the first is erroneous, class MPI_ERR_OTHER.
+    return SetLastError(MPIGPU_ERR_OTHER, s.finalized ? "called after MPIGPU_Finalize"
+                                                      : "called twice");
   // A refused MPIGPU_* value (malformed, out of range, or a ring too large for /dev/shm): the
   // message names the variable, its value and the allowed range.
   if (const mpigpu::Status& cfg = mpigpu::ConfigStatus(); !cfg.ok())

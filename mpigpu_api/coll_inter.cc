@@ -198,7 +198,6 @@ int BuildInterReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void
     if (int rc = UserBuf(recvbuf, rbt, count, dt, &rb); rc != MPIGPU_SUCCESS) return rc;
   if (all || role == Role::kLeaf)
     if (int rc = UserBuf(sendbuf, sbt, count, dt, &sb); rc != MPIGPU_SUCCESS) return rc;
-  if (count == 0) return MPIGPU_SUCCESS;  // every rank has count 0: nothing to move
   if (role == Role::kRoot) {
     // The other group's leader sends its group's result.
     unsigned char* res = s.Buffer(bytes);
@@ -235,7 +234,6 @@ int BuildInterReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sb
   if (int rc = PrepareReduceScatter(s, sendbuf, sbt, recvbuf, rbt, recvcounts, block, dt, op, &a);
       rc != MPIGPU_SUCCESS)
     return rc;
-  if (a.total == 0) return MPIGPU_SUCCESS;
   const size_t bytes = a.ctx->bytes;
   unsigned char* acc = nullptr;
   if (int rc = StageInto(s, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;

@@ -18,6 +18,7 @@
 
 #include "devcoll/reduce_kinds.h"
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/coll_check.h"
 #include "mpigpu_api/coll_sched.h"
 #include "mpigpu_api/ops.h"
 
@@ -193,6 +194,7 @@ int RunColl(Lock& lk, MPIGPU_Comm comm, MPIGPU_Request* request, bool nonblockin
   if (int rc = CommOf(comm, &c); rc != MPIGPU_SUCCESS) return rc;
   auto s = std::make_shared<CollSched>(c, nonblocking ? NbcTagBase(*c) : 0);
   if (int rc = build(*s); rc != MPIGPU_SUCCESS) return rc;
+  if (CollCheckOn()) AddCollCheck(*s);
   if (!nonblocking) return s->Run(lk);
   CollSched* started = s.get();
   if (int rc = StartCollRequest(std::move(s), request); rc != MPIGPU_SUCCESS) return rc;

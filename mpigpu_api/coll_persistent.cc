@@ -124,6 +124,7 @@ int DoStart(MPIGPU_Request* request, MPIGPU_Errhandler* h) {
   const PersistentColl& p = *r->persist;
   auto s = std::make_shared<CollSched>(p.comm, p.tag_base);
   if (int rc = p.build(*s); rc != MPIGPU_SUCCESS) return rc;  // stays inactive
+  if (CollCheckOn()) AddCollCheck(*s);
   r->sched = s;
   GetState().coll_scheds.push_back(s);
   s->Advance();  // posts the first round now (later ones come with progress)

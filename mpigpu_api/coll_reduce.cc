@@ -53,7 +53,6 @@ int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* rec
     return InPlaceError("at a rank other than the root of Reduce");
   }
   if (int rc = Contribution(sendbuf, sbt, rb, count, dt, &sb); rc != MPIGPU_SUCCESS) return rc;
-  if (count == 0) return MPIGPU_SUCCESS;  // every rank has count 0: nothing to combine
 
   ChooseReduceLoc(ctx.get(), {&sb, gets_result ? &rb : nullptr});
   unsigned char* acc = nullptr;
@@ -133,7 +132,6 @@ int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, vo
   if (int rc = PrepareReduceScatter(s, sendbuf, sbt, recvbuf, rbt, recvcounts, block, dt, op, &a);
       rc != MPIGPU_SUCCESS)
     return rc;
-  if (a.total == 0) return MPIGPU_SUCCESS;
   ChooseReduceLoc(a.ctx.get(), {&a.sb, &a.rb});
   unsigned char* acc = nullptr;
   if (int rc = StageReduce(s, *a.ctx, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;
@@ -154,7 +152,6 @@ int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvb
   TypedBuf rb, sb;
   if (int rc = UserBuf(recvbuf, rbt, count, dt, &rb); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = Contribution(sendbuf, sbt, rb, count, dt, &sb); rc != MPIGPU_SUCCESS) return rc;
-  if (count == 0) return MPIGPU_SUCCESS;
   const int n = s.size(), me = s.rank();
   const size_t bytes = ctx->bytes;
   ChooseReduceLoc(ctx.get(), {&sb, &rb});

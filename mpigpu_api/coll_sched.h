@@ -9,14 +9,25 @@
 // starts, so its fixed tags (coll_internal.h) never meet another's. Nonblocking ones may
 // overlap each other: each takes a tag block of its own from a per-communicator sequence
 // number, which every rank draws alike because MPI orders a communicator's collectives.
+//
+// Errors (docs/collective-errors.md): a failed transfer or step does not end the schedule, which
+// would leave its peers waiting for what it still owes them. It records the first error and runs
+// on to its end: receives still drain what arrives, steps are skipped, and every later send
+// carries a marker (a message of another size than the one owed) that its receiver takes for an
+// error. A receive whose message is shorter than posted is an error too (ERR_OTHER, as MPICH's
+// "collective size mismatch"; a longer one is ERR_TRUNCATE): ranks whose arguments disagree
+// get an error wherever a message shows it, and no rank waits for ever. Stop ends a schedule at
+// once, for an outcome every rank shares (the argument check of coll_check.h).
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mpigpu_api/api_internal.h"
+#include "mpigpu_api/errors.h"
 
 namespace mpigpu::api {
 
@@ -58,9 +69,33 @@ class CollSched {
   // Running: starts and completes what it can, never blocks.
   void Advance();
   bool done() const { return done_; }
-  int result() const { return rc_; }
+  // The first error (its detail recorded again), or SUCCESS.
+  int result() const;
+  // Ends the schedule after the current round with `rc` (every rank decides alike).
+  int Stop(int rc) {
+    Fail(rc);
+    stop_ = true;
+    return rc;
+  }
   // Runs to the end (progressing the engine); the first error.
   int Run(Lock& lk);
+
+  // For the argument check (coll_check.cc): the collective's communicator and tag base, every
+  // transfer of the schedule (before it starts), and rounds put in front of the others.
+  const CommPtr& coll_comm() const { return c_; }
+  int tag_base() const { return tag_base_; }
+  template <class Fn>
+  void ForEachXfer(Fn fn) const {
+    for (const Round& r : rounds_)
+      for (const Xfer& x : r.xfers) fn(x.recv, x.local, x.b, x.peer);
+  }
+  void PrependRounds(CollSched& front) {
+    if (front.rounds_.back().xfers.empty() && front.rounds_.back().steps.empty())
+      front.rounds_.pop_back();
+    rounds_.insert(rounds_.begin(), std::make_move_iterator(front.rounds_.begin()),
+                   std::make_move_iterator(front.rounds_.end()));
+    for (auto& b : front.buffers_) buffers_.push_back(std::move(b));
+  }
 
  private:
   struct Xfer {
@@ -75,8 +110,13 @@ class CollSched {
     std::vector<std::function<int()>> steps;
   };
   void Fail(int rc) {
-    if (rc_ == MPIGPU_SUCCESS) rc_ = rc;
+    if (rc_ != MPIGPU_SUCCESS || rc == MPIGPU_SUCCESS) return;
+    rc_ = rc;
+    detail_ = LastErrorDetail(rc);
   }
+  // A transfer started (*r: null when nothing could start); completed, sizes checked.
+  int Start(const Xfer& x, ApiRequest** r);
+  int Complete(const Xfer& x, ApiRequest* r);
 
   CommPtr c_;
   int tag_base_;
@@ -87,8 +127,11 @@ class CollSched {
   size_t cur_ = 0;
   bool started_ = false;
   bool done_ = false;
+  bool stop_ = false;
   int rc_ = MPIGPU_SUCCESS;
+  std::string detail_;  // rc_'s
   std::vector<ApiRequest*> inflight_;
+  std::vector<size_t> inflight_xfer_;  // the transfer (index in its round) of each request
 };
 
 // The tag base of the next nonblocking collective on c (see above).

@@ -222,7 +222,7 @@ TEST(ApiEnvTest, CallsBeforeInitAndAfterFinalize) {
     API_OK(MPIGPU_Init(nullptr, nullptr));
     API_OK(MPIGPU_Initialized(&flag));
     RANK_CHECK(flag == 1);
-    API_FAILS(MPIGPU_ERR_INTERN, MPIGPU_Init(nullptr, nullptr));
+    API_FAILS(MPIGPU_ERR_OTHER, MPIGPU_Init(nullptr, nullptr));
     API_OK(MPIGPU_Finalized(&flag));
     RANK_CHECK(flag == 0);
     API_OK(MPIGPU_Finalize());
@@ -234,7 +234,7 @@ TEST(ApiEnvTest, CallsBeforeInitAndAfterFinalize) {
               MPIGPU_Send(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 0, 0, kWorld));
     API_FAILS(MPIGPU_ERR_NOT_INITIALIZED, MPIGPU_Comm_size(kWorld, &v));
     API_FAILS(MPIGPU_ERR_NOT_INITIALIZED, MPIGPU_Finalize());
-    API_FAILS(MPIGPU_ERR_INTERN, MPIGPU_Init(nullptr, nullptr));
+    API_FAILS(MPIGPU_ERR_OTHER, MPIGPU_Init(nullptr, nullptr));
     return 0;
   });
   EXPECT_EQ(r, "");

@@ -13,6 +13,7 @@ n=$(rows)
 grep -qE '^    MPIGPU_LMT_UNITS += 8 +\(default 8; allowed 2\.\.4096\)' <<<"$out" || fail "no range for MPIGPU_LMT_UNITS"
 grep -q 'allowed 0 (off) or 64K..1G' <<<"$out" || fail "no range for MPIGPU_CMA_CHUNK"
 grep -q 'MPIGPU_YIELD .*allowed auto | on | off' <<<"$out" || fail "no MPIGPU_YIELD"
+grep -q 'MPIGPU_COLL_CHECK ' <<<"$out" || fail "no MPIGPU_COLL_CHECK"
 grep -qE '^  ! ' <<<"$out" && fail "a default is flagged"
 
 out=$(MPIGPU_LMT_UNITS=1000000 "$info" --config); rc=$?

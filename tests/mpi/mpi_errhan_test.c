@@ -1,6 +1,7 @@
 /* Error handlers and error codes: MPI_ERRORS_RETURN, a user handler (called with the code,
  * inherited by Comm_dup), Comm_call_errhandler, Error_class/Error_string, added error classes
- * and codes, and MPI_ERR_UNSUPPORTED_OPERATION from a call mpigpu does not have. */
+ * and codes, MPI_ERR_UNSUPPORTED_OPERATION from a call mpigpu does not have, error strings that
+ * name the MPI call, and a second MPI_Init. */
 #include <string.h>
 
 #include "mpi_test.h"
@@ -39,6 +40,24 @@ int main(int argc, char** argv) {
     rc = MPI_Send(&v, 1, MPI_INT, 0, 0, (MPI_Comm)12345);
     CHECK_OK(MPI_Error_class(rc, &cls));
     CHECK(cls == MPI_ERR_COMM);
+    /* The message names the MPI call, not the core's calls behind it (the handler lookup on the
+     * invalid communicator fails too). */
+    CHECK_OK(MPI_Error_string(rc, text, &len));
+    CHECK(strstr(text, "MPI_Send: ") != NULL && strstr(text, "MPIGPU_") == strstr(text, "MPIGPU_ERR_"));
+    CHECK(strstr(text, "errhandler") == NULL);
+    rc = MPI_Barrier((MPI_Comm)12345);
+    CHECK_OK(MPI_Error_string(rc, text, &len));
+    CHECK(strstr(text, "MPI_Barrier: ") != NULL && strstr(text, "errhandler") == NULL);
+    rc = MPI_Comm_size((MPI_Comm)12345, &v);
+    CHECK_OK(MPI_Error_string(rc, text, &len));
+    CHECK(strstr(text, "MPI_Comm_size: ") != NULL && strstr(text, "errhandler") == NULL);
+    v = 0;
+    /* A second MPI_Init is erroneous: class MPI_ERR_OTHER, WORLD's handler left as it was. */
+    rc = MPI_Init(&argc, &argv);
+    CHECK_OK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_OTHER);
+    CHECK_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
+    CHECK(got == MPI_ERRORS_RETURN);
     rc = MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD);
     CHECK_OK(MPI_Error_class(rc, &cls));
     CHECK(cls == MPI_ERR_COUNT);
