@@ -21,6 +21,11 @@ constexpr ParamVar<ApiConfig> kVars[] = {
            "when the node is oversubscribed (more local ranks than CPUs available to the job), "
            "else from the 2048th",
            "auto | on | off", MPIGPU_PARAM_ENUM(ApiConfig, yield, YieldMode, "auto", "on", "off")),
+    ChoiceParam<ApiConfig>("MPIGPU_ASYNC_PROGRESS", "0",
+           "a progress thread per process while windows exist: one-sided operations aimed at the "
+           "process are applied within about 50 us even while it computes outside mpigpu (0: only "
+           "when it calls mpigpu)",
+           kBoolChoices, MPIGPU_PARAM_BOOL(ApiConfig, async_progress)),
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The API's settings (MPIGPU_CHECK_BUFFERS, MPIGPU_YIELD), declared here where they are used and
+// The API's settings (MPIGPU_CHECK_BUFFERS, MPIGPU_YIELD, MPIGPU_ASYNC_PROGRESS), declared here where they are used and
 // registered with every other component's in the one registry (memcopy/params.h), which
 // mpigpu-info prints and MPIGPU_Init checks.
 #pragma once
@@ -17,6 +17,7 @@ enum class YieldMode : int {
 struct ApiConfig {
   bool check_buffers = false;          // verify each buffer's tag with cudaPointerGetAttributes
   YieldMode yield = YieldMode::kAuto;  // waiting ranks yield the CPU when idle (wait_policy.h)
+  bool async_progress = false;  // a thread applies one-sided operations (win.cc)
 };
 
 // The environment's values, read once (defaults where refused: ConfigStatus says why).
