@@ -133,7 +133,6 @@ int MakeWindow(Lock& lk, MPIGPU_Comm comm, int flavor, void* base, MemLoc loc, M
       rc != MPIGPU_SUCCESS)
     return rc;
   w->comm->errhandler = MPIGPU_ERRORS_RETURN;
-  w->errhandler = parent->errhandler;
   const uint64_t sz = static_cast<uint64_t>(size);
   std::vector<int> all;
   if (int rc = AllgatherInts(lk, w->comm,
