@@ -86,6 +86,7 @@ struct TargetOp {
   ApiRequest* pieces_req = nullptr;
   ApiRequest* data_req = nullptr;
   ApiRequest* direct_req = nullptr;  // a Put received straight into the window
+  bool direct = false;               // (so nothing is left to copy)
 };
 
 // What an origin knows of each target: sizes exchanged at creation.

@@ -227,7 +227,7 @@ void ApplyData(WinData& w, TargetOp& op) {
     return;
   }
   if (h.kind == AmKind::kPut) {
-    if (op.direct_req == nullptr) rc = Scatter(runs, loc, op.data.data());
+    if (!op.direct) rc = Scatter(runs, loc, op.data.data());
   } else if (h.kind == AmKind::kGet) {
     if (runs.size() == 1) {
       Reply(w, op.src, h.reply_tag, {}, runs[0].at, loc, runs[0].bytes);
@@ -338,7 +338,8 @@ void TakeHeader(WinData& w, int src, const unsigned char* msg, size_t n) {
         op.data.resize(data);
         into = WinBytes(op.data.data(), data);
       }
-      ApiRequest** req = into.ptr == op.data.data() ? &op.data_req : &op.direct_req;
+      op.direct = into.ptr != op.data.data();
+      ApiRequest** req = op.direct ? &op.direct_req : &op.data_req;
       if (StartP2P(true, into, w.comm, src, kTagData, w.comm->ctx_p2p, req) != MPIGPU_SUCCESS)
         return Refuse(w, src, MPIGPU_ERR_INTERN);
     }
