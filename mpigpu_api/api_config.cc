@@ -22,9 +22,9 @@ constexpr ParamVar<ApiConfig> kVars[] = {
            "else from the 2048th",
            "auto | on | off", MPIGPU_PARAM_ENUM(ApiConfig, yield, YieldMode, "auto", "on", "off")),
     ChoiceParam<ApiConfig>("MPIGPU_ASYNC_PROGRESS", "0",
-           "a progress thread per process while windows exist: one-sided operations aimed at the "
-           "process are applied within about 50 us even while it computes outside mpigpu (0: only "
-           "when it calls mpigpu)",
+           "a progress thread per process while windows exist, polling every 50 us: one-sided "
+           "operations aimed at the process are applied while it computes outside mpigpu (0: only "
+           "when it calls mpigpu; docs/rma.md)",
            kBoolChoices, MPIGPU_PARAM_BOOL(ApiConfig, async_progress)),
 };
 
