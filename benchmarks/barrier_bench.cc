@@ -1,4 +1,4 @@
-// Barrier time under load (issue 15, MPIGPU_YIELD): N barriers, each timed; prints the
+// Barrier time under load (MPIGPU_YIELD): N barriers, each timed; prints the
 // mean, median and 90th percentile in microseconds from rank 0.
 //   mpigpurun -n 2 bazel-bin/benchmarks/barrier_bench [N]
 // Run it beside outside load (e.g. one busy loop per core) with MPIGPU_YIELD=off|auto|on.

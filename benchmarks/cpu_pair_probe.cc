@@ -7,7 +7,6 @@
 //   local: B copies 16 MiB within its own caches and memory (GB/s), for scale.
 // Prints one CSV line: line_ns,pass_gbs,local_gbs (with --header, the names first).
 //   cpu_pair_probe [--cpus A,B] [--header]
-#include <pthread.h>
 #include <sched.h>
 
 #include <atomic>
@@ -19,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "perf/cpu_line.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -27,38 +28,7 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-bool Pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
-
-// Round trip of one cache line: A stores odd values, B answers with the next even one. Each
-// side's store is released and the other's load acquires it (the value is the whole message).
-double LineRoundTripNs(int a, int b) {
-  alignas(64) static std::atomic<long> flag{0};
-  constexpr long kTrips = 200000;
-  flag.store(0, std::memory_order_relaxed);
-  std::thread echo([&] {
-    Pin(b);
-    for (long v = 1; v < 2 * kTrips; v += 2) {
-      while (flag.load(std::memory_order_acquire) != v) {
-      }
-      flag.store(v + 1, std::memory_order_release);
-    }
-  });
-  Pin(a);
-  const auto t0 = Clock::now();
-  for (long v = 1; v < 2 * kTrips; v += 2) {
-    flag.store(v, std::memory_order_release);
-    while (flag.load(std::memory_order_acquire) != v + 1) {
-    }
-  }
-  const double s = SecondsSince(t0);
-  echo.join();
-  return s / kTrips * 1e9;
-}
+bool Pin(int cpu) { return mpigpu::perf::PinThisThread(cpu); }
 
 // A producer on A fills ring slots; a consumer on B copies each out. Slot i is free when
 // done[i] (released by B after its copy) equals the number of times A has filled it.
@@ -136,7 +106,7 @@ int main(int argc, char** argv) {
   if (header) std::printf("line_ns,pass_gbs,local_gbs\n");
   // A first short pass wakes both CPUs (an idle vCPU's first transfers are slow): not counted.
   (void)PassGbs(a, b, size_t{64} << 20);
-  const double line = LineRoundTripNs(a, b);
+  const double line = mpigpu::perf::LineRoundTripNs(a, b);
   const double pass = PassGbs(a, b, size_t{1} << 30);
   const double local = LocalGbs(b);
   std::printf("%.1f,%.3f,%.3f\n", line, pass, local);

@@ -1,4 +1,4 @@
-// Tag matching with long queues (issue 15, item 10): N messages or receives, matched in the
+// Tag matching with long queues: N messages or receives, matched in the
 // reverse of their tag order, so that each match is the newest entry of its queue.
 //   match_bench [queue|api|all] [N...]        (default: all 10000 20000 40000)
 // queue: the matcher alone (transport/match.h): `unexpected` pushes N envelopes with tags

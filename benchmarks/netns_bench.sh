@@ -6,7 +6,7 @@
 #   bw:      windows of messages, 64 KiB..64 MiB            (mpigpu-sweep bw H H)
 # Open MPI runs benchmarks/peers/mpi_sweep.c, the same loops, timing and defaults as the sweep.
 # Rounds alternate the order (mpigpu, Open MPI, iperf3; then backwards); the table shows each
-# size's median over the rounds and the ratios of the medians, against issue 17's targets:
+# size's median over the rounds and the ratios of the medians, against the targets:
 # latency <= Open MPI at every size; bandwidth >= Open MPI and >= 0.9 x iperf3 from 1 MiB.
 #
 #   benchmarks/netns_bench.sh [--rounds N] [--net A.B.C] [--out DIR] [--iperf-seconds S]

@@ -1,13 +1,14 @@
-// What ordering a device message after the program's default-stream work costs, per message,
-// for the candidates (issue 15): each is timed alone over many calls with the stream idle (the
-// common case: the program's fill is done by the time it sends), and once behind a 1 ms kernel
-// to show it really waits. DefaultStreamOrder (what the engine calls) times two of them on its
-// first use and keeps the cheaper: its choice is printed too. With `--copier`, the table is taken
-// again while the resident copy kernel (transport/lmt/device_copier.h) runs on its own stream, as it
-// does in a D->D ping-pong (run 43: each default-stream check then cost ~2 us under MPS), with
-// what an 8-byte copy on that kernel costs. The cuStreamWriteValue32 rows price GPU-side ordering
-// (a word the legacy stream writes behind the program's work, waited for by the reader on the
-// GPU): run 68 found its enqueue as dear as the host-side checks (1.2-1.8 us), so it was not built.
+// What ordering a device message after the program's default-stream work costs, per message, for
+// the candidates: each is timed alone over many calls with the stream idle (the common case: the
+// program's fill is done by the time it sends), and once behind a 1 ms kernel to show it really
+// waits. DefaultStreamOrder (what the engine calls) times two of them on its first use and keeps
+// the cheaper: its choice is printed too. With `--copier`, the table is taken again while the
+// resident copy kernel (transport/lmt/device_copier.h) runs on its own stream, as it does in a D->D
+// ping-pong (one H200, 2026-11-24: each default-stream check then cost ~2 us under MPS), with what
+// an 8-byte copy on that kernel costs. The cuStreamWriteValue32 rows price GPU-side ordering (a
+// word the legacy stream writes behind the program's work, waited for by the reader on the GPU): on
+// one H200 on 2026-11-25 its enqueue was as dear as the host-side checks (1.2-1.8 us), so it was
+// not built (benchmarks/results/2026-11-25-stream-order-h200/).
 //   bazel run -c opt //benchmarks:stream_order_bench     (needs a GPU)
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -72,7 +73,7 @@ void Table(int n, mpigpu::MemLoc dev, cudaStream_t mine, cudaEvent_t ev, const c
               }));
 }
 
-// GPU-side ordering (issue 20): a word written by the legacy stream behind the program's work
+// GPU-side ordering: a word written by the legacy stream behind the program's work
 // (cuStreamWriteValue32), which a reader waits for on the GPU instead of the sender asking the
 // host runtime. What enqueueing the write costs the sender, and how long until the word shows
 // in host memory when the stream is idle (what a waiting copy would add).

@@ -13,7 +13,7 @@
 // the large blocks glibc mapped on their own, whose malloc and free() this library sees itself,
 // alloc_hooks.h), never glibc's heap. The ibverbs cache (on where an RDMA device is) registers
 // any other range for one message only; the pin cache (on where a GPU is) leaves it unpinned. No
-// malloc settings are needed (before session 15 the ibverbs cache set M_MMAP_MAX 0,
+// malloc settings are needed (until 2026-11-25 the ibverbs cache set M_MMAP_MAX 0,
 // M_TRIM_THRESHOLD max and M_ARENA_MAX 1 for the whole process to cache heap memory).
 // Allocators that call munmap/madvise through the PLT (jemalloc, tcmalloc) are seen by the hooks;
 // a sanitizer's allocator (raw syscalls) is covered by its free hook, which drops each freed block.

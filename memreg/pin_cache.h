@@ -11,10 +11,10 @@
 // What is registered: the whole mapping that owns the range, never less, and only a mapping one
 // allocation owns: a large malloc'd block glibc put in a mapping of its own, or an anonymous
 // mapping the program made with mmap (memhooks.h's own-mapping table; alloc_hooks.h). Why: CUDA
-// fails (cudaErrorInvalidValue) a copy whose host range starts inside a registration and ends
-// past it, or spans two (measured, benchmarks/results/2026-11-24-s12/pin-cache-cause.md); a copy
-// lies in one allocation, so it lies inside the registration of that allocation's mapping, and
-// the program's own cudaMemcpy calls keep working. A buffer on glibc's shared heap (smaller than
+// fails (cudaErrorInvalidValue) a copy whose host range starts inside a registration and ends past
+// it, or spans two (measured, benchmarks/results/2026-11-24-pin-cache-cause-h100/README.md); a copy
+// lies in one allocation, so it lies inside the registration of that allocation's mapping, and the
+// program's own cudaMemcpy calls keep working. A buffer on glibc's shared heap (smaller than
 // the mmap threshold, or after the threshold rose), on the stack or in static data is never
 // pinned: it shares pages with neighbours whose copies could cross a registration's end.
 //

@@ -11,8 +11,8 @@
 // runtime hands out. On an H100 it takes half to two thirds of cudaPointerGetAttributes' time
 // (which asks for more attributes) for device, pinned and managed memory and for host memory
 // before any CUDA context exists; host memory with a context up is slow either way (~200 ns).
-// Measured: benchmarks/results/2026-11-24-s12/mpihost.md. Without the entry point (an old
-// driver) the runtime's call is used as before.
+// Measured: benchmarks/results/2026-11-24-mpi-h-overhead-h100/README.md. Without the entry point
+// (an old driver) the runtime's call is used as before.
 //
 // Nothing is cached by address. A host answer stays true only while the memory stays mapped:
 // once the program frees it (munmap) the driver may map device memory at the same address

@@ -209,7 +209,7 @@ int BuildInterReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void
   unsigned char* acc = nullptr;
   if (int rc = StageInto(s, sb, &acc); rc != MPIGPU_SUCCESS) return rc;
   s.OnLocal(true);
-  AddReduceToRoot(s, ctx, acc, 0);
+  if (int rc = AddReduceToRoot(s, ctx, acc, 0); rc != MPIGPU_SUCCESS) return rc;
   if (!all) {
     s.OnLocal(false);
     if (s.rank() == 0) s.Send(HostBytes(acc, bytes), root, kTagReduce);
@@ -239,11 +239,10 @@ int BuildInterReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sb
   const size_t bytes = a.ctx->bytes;
   unsigned char* acc = nullptr;
   if (int rc = StageInto(s, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;
-  AddReduceToRoot(s, a.ctx, acc, 0);
+  if (int rc = AddReduceToRoot(s, a.ctx, acc, 0); rc != MPIGPU_SUCCESS) return rc;
   unsigned char* res = s.Buffer(bytes);
   AddLeaderSwap(s, HostBytes(acc, bytes), HostBytes(res, bytes), kTagReduce);
-  AddScatterResult(s, a, res);
-  return MPIGPU_SUCCESS;
+  return AddScatterResult(s, a, res);
 }
 
 }  // namespace mpigpu::api

@@ -16,6 +16,7 @@
 
 #include <memory>
 
+#include "devcoll/reduce_kinds.h"
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/coll_sched.h"
 #include "mpigpu_api/ops.h"
@@ -87,7 +88,8 @@ int UnpackFromHost(const void* packed, size_t bytes, const TypedBuf& b);
 // Errors: TRUNCATE (src holds more bytes than dst), BUFFER (copy failed).
 int LocalCopy(const TypedBuf& src, const TypedBuf& dst);
 
-// A reduction of `count` elements of `type` with `op`, on packed host bytes.
+// A reduction of `count` elements of `type` with `op`, on packed bytes on the host or, for
+// predefined ops on device buffers, on their device (coll_device.h).
 struct ReduceCtx {
   MPIGPU_Op op = MPIGPU_OP_NULL;
   MPIGPU_Datatype type = MPIGPU_DATATYPE_NULL;
@@ -101,6 +103,18 @@ struct ReduceCtx {
   size_t elem_bytes = 0;
   // User op.
   UserOp user;
+  // Where the schedule's packed data lives: the host, or a device whose kernels combine it
+  // with dev_op on dev_elem elements (ChooseReduceLoc, coll_device.h).
+  MemLoc loc = MemLoc::Host();
+  devcoll::Op dev_op = devcoll::Op::kNoOp;
+  devcoll::Elem dev_elem = devcoll::Elem::kNone;
+
+  // `bytes` packed bytes at p, where the data lives (a transfer's buffer).
+  TypedBuf Packed(void* p, size_t bytes) const {
+    TypedBuf b = HostBytes(p, bytes);
+    b.loc = loc;
+    return b;
+  }
 
   // b = a op b over `n` elements of `type` (packed: n * desc.size bytes each); a is the
   // contribution of lower ranks. Errors: OP, TYPE, INTERN.
@@ -114,8 +128,9 @@ int MakeReduceCtx(MPIGPU_Op op, MPIGPU_Datatype type, int count, ReduceCtx* ctx)
 int StageInto(CollSched& s, const TypedBuf& b, unsigned char** out);
 
 // Rounds that reduce every rank's acc (ctx->bytes, packed) into root's acc, in rank order
-// when the op is not commutative. acc is scratch on the other ranks.
-void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
+// when the op is not commutative. acc is scratch on the other ranks; it and the scratch the
+// rounds take live where ctx's data does. Errors: OTHER (no device scratch).
+int AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
                      unsigned char* acc, int root);
 // Rounds of a dissemination barrier: no rank leaves before every rank entered.
 void AddBarrierRounds(CollSched& s);
@@ -134,9 +149,9 @@ struct ReduceScatterArgs {
 int PrepareReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvbuf,
                          MPIGPU_Buftype rbt, const int* recvcounts, int block, MPIGPU_Datatype dt,
                          MPIGPU_Op op, ReduceScatterArgs* a);
-// Rank 0 of s holds the whole result (a.total packed elements) in `result`: rank r gets block r
-// into a.rb.
-void AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* result);
+// Rank 0 of s holds the whole result (a.total packed elements, where a.ctx's data lives) in
+// `result`: rank r gets block r into a.rb. Errors: OTHER (no device scratch).
+int AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* result);
 
 // ---- intercommunicators (coll_inter.cc) ----
 // MPI's intercommunicator forms, which each collective's builder hands over to when its

@@ -2,8 +2,9 @@
 // 0, then Bcast), Reduce_scatter(_block) (Reduce to rank 0, then its blocks sent out), Scan and
 // Exscan (a chain in rank order); Reduce_local; and the user-op calls Op_create/Op_free/
 // Op_commutative.
-// Data is combined on the host in packed form: contributions are staged there (device buffers
-// and derived types through the packer), results unpacked back into the user's buffer.
+// Data is combined in packed form: on the GPU by kernels for predefined ops on device buffers
+// (coll_device.h), else on the host, where contributions are staged (device buffers and
+// derived types through the packer) and results unpacked back into the user's buffer.
 // Non-commutative ops are applied in rank order (ReduceToRoot, the chains).
 #include <climits>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "mpigpu_api/api_internal.h"
 #include "mpigpu_api/coll_build.h"
+#include "mpigpu_api/coll_device.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 #include "mpigpu_api/ops.h"
@@ -53,12 +55,13 @@ int BuildReduce(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* rec
   if (int rc = Contribution(sendbuf, sbt, rb, count, dt, &sb); rc != MPIGPU_SUCCESS) return rc;
   if (count == 0) return MPIGPU_SUCCESS;  // every rank has count 0: nothing to combine
 
+  ChooseReduceLoc(ctx.get(), {&sb, gets_result ? &rb : nullptr});
   unsigned char* acc = nullptr;
-  if (int rc = StageInto(s, sb, &acc); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = StageReduce(s, *ctx, sb, &acc); rc != MPIGPU_SUCCESS) return rc;
   const size_t bytes = ctx->bytes;
-  AddReduceToRoot(s, ctx, acc, all ? 0 : root);
-  if (all) AddBcastTree(s, HostBytes(acc, bytes), 0);
-  if (gets_result) s.Then([acc, bytes, rb] { return UnpackFromHost(acc, bytes, rb); });
+  if (int rc = AddReduceToRoot(s, ctx, acc, all ? 0 : root); rc != MPIGPU_SUCCESS) return rc;
+  if (all) AddBcastTree(s, ctx->Packed(acc, bytes), 0);
+  if (gets_result) s.Then([ctx, acc, bytes, rb] { return UnpackReduce(*ctx, acc, bytes, rb); });
   return MPIGPU_SUCCESS;
 }
 
@@ -94,8 +97,9 @@ int PrepareReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, 
   return UserBuf(sendbuf, sbt, a->total, dt, &a->sb);
 }
 
-void AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* result) {
+int AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* result) {
   // Rank 0 sends block r of the result to rank r.
+  const std::shared_ptr<const ReduceCtx> ctx = a.ctx;
   const int n = s.size(), me = s.rank();
   const size_t elem = a.ctx->desc.size;
   const size_t my_bytes = static_cast<size_t>(a.counts[me]) * elem;
@@ -104,15 +108,17 @@ void AddScatterResult(CollSched& s, const ReduceScatterArgs& a, unsigned char* r
     size_t off = static_cast<size_t>(a.counts[0]) * elem;
     for (int r = 1; r < n; ++r) {
       const size_t bytes = static_cast<size_t>(a.counts[r]) * elem;
-      s.Send(HostBytes(result + off, bytes), r, kTagScatter);
+      s.Send(ctx->Packed(result + off, bytes), r, kTagScatter);
       off += bytes;
     }
-    s.Then([result, my_bytes, rb] { return UnpackFromHost(result, my_bytes, rb); });
+    s.Then([ctx, result, my_bytes, rb] { return UnpackReduce(*ctx, result, my_bytes, rb); });
   } else {
-    unsigned char* block_buf = s.Buffer(my_bytes);
-    s.Recv(HostBytes(block_buf, my_bytes), 0, kTagScatter);
-    s.Then([block_buf, my_bytes, rb] { return UnpackFromHost(block_buf, my_bytes, rb); });
+    unsigned char* block_buf = nullptr;
+    if (int rc = ReduceScratch(s, *ctx, my_bytes, &block_buf); rc != MPIGPU_SUCCESS) return rc;
+    s.Recv(ctx->Packed(block_buf, my_bytes), 0, kTagScatter);
+    s.Then([ctx, block_buf, my_bytes, rb] { return UnpackReduce(*ctx, block_buf, my_bytes, rb); });
   }
+  return MPIGPU_SUCCESS;
 }
 
 
@@ -128,11 +134,11 @@ int BuildReduceScatter(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, vo
       rc != MPIGPU_SUCCESS)
     return rc;
   if (a.total == 0) return MPIGPU_SUCCESS;
+  ChooseReduceLoc(a.ctx.get(), {&a.sb, &a.rb});
   unsigned char* acc = nullptr;
-  if (int rc = StageInto(s, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;
-  AddReduceToRoot(s, a.ctx, acc, 0);
-  AddScatterResult(s, a, acc);
-  return MPIGPU_SUCCESS;
+  if (int rc = StageReduce(s, *a.ctx, a.sb, &acc); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = AddReduceToRoot(s, a.ctx, acc, 0); rc != MPIGPU_SUCCESS) return rc;
+  return AddScatterResult(s, a, acc);
 }
 
 // Scan (inclusive) or Exscan: a chain in rank order; rank r receives x0 op ... op xr-1 from
@@ -151,17 +157,19 @@ int BuildScan(CollSched& s, const void* sendbuf, MPIGPU_Buftype sbt, void* recvb
   if (count == 0) return MPIGPU_SUCCESS;
   const int n = s.size(), me = s.rank();
   const size_t bytes = ctx->bytes;
+  ChooseReduceLoc(ctx.get(), {&sb, &rb});
   unsigned char* mine = nullptr;
-  if (int rc = StageInto(s, sb, &mine); rc != MPIGPU_SUCCESS) return rc;
+  if (int rc = StageReduce(s, *ctx, sb, &mine); rc != MPIGPU_SUCCESS) return rc;
   if (me > 0) {
-    unsigned char* pre = s.Buffer(bytes);
-    s.Recv(HostBytes(pre, bytes), me - 1, kTagScan);
-    if (!inclusive) s.Then([pre, bytes, rb] { return UnpackFromHost(pre, bytes, rb); });
+    unsigned char* pre = nullptr;
+    if (int rc = ReduceScratch(s, *ctx, bytes, &pre); rc != MPIGPU_SUCCESS) return rc;
+    s.Recv(ctx->Packed(pre, bytes), me - 1, kTagScan);
+    if (!inclusive) s.Then([ctx, pre, bytes, rb] { return UnpackReduce(*ctx, pre, bytes, rb); });
     s.Then([ctx, pre, mine] { return ctx->Combine(pre, mine); });  // mine = pre op mine
     s.NextRound();
   }
-  if (me + 1 < n) s.Send(HostBytes(mine, bytes), me + 1, kTagScan);
-  if (inclusive) s.Then([mine, bytes, rb] { return UnpackFromHost(mine, bytes, rb); });
+  if (me + 1 < n) s.Send(ctx->Packed(mine, bytes), me + 1, kTagScan);
+  if (inclusive) s.Then([ctx, mine, bytes, rb] { return UnpackReduce(*ctx, mine, bytes, rb); });
   return MPIGPU_SUCCESS;
 }
 
@@ -175,6 +183,8 @@ int DoReduceLocal(const void* inbuf, MPIGPU_Buftype ibt, void* inoutbuf, MPIGPU_
   if (int rc = UserBuf(inbuf, ibt, count, dt, &in); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = UserBuf(inoutbuf, iobt, count, dt, &io); rc != MPIGPU_SUCCESS) return rc;
   if (count == 0) return MPIGPU_SUCCESS;
+  ChooseReduceLoc(&ctx, {&in, &io});
+  if (ctx.loc.is_device()) return ReduceLocalOnDevice(ctx, in, io);
   std::vector<unsigned char> a(ctx.bytes), b(ctx.bytes);
   if (int rc = PackToHost(in, a.data()); rc != MPIGPU_SUCCESS) return rc;
   if (int rc = PackToHost(io, b.data()); rc != MPIGPU_SUCCESS) return rc;

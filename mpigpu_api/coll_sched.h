@@ -37,6 +37,8 @@ class CollSched {
   int size() const { return comm()->size(); }
   // `bytes` of zeroed host memory owned by the schedule (stable until it is destroyed).
   unsigned char* Buffer(size_t bytes);
+  // Keeps `p` alive until the schedule is destroyed (device scratch, coll_device.h).
+  void Keep(std::shared_ptr<void> p) { kept_.push_back(std::move(p)); }
 
   // Building: transfers and steps join the current round; NextRound closes it.
   void Send(const TypedBuf& b, int peer, int tag) {
@@ -81,6 +83,7 @@ class CollSched {
   bool local_ = false;
   std::vector<Round> rounds_;
   std::vector<std::unique_ptr<unsigned char[]>> buffers_;
+  std::vector<std::shared_ptr<void>> kept_;
   size_t cur_ = 0;
   bool started_ = false;
   bool done_ = false;

@@ -6,6 +6,7 @@
 
 #include "memcopy/device_scope.h"
 #include "memcopy/memcopy.h"
+#include "mpigpu_api/coll_device.h"
 #include "mpigpu_api/coll_internal.h"
 #include "mpigpu_api/errors.h"
 #include "pipeline/pack.h"
@@ -210,6 +211,8 @@ size_t LayoutSpan(const TypeDesc& d) {
 
 int ReduceCtx::Combine(const void* a, void* b, int n) const {
   if (n <= 0) return MPIGPU_SUCCESS;
+  if (loc.is_device())
+    return CombineOnDevice(*this, a, b, static_cast<size_t>(n) * (desc.size / elem_bytes));
   if (predefined)
     return ApplyOp(op, basic, b, a, static_cast<size_t>(n) * (desc.size / elem_bytes));
   int len = n;
@@ -238,8 +241,8 @@ int StageInto(CollSched& s, const TypedBuf& b, unsigned char** out) {
   return PackToHost(b, *out);
 }
 
-void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
-                     unsigned char* acc, int root) {
+int AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
+                    unsigned char* acc, int root) {
   const int n = s.size();
   const size_t bytes = ctx->bytes;
   // Commutative: a binomial tree rooted at `root`. Otherwise rooted at rank 0, where each node
@@ -250,17 +253,19 @@ void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
   unsigned char* in = nullptr;
   for (int mask = 1; mask < n; mask <<= 1) {
     if (vr & mask) {
-      s.Send(HostBytes(acc, bytes), (vr - mask + base) % n, kTagReduce);
+      s.Send(ctx->Packed(acc, bytes), (vr - mask + base) % n, kTagReduce);
       s.NextRound();
       break;
     }
     if (vr + mask < n) {
-      if (in == nullptr) in = s.Buffer(bytes);  // one scratch: rounds run one after another
-      s.Recv(HostBytes(in, bytes), (vr + mask + base) % n, kTagReduce);
+      // One scratch: rounds run one after another.
+      if (in == nullptr)
+        if (int rc = ReduceScratch(s, *ctx, bytes, &in); rc != MPIGPU_SUCCESS) return rc;
+      s.Recv(ctx->Packed(in, bytes), (vr + mask + base) % n, kTagReduce);
       if (ctx->commute) {
         s.Then([ctx, in, acc] { return ctx->Combine(in, acc); });  // acc = in op acc
       } else {
-        // in = acc op in (acc: the lower ranks), then back into acc.
+        // in = acc op in (acc: the lower ranks), then back into acc (user ops: on the host).
         s.Then([ctx, in, acc, bytes] {
           if (int rc = ctx->Combine(acc, in); rc != MPIGPU_SUCCESS) return rc;
           std::memcpy(acc, in, bytes);
@@ -270,10 +275,11 @@ void AddReduceToRoot(CollSched& s, const std::shared_ptr<const ReduceCtx>& ctx,
       s.NextRound();
     }
   }
-  if (base == root) return;
-  if (s.rank() == 0) s.Send(HostBytes(acc, bytes), root, kTagReduce);
-  if (s.rank() == root) s.Recv(HostBytes(acc, bytes), 0, kTagReduce);
+  if (base == root) return MPIGPU_SUCCESS;
+  if (s.rank() == 0) s.Send(ctx->Packed(acc, bytes), root, kTagReduce);
+  if (s.rank() == root) s.Recv(ctx->Packed(acc, bytes), 0, kTagReduce);
   s.NextRound();
+  return MPIGPU_SUCCESS;
 }
 
 void AddBcastTree(CollSched& s, const TypedBuf& b, int root) {

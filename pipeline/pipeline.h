@@ -68,8 +68,8 @@ size_t LmtFillBlock(const Layout& send, const Layout& recv, size_t unit_bytes);
 // copy has a fixed cost of about 3 us on the H200 node, so large units win; a lone message pays
 // the pipeline's fill and drain (about one unit's copy each), so it wants at least two units.
 // Messages in a row are chained through the ring (no fill or drain between them), and there
-// half the message beat an eighth at every size from 1 to 64 MiB (benchmarks/results: device
-// run 16, fixed and adaptive units with chaining).
+// half the message beat an eighth at every size from 1 to 64 MiB (2×H200, 2026-11-22, fixed and
+// adaptive units with chaining: benchmarks/results/2026-11-22-ring-chaining-h200x2/).
 inline constexpr uint64_t kLmtGpuSplit = 2;
 size_t LmtGpuUnit(uint64_t total, size_t min_unit, size_t max_unit);
 

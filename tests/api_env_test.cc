@@ -302,7 +302,7 @@ TEST(ApiEnvTest, FinalizeWithPendingRequestsWarnsAndReturns) {
   std::remove(log.c_str());
 }
 
-// Issue 15: a refused MPIGPU_* value fails MPIGPU_Init itself, with MPIGPU_ERR_ARG and a message
+// A refused MPIGPU_* value fails MPIGPU_Init itself, with MPIGPU_ERR_ARG and a message
 // naming the variable, its value and the allowed range. Before, MPIGPU_LMT_UNITS=1000000 passed
 // Init and failed at the first large message, when the pair's ring was made. (The ranks set the
 // variables themselves: the configuration is read once per process, after the fork.)

@@ -1,6 +1,7 @@
 // Every collective (tests/coll_suite.h) on device buffers (MPIGPU_BUF_GPU) between forked ranks
-// sharing one GPU: data movement straight between device blocks, reductions staged through the
-// host, derived types through the packer, user ops on staged copies; and the intercommunicator
+// sharing one GPU: data movement straight between device blocks, predefined reductions on the
+// GPU (coll_device_reduce_test checks every op x type), derived types through the packer, user
+// ops on staged copies; and the intercommunicator
 // forms (tests/inter_coll_suite.h). Ranks skip without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

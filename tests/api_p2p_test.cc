@@ -227,7 +227,7 @@ TEST(ApiP2pTest, WaitanyAndTestallWithManyRequests) {
   EXPECT_EQ(r, "");
 }
 
-// Long queues (issue 15, item 10): 20k eager messages with distinct tags, received in reverse tag
+// Long queues: 20k eager messages with distinct tags, received in reverse tag
 // order, first as unexpected messages (all sent before the receives), then against receives
 // posted beforehand, with every byte checked. Every fifth receive takes ANY_SOURCE. Matching is
 // near linear now: each phase takes well under a second (a quadratic matcher took about 2 and

@@ -1,4 +1,4 @@
-// Request handles of the public API are generation-checked (issue 15, item 6). mpigpu recycles
+// Request handles of the public API are generation-checked. mpigpu recycles
 // its request objects, so a copy of a handle kept after its request completed can name an object
 // that now serves a newer request: every call given such a stale handle, a freed one or a forged
 // value must return MPIGPU_ERR_REQUEST and leave every real request alone.

@@ -153,9 +153,9 @@ TEST(ConfigTest, BadValueKeepsDefaultAndNamesTheVariable) {
   EXPECT_EQ(c.cell_size, 1u << 10);
 }
 
-// Issue 15, item 7: each of these passed (or overflowed later) before; now each is refused with
+// Each of these passed (or overflowed later) before; now each is refused with
 // a message naming the variable, the value as given and the allowed range.
-TEST(ConfigTest, IssueExamplesAreRefusedWithNameValueAndRange) {
+TEST(ConfigTest, OutOfRangeAndMalformedValuesAreRefusedWithNameValueAndRange) {
   struct Case {
     const char* name;
     const char* value;

@@ -172,7 +172,7 @@ TEST_F(Netns, MpigpurunStartsAJobAcrossTheHosts) {
 }
 
 // The applications run across hosts unchanged: mpigpurun --host over the two namespaces starts
-// them exactly as on one node (issue 17). `ranks` ranks, half on each host.
+// them exactly as on one node. `ranks` ranks, half on each host.
 mpigpu::testing::Result RunAcross(const std::string& ip_a, const std::string& ip_b,
                                   const std::string& ns_b, int ranks,
                                   const std::vector<std::string>& program) {

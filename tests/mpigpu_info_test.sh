@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mpigpu-info --config prints every variable with its allowed values; a value MPIGPU_Init would
 # refuse is marked '!' with its reason while every other row still prints, and the exit status
-# is then 1 (issue 15). Without --config it also shows the netmods found (issue 17).
+# is then 1. Without --config it also shows the netmods found.
 set -uo pipefail
 info="${TEST_SRCDIR}/${TEST_WORKSPACE}/tools/mpigpu-info"
 fail() { echo "FAIL: $*" >&2; echo "$out" >&2; exit 1; }
@@ -38,7 +38,7 @@ grep -qE '^PMIx \(ranks started by .*\): libpmix (.*PMIx.* \(/.*libpmix[^ ]*\)|n
 out=$(MPIGPU_PMIX_LIB=/nonexistent/libpmix.so.2 "$info"); rc=$?
 [ "$rc" = 0 ] || fail "exit status $rc without libpmix"
 grep -q 'libpmix not loadable: cannot load the PMIx library /nonexistent/libpmix.so.2' <<<"$out" || fail "no reason for a missing libpmix"
-# The netmods found (issue 17): tcp's IPv4 interfaces and the address MPIGPU_NET_IF selects;
+# The netmods found: tcp's IPv4 interfaces and the address MPIGPU_NET_IF selects;
 # ibverbs' RDMA devices through libibverbs loaded at run time, never linked.
 if command -v readelf >/dev/null; then
   grep -q 'NEEDED.*libibverbs' <<<"$(readelf -d "$info")" && { out=$(readelf -d "$info"); fail "mpigpu-info links libibverbs"; }

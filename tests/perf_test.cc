@@ -1,15 +1,20 @@
 // perf/: the measuring programs' shared pieces. PERF_API and ApiFailure's text, the launcher's
-// environment with its fallbacks, and loading NCCL (present or not, the result says which).
+// environment with its fallbacks, loading NCCL (present or not, the result says which), and a
+// cache line's round trip between two CPUs.
+#include <sched.h>
 #include <stdlib.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
 #include <initializer_list>
 #include <memory>
 #include <string>
 
 #include "mpigpu_api/mpigpu.h"
 #include "perf/api_check.h"
+#include "perf/cpu_line.h"
 #include "perf/launch_env.h"
 #include "perf/nccl.h"
 
@@ -82,6 +87,37 @@ TEST(NcclTest, LoadsOrSaysWhyAndKeepsNvlsOffUnlessSet) {
                 m.rfind("libnccl.so.2 lacks ", 0) == 0)
         << m;
   }
+}
+
+// Two threads (on CPUs 0 and 1 where this process may use them, else both on CPU 0): a round trip
+// takes some time, and a bounded number of trips ends.
+TEST(CpuLineTest, TwoThreadsBounceALine) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const int b = CPU_ISSET(0, &allowed) && CPU_ISSET(1, &allowed) ? 1 : 0;
+  LineRun run;
+  run.warmup = 10;
+  run.trips = 2000;
+  run.budget_s = 1;
+  const double ns = LineRoundTripNs(0, b, run);
+  EXPECT_TRUE(std::isfinite(ns) && ns > 0) << ns;
+  run.batch = 100;  // the fastest batch's mean
+  const double best = LineRoundTripNs(0, b, run);
+  EXPECT_TRUE(std::isfinite(best) && best > 0) << best;
+}
+
+// An echo that never answers: the pinger gives up at its timeout with NaN and ends the run
+// (-1), so that a late echo ends too instead of waiting.
+TEST(CpuLineTest, ASilentEchoEndsThePingAtItsTimeout) {
+  alignas(64) std::atomic<long> line{0};
+  LineRun run;
+  run.timeout_s = 0.05;
+  EXPECT_TRUE(std::isnan(LinePing(&line, run)));
+  EXPECT_EQ(line.load(), -1);
+  EXPECT_TRUE(LineEcho(&line, 0.05));  // sees the end at once
+  std::atomic<long> quiet{0};
+  EXPECT_FALSE(LineEcho(&quiet, 0.05));  // no pinger: the echo's own timeout
 }
 
 }  // namespace

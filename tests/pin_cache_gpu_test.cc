@@ -346,7 +346,8 @@ TEST_F(PinCacheGpuTest, BrkMemoryIsNeverPinned) {
   if (sbrk(0) == p + n) (void)sbrk(-static_cast<intptr_t>(n + pad));
 }
 
-// The failure that kept the pin cache off (benchmarks/results/2026-11-24-s12/pin-cache-cause.md):
+// The failure that kept the pin cache off
+// (benchmarks/results/2026-11-24-pin-cache-cause-h100/README.md):
 // CUDA refuses a copy that starts inside a registration and ends past it. The program's own
 // cudaMemcpy must work from every part of a pinned block, from a larger block malloc'd after
 // the pinned one was freed (before and after the cache's next call), and from heap neighbours.

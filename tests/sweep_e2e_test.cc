@@ -62,6 +62,13 @@ void ExpectAllMeasured(const Series& s) {
   for (double v : s.values) EXPECT_TRUE(std::isfinite(v) && v > 0) << s.name << ": " << v;
 }
 
+// The median of a series' values (NaN when it has none).
+double Median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 TEST(SweepE2E, LatencyBwBibwHostHostThroughTheLauncher) {
   const std::string dir = TempDir();
   Result r = RunSweep({"latency", "bw", "bibw", "H", "H", "-m", "1:4K", "-i", "20", "-x", "2",
@@ -69,9 +76,12 @@ TEST(SweepE2E, LatencyBwBibwHostHostThroughTheLauncher) {
                       dir);
   ASSERT_FALSE(r.hung);
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* header : {"# mpigpu-sweep latency [HH]: rank 0 H (host) -> rank 1 H (host)",
-                             "# mpigpu-sweep bw [HH]", "# mpigpu-sweep bibw [HH]", "Latency (us)",
-                             "Bandwidth (GB/s)", "mpigpu/limit"})
+  for (const char* header :
+       {"# mpigpu-sweep latency [HH]: rank 0 H (host) -> rank 1 H (host)",
+        "# mpigpu-sweep bw [HH]", "# mpigpu-sweep bibw [HH]", "Latency (us)", "Bandwidth (GB/s)",
+        "# floor cacheline: half a cache line's round trip between the two ranks' cores",
+        "mpigpu/cacheline", "# cacheline: half a cache line's round trip between the ranks' cores "
+        "(CPU ", "mpigpu/limit"})
     EXPECT_NE(r.out.find(header), std::string::npos) << header << "\n" << r.out;
 
   Report rep = ReadJson(dir + "/out.json");
@@ -82,13 +92,24 @@ TEST(SweepE2E, LatencyBwBibwHostHostThroughTheLauncher) {
     EXPECT_EQ(t.test, order[i]);
     EXPECT_EQ(t.sizes.size(), 13u);  // 1 .. 4K
     ASSERT_NE(t.Find("mpigpu"), nullptr);
-    ASSERT_NE(t.Find("limit"), nullptr);
     ExpectAllMeasured(*t.Find("mpigpu"));
-    ExpectAllMeasured(*t.Find("limit"));
+    // Latency has the cache line's floor, no copy "limit"; bandwidth the limit, no floor.
+    const char* beside = i == 0 ? kFloorCacheLine : "limit";
+    const char* absent = i == 0 ? "limit" : kFloorCacheLine;
+    ASSERT_NE(t.Find(beside), nullptr) << beside;
+    EXPECT_EQ(t.Find(absent), nullptr) << absent;
+    EXPECT_EQ(t.Find(beside)->kind, i == 0 ? kKindFloor : kKindLimit);
+    ExpectAllMeasured(*t.Find(beside));
   }
-  // One CSV row per point: 3 tables x 2 series x 13 sizes, plus the header.
+  // The floor is one value for every size, below what a message takes.
+  const Series& floor = *rep.tables[0].Find(kFloorCacheLine);
+  for (double v : floor.values) EXPECT_EQ(v, floor.values[0]);
+  EXPECT_LT(floor.values[0], Median(rep.tables[0].Find("mpigpu")->values));
+  // One CSV row per point: 3 tables x 2 series x 13 sizes, plus the header; the floor's rows
+  // are named.
   const std::string csv = ReadFile(dir + "/out.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 13);
+  EXPECT_NE(csv.find("latency,HH,host,host,cacheline,floor,1,"), std::string::npos) << csv;
 }
 
 // -c across the eager / rendezvous boundary (64 KiB by default), every test.
@@ -264,6 +285,10 @@ TEST(SweepE2E, TheIterationRuleIsInTheTable) {
     const int least = t.test == STest::kLatency ? 10 : 2;
     for (const Series& s : t.series) {
       ASSERT_EQ(s.iterations.size(), t.sizes.size()) << s.name;
+      if (s.name == kFloorCacheLine) {  // measured once, not with the row's runs
+        for (int n : s.iterations) EXPECT_EQ(n, 0);
+        continue;
+      }
       for (size_t i = 0; i < t.sizes.size(); ++i) {
         EXPECT_GE(s.iterations[i], least) << s.name << " " << t.sizes[i];
         EXPECT_LE(s.iterations[i], most) << s.name << " " << t.sizes[i];
@@ -285,7 +310,8 @@ TEST(SweepE2E, DeviceBuffers) {
     EXPECT_EQ(r.code, 2);
     return;
   }
-  // A GPU: every pair, every test, data checked, with the limit and peer columns.
+  // A GPU: every pair, every test, data checked, with the limit (bandwidth), the floors
+  // (latency) and the peer columns.
   Result r = RunSweep({"all", "--all-pairs", "-c", "-m", "1:4M", "-i", "5", "-x", "1", "-W", "8",
                        "--json", dir + "/gpu.json"},
                       dir);
@@ -295,7 +321,25 @@ TEST(SweepE2E, DeviceBuffers) {
   ASSERT_EQ(rep.tables.size(), 12u);
   for (const Table& t : rep.tables) {
     ExpectAllMeasured(*t.Find("mpigpu"));
-    ExpectAllMeasured(*t.Find("limit"));
+    if (t.test != STest::kLatency) {
+      ExpectAllMeasured(*t.Find("limit"));
+    } else if (!t.pair.has_device()) {
+      ExpectAllMeasured(*t.Find(kFloorCacheLine));
+    } else {
+      ASSERT_EQ(t.Find("limit"), nullptr);
+      ExpectAllMeasured(*t.Find(kFloorCopy));  // one host-driven copy, size by size
+      const bool dd = t.pair.src == Loc::kDevice && t.pair.dst == Loc::kDevice;
+      ASSERT_EQ(t.Find(kFloorGpuFlag) != nullptr, dd) << PairName(t.pair);
+      if (dd) {
+        // Measured (a GPU pair with peer access, or one GPU's two kernels), or n/a with why.
+        const Series& flag = *t.Find(kFloorGpuFlag);
+        if (std::isnan(flag.values[0])) ADD_FAILURE() << "gpuflag: " << flag.note;
+        else ExpectAllMeasured(flag);
+        EXPECT_NE(r.out.find("# floor gpuflag: half a flag's round trip"), std::string::npos);
+        EXPECT_NE(r.out.find("mpigpu/gpuflag"), std::string::npos);
+        EXPECT_NE(r.out.find("mpigpu/copy"), std::string::npos);
+      }
+    }
     if (t.pair.has_device()) {
       ASSERT_NE(t.Find("staged"), nullptr);
       ExpectAllMeasured(*t.Find("staged"));

@@ -391,6 +391,51 @@ Report Sample() {
   return r;
 }
 
+// The cells of a table's row for `size` (empty when the table has no such row).
+std::vector<std::string> RowCells(const std::string& table, const std::string& size) {
+  const size_t row = table.find("\n" + size + " ");
+  std::vector<std::string> cells;
+  if (row == std::string::npos) return cells;
+  std::istringstream line(table.substr(row + 1, table.find('\n', row + 1) - row - 1));
+  for (std::string cell; line >> cell;) cells.push_back(cell);
+  return cells;
+}
+
+// A latency table's floors: each named in a legend line under the title, a column of its own
+// and the ratio mpigpu/floor; kind "floor" in the CSV and the JSON.
+TEST(SweepOutput, LatencyFloorsAreNamedWithTheirRatios) {
+  Report r;
+  Table t;
+  t.test = STest::kLatency;
+  t.pair = Pair{Loc::kDevice, Loc::kDevice};
+  t.sizes = {1, 1024};
+  t.series.push_back({"mpigpu", kKindMpigpu, {3.6, 4.8}, ""});
+  t.series.push_back({kFloorGpuFlag, kKindFloor, {1.2, 1.2}, "half a flag's round trip ..."});
+  t.series.push_back({kFloorCopy, kKindFloor, {7.2, 8.0}, "cudaMemcpyPeerAsync ..."});
+  r.tables.push_back(t);
+  const std::string s = FormatTable(t);
+  const size_t flag = s.find("# floor gpuflag: half a flag's round trip between kernels on the "
+                             "two GPUs (one way)\n");
+  const size_t copy = s.find("# floor copy: one host-driven copy issued and waited for");
+  const size_t head = s.find("# Size");
+  ASSERT_NE(flag, std::string::npos) << s;
+  ASSERT_NE(copy, std::string::npos) << s;
+  EXPECT_LT(copy, head);  // the legend comes before the columns
+  EXPECT_NE(s.find("mpigpu/gpuflag"), std::string::npos) << s;
+  EXPECT_NE(s.find("mpigpu/copy"), std::string::npos) << s;
+  EXPECT_EQ(RowCells(s, "1"), (std::vector<std::string>{"1", "3.60", "1.20", "7.20", "3", "0.5"}));
+  EXPECT_NE(ToCsv(r).find("latency,DD,host,host,gpuflag,floor,1,1.2,us\n"), std::string::npos)
+      << ToCsv(r);
+  Report back;
+  ASSERT_TRUE(FromJson(ToJson(r), &back).ok());
+  ASSERT_NE(back.tables[0].Find(kFloorCopy), nullptr);
+  EXPECT_EQ(back.tables[0].Find(kFloorCopy)->kind, kKindFloor);
+  // Every floor the sweep measures has a legend; other names have none.
+  for (const char* name : {kFloorCacheLine, kFloorGpuFlag, kFloorCopy})
+    EXPECT_FALSE(FloorLegend(name).empty()) << name;
+  EXPECT_EQ(FloorLegend("limit"), "");
+}
+
 TEST(SweepOutput, TableHasHeaderColumnsAndRatios) {
   const std::string s = FormatTable(Sample().tables[0]);
   EXPECT_NE(s.find("# mpigpu-sweep bw [HD]: rank 0 H (host) -> rank 1 D (NVIDIA H200, GPU 1)"),
@@ -407,12 +452,8 @@ TEST(SweepOutput, TableHasHeaderColumnsAndRatios) {
   EXPECT_LT(st, r1);
   EXPECT_LT(r1, r2);
   // Row 1024: the values, then the ratios mpigpu/limit and mpigpu/staged.
-  size_t row = s.find("\n1024 ");
-  ASSERT_NE(row, std::string::npos);
-  std::istringstream line(s.substr(row + 1, s.find('\n', row + 1) - row - 1));
-  std::vector<std::string> cells;
-  for (std::string cell; line >> cell;) cells.push_back(cell);
-  EXPECT_EQ(cells, (std::vector<std::string>{"1024", "5.50", "11.00", "2.75", "0.5", "2"}));
+  EXPECT_EQ(RowCells(s, "1024"),
+            (std::vector<std::string>{"1024", "5.50", "11.00", "2.75", "0.5", "2"}));
   // Missing values say n/a, also in the ratio.
   std::string first = s.substr(s.find("\n1 ") + 1);
   first = first.substr(0, first.find('\n'));

@@ -8,7 +8,9 @@
 // tcp_datapath_test runs it with the kernel's socket buffers; tcp_datapath_smallbuf_test with
 // MPIGPU_NET_SOCKBUF=16K, so that the socket takes every frame in pieces (the "socket took part of
 // it" path: the rest lent or copied, and reads of a placed payload in many steps).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -481,14 +483,74 @@ TEST(TcpDatapathGpuTest, EveryLocationPairVectorLayouts) {
   EXPECT_EQ(r, "");
 }
 
-// A peer killed in the middle of a large transfer (it runs progress for a while, then dies
-// without a word): the survivor's request ends with kPeerFailed, within the wait's bound.
+// The most payload a loopback connection holds in the kernel, both ends' socket buffers together
+// (the kernel doubles SO_SNDBUF/SO_RCVBUF; without MPIGPU_NET_SOCKBUF, the autotuning maxima of
+// tcp_wmem and tcp_rmem): what one side can move while the other does not progress.
+size_t KernelSocketBytes() {
+  if (SmallSocketBuffers()) return 4 * GetNetConfig().net_sockbuf;
+  size_t total = 0;
+  for (const char* path : {"/proc/sys/net/ipv4/tcp_wmem", "/proc/sys/net/ipv4/tcp_rmem"}) {
+    unsigned long long lo = 0, def = 0, hi = 0;
+    std::FILE* f = std::fopen(path, "r");
+    const bool ok = f != nullptr && std::fscanf(f, "%llu %llu %llu", &lo, &def, &hi) == 3;
+    if (f != nullptr) std::fclose(f);
+    total += ok ? static_cast<size_t>(hi) : size_t{64} << 20;  // unknown: a generous guess
+  }
+  return total;
+}
+
+// Two ranks that take turns to progress, through a pipe to each made before the fork: while one
+// progresses the other waits on its pipe without touching its sockets, so a turn moves at most
+// what the connection holds in the kernel (KernelSocketBytes) and the engine's own buffers,
+// however fast the machine. Tokens: kTurn (your turn), kDying (the sender is about to die).
+class Turns {
+ public:
+  static constexpr char kTurn = 't', kDying = 'k';
+  Turns() {
+    for (auto& p : to_) ok_ = ok_ && ::pipe2(p, O_CLOEXEC) == 0;
+  }
+  ~Turns() {
+    for (auto& p : to_)
+      for (int fd : p)
+        if (fd >= 0) ::close(fd);
+  }
+  bool ok() const { return ok_; }
+  void Pass(int rank, char token) { RANK_CHECK(::write(to_[1 - rank][1], &token, 1) == 1); }
+  // The other rank's next token (bounded: a rank that neither passes nor dies fails the case).
+  char Wait(int rank) {
+    pollfd p{to_[rank][0], POLLIN, 0};
+    RANK_CHECK(::poll(&p, 1, 30 * 1000) == 1);
+    char token = 0;
+    RANK_CHECK(::read(to_[rank][0], &token, 1) == 1);
+    return token;
+  }
+
+ private:
+  int to_[2][2] = {{-1, -1}, {-1, -1}};  // to_[r]: the pipe rank r reads
+  bool ok_ = true;
+};
+
+// A peer killed in the middle of a large transfer: the survivor's request ends with kPeerFailed,
+// within the wait's bound. The transfer is held at a known point whatever the machine's speed:
+// the ranks take turns to progress (Turns), and the victim dies at the start of its first turn
+// after at least 1 MiB of the message has moved through its socket (so the CTS and some frames
+// are behind it). By then at most 1 MiB, one turn's worth and the engine's buffers have moved,
+// far less than the message, so neither request can have ended; the victim tells the survivor
+// before it dies, and the survivor, which made no progress since, waits for the failure.
 // `victim`: the rank that dies (0: the sender, 1: the receiver).
 // `vector`: both buffers strided (rows of 64 bytes, 80 apart), so that both ends stage.
 std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
-  const size_t n = SmallSocketBuffers() ? size_t{32} << 20 : size_t{512} << 20;
+  constexpr uint64_t kBeforeKill = uint64_t{1} << 20;
+  // What can move before the victim stops: 1 MiB, the victim's last turn and what the other end
+  // is ahead by (each at most the kernel's buffers), and what the engine holds (a staging ring
+  // and a frame). The message is at least twice that, on a host with huge socket buffers too.
+  const size_t held = kBeforeKill + 2 * KernelSocketBytes() + kRing + kChunk;
+  const size_t n = std::max(SmallSocketBuffers() ? size_t{32} << 20 : size_t{512} << 20,
+                            (2 * held + kBeforeKill - 1) / kBeforeKill * kBeforeKill);
   const Layout layout = vector ? Layout::Vector(n / 64, 64, 80) : Layout::Contiguous(n);
   const bool gpu = p.send_dev || p.recv_dev;
+  Turns turns;
+  if (!turns.ok()) return "pipe2 failed";
   return RunJob(2, [&](int rank) {
     if (gpu) {
       if (CudaDeviceCount() < 1) return mpigpu::testing::kRankSkip;
@@ -504,28 +566,27 @@ std::string KillMidTransfer(const Pair& p, int victim, bool vector = false) {
       const TransportStats s = e->stats();
       return rank == 0 ? s.stream_bytes_sent : s.stream_bytes_read;
     };
-    if (rank == victim) {
-      // Until the first MiB of the message has moved through the victim's socket (so the CTS
-      // and some frames are behind it), then no further: the rest cannot move without it. By
-      // bytes, not by time: a fast machine moves a whole 32 MiB message in a few ms.
-      const uint64_t start = moved();
-      const double until = MonotonicSeconds() + 10;
-      while (moved() - start < (uint64_t{1} << 20) && MonotonicSeconds() < until)
-        RANK_CHECK(e->Progress().ok());
-      if (q->done()) std::fprintf(stderr, "rank %d: the transfer ended before the kill\n", rank);
-      RANK_CHECK(!q->done());
-      _exit(3);
+    const uint64_t start = moved();
+    const double until = MonotonicSeconds() + 30;
+    for (bool first = true;; first = false) {
+      if (rank == 1 || !first) {  // rank 0 has the first turn
+        if (turns.Wait(rank) == Turns::kDying) break;  // the survivor: the victim is going
+      }
+      if (rank == victim && moved() - start >= kBeforeKill) {
+        if (q->done()) std::fprintf(stderr, "rank %d: the transfer ended before the kill\n", rank);
+        RANK_CHECK(!q->done());
+        turns.Pass(rank, Turns::kDying);
+        _exit(3);
+      }
+      if (MonotonicSeconds() > until)
+        std::fprintf(stderr, "rank %d: %llu bytes moved in 30 s\n", rank,
+                     static_cast<unsigned long long>(moved() - start));
+      RANK_CHECK(MonotonicSeconds() <= until);
+      for (int i = 0; i < 8; ++i) RANK_CHECK(e->Progress().ok());
+      turns.Pass(rank, Turns::kTurn);
     }
-    // The survivor stops progressing once the first MiB has reached it, for 0.5 s: the message
-    // cannot finish behind the victim's back, however fast the machine (on the H100 host one
-    // progress loop of both ends moved all 512 MiB before the victim looked: run 61).
-    {
-      const uint64_t start = moved();
-      const double until = MonotonicSeconds() + 10;
-      while (moved() - start < (uint64_t{1} << 20) && !q->done() && MonotonicSeconds() < until)
-        RANK_CHECK(e->Progress().ok());
-      usleep(500 * 1000);
-    }
+    if (q->done()) std::fprintf(stderr, "rank %d: the transfer ended before the kill\n", rank);
+    RANK_CHECK(!q->done());
     Status st = WaitDone(e.get(), q, 20);
     if (st.code() != Err::kPeerFailed)
       std::fprintf(stderr, "%s, rank %d killed: survivor got %s\n", p.name().c_str(), victim,

@@ -141,9 +141,9 @@ TEST(TransportFaultTest, ProbesOfADeadPeerFailWithinASecond) {
   }
 }
 
-// A message sent just before its sender died is still probed and received, never lost to the
-// death (the peer check takes in what arrived before it fails anything; run 41 found the race on
-// a 16-core node). Many short jobs, with a probe or with a receive posted before the death.
+// A message sent just before its sender died is still probed and received, never lost to the death
+// (the peer check takes in what arrived before it fails anything; found on a 16-core node with one
+// H200 on 2026-11-24). Many short jobs, with a probe or with a receive posted before the death.
 TEST(TransportFaultTest, AMessageFromADeadPeerIsStillProbedAndReceived) {
   for (int round = 0; round < 40; ++round) {
     const bool probe = round % 2 == 0;

@@ -901,11 +901,11 @@ TEST(TransportGpuTest, SmallDeviceSendsToARankOnTheSameGpuSkipTheIpcCopy) {
   EXPECT_EQ(r, "");
 }
 
-// A receive into a pointer tagged GPU that is not device memory. On the resident kernel (two
-// GPUs, or MPIGPU_GPU_COPIER_SHARED=1) the copy faults and the receiver's CUDA context is lost;
-// on the copy engine the copy is refused and the context lives on (run 33 saw both). Either way
-// no end waits: the receive ends with the error; a single-copy (CUDA IPC) send ends with it too,
-// by the receiver's FIN, since the kernel never stored its token (an eager send, as with
+// A receive into a pointer tagged GPU that is not device memory. On the resident kernel (two GPUs,
+// or MPIGPU_GPU_COPIER_SHARED=1) the copy faults and the receiver's CUDA context is lost; on the
+// copy engine the copy is refused and the context lives on (both seen on one H200 on 2026-11-24).
+// Either way no end waits: the receive ends with the error; a single-copy (CUDA IPC) send ends with
+// it too, by the receiver's FIN, since the kernel never stored its token (an eager send, as with
 // MPIGPU_LMT=ring, is done once packed). The job goes on: a host message passes, and a later
 // device message arrives whole if the receiver's context lived, else fails on both ends. Under
 // MPS the fault also takes the sender's context (one server for both): then no later device

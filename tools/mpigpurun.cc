@@ -10,9 +10,10 @@
 // The supervision of the ranks (tools/supervisor.h) reads SIGCHLD, SIGINT, SIGTERM and SIGHUP
 // from a signalfd. The mask is set first thing in Main, before anything starts a thread (the
 // CUDA runtime that PlanBindings or the MPS check may load, the boot server, NCCL's probes): a
-// thread made earlier would inherit an open mask and take SIGCHLD, whose default action drops
-// it, and the signalfd would never hear that a rank ended (device run 60: the launcher waited on
-// with both ranks zombies; the pre-seam build too). Ranks get the original mask back before exec.
+// thread made earlier would inherit an open mask and take SIGCHLD, whose default action drops it,
+// and the signalfd would never hear that a rank ended (on an H100 host on 2026-11-24 the launcher
+// waited on with both ranks zombies; the pre-seam build too). Ranks get the original mask back
+// before exec.
 //
 // The launcher's own death (SIGKILL, a crash) must not leave ranks or shared memory behind:
 //   - each rank asks for SIGKILL when the launcher dies (PR_SET_PDEATHSIG, set between fork and

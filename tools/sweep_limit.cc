@@ -1,5 +1,7 @@
 // The limit series: what the node's copy engines (or, for H->H, one CPU's memcpy) reach for the
-// pair's copy, measured by rank 0 alone with the CUDA runtime.
+// pair's copy, measured by rank 0 alone with the CUDA runtime. Bandwidth tables call it "limit";
+// latency tables of pairs with a device side call it the "copy" floor (one host-driven copy
+// issued and waited for).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

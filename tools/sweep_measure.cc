@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -23,8 +24,17 @@ namespace {
 constexpr size_t kNameBytes = 256;
 
 bool Always(const Options&, const RankSetup&, const Pair&) { return true; }
-// The limit is one node's copy: it says nothing about a path between two hosts.
+// The limits and floors are one node's: they say nothing about a path between two hosts.
 bool WithLimits(const Options& o, const RankSetup& s, const Pair&) { return o.limits && s.same_node; }
+bool HostFloor(const Options& o, const RankSetup& s, const Pair& p) {
+  return WithLimits(o, s, p) && !p.has_device();
+}
+bool DeviceFloor(const Options& o, const RankSetup& s, const Pair& p) {
+  return WithLimits(o, s, p) && p.has_device();
+}
+bool DeviceToDeviceFloor(const Options& o, const RankSetup& s, const Pair& p) {
+  return WithLimits(o, s, p) && p.src == Loc::kDevice && p.dst == Loc::kDevice;
+}
 // NCCL runs D->D only.
 bool DeviceToDevice(const Options& o, const RankSetup&, const Pair& p) {
   return o.peers && p.src == Loc::kDevice && p.dst == Loc::kDevice;
@@ -34,19 +44,28 @@ bool WithDevice(const Options& o, const RankSetup&, const Pair& p) {
   return o.peers && p.has_device();
 }
 
-// The columns of every table, in order: name, kind, the pairs (and options) it applies to, and
-// its runner (sweep_series.h).
+bool AnyTest(Test) { return true; }
+bool LatencyTest(Test t) { return t == Test::kLatency; }
+bool BandwidthTest(Test t) { return t != Test::kLatency; }
+
+// The columns of every table, in order: name, kind, the pairs (and options) and the tests it
+// applies to, and its runner (sweep_series.h). Bandwidth has the copy limit; latency has
+// floors instead (sweep_report.h), each named.
 struct SeriesSpec {
   const char* name;
   const char* kind;
   bool (*applies)(const Options& o, const RankSetup& s, const Pair& p);
+  bool (*in_test)(Test t);
   std::unique_ptr<SeriesRunner> (*make)();
 };
 const SeriesSpec kSeries[] = {
-    {"mpigpu", kKindMpigpu, Always, MakeMpigpuSeries},
-    {"limit", kKindLimit, WithLimits, MakeLimitSeries},
-    {"nccl", kKindPeer, DeviceToDevice, MakeNcclSeries},
-    {"staged", kKindPeer, WithDevice, MakeStagedSeries},
+    {"mpigpu", kKindMpigpu, Always, AnyTest, MakeMpigpuSeries},
+    {"limit", kKindLimit, WithLimits, BandwidthTest, MakeLimitSeries},
+    {kFloorCacheLine, kKindFloor, HostFloor, LatencyTest, MakeCacheLineFloor},
+    {kFloorGpuFlag, kKindFloor, DeviceToDeviceFloor, LatencyTest, MakeGpuFlagFloor},
+    {kFloorCopy, kKindFloor, DeviceFloor, LatencyTest, MakeLimitSeries},
+    {"nccl", kKindPeer, DeviceToDevice, AnyTest, MakeNcclSeries},
+    {"staged", kKindPeer, WithDevice, AnyTest, MakeStagedSeries},
 };
 constexpr size_t kNumSeries = sizeof kSeries / sizeof kSeries[0];
 
@@ -129,6 +148,7 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::F
     std::vector<size_t> active;  // the series that apply to this pair, in table order
     for (size_t k = 0; k < kNumSeries; ++k) {
       if (!kSeries[k].applies(o, setup, pair)) continue;
+      if (std::none_of(o.tests.begin(), o.tests.end(), kSeries[k].in_test)) continue;
       OrDie(runners[k]->StartPair(c));
       active.push_back(k);
     }
@@ -144,7 +164,10 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::F
       t.sizes = sizes;
       t.rule = IterationRuleText(o, test);
       t.iters_column = RuleApplies(o);
+      std::vector<size_t> here;  // the active series of this test
       for (size_t k : active) {
+        if (!kSeries[k].in_test(test)) continue;
+        here.push_back(k);
         t.series.push_back(Series{kSeries[k].name, kSeries[k].kind, {}, "", {}});
         OrDie(runners[k]->StartTest(c, &t.series.back()));
       }
@@ -153,18 +176,18 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::F
       for (size_t i = 0; i < sizes.size(); ++i) {
         progress.Row(label + std::to_string(sizes[i]) + " B");
         c.row = RowPlan{};
-        for (size_t j = 0; j < active.size(); ++j) {
+        for (size_t j = 0; j < here.size(); ++j) {
           Series& s = t.series[j];
           if (j > 0) progress.Detail(s.name);
           double v = kNaN;
           int iters = 0;
-          OrDie(runners[active[j]]->MeasureSize(c, i, sizes[i], &v, &iters));
+          OrDie(runners[here[j]]->MeasureSize(c, i, sizes[i], &v, &iters));
           s.values.push_back(v);
           s.iterations.push_back(std::isnan(v) ? 0 : iters);
         }
         out.Write(FormatTableRow(t, i));
       }
-      for (size_t j = 0; j < active.size(); ++j) runners[active[j]]->EndTest(c, &t.series[j]);
+      for (size_t j = 0; j < here.size(); ++j) runners[here[j]]->EndTest(c, &t.series[j]);
       out.Write(FormatTableTail(t));
       if (rank == 0) report->tables.push_back(std::move(t));
     }
@@ -179,8 +202,8 @@ Status RunSweep(const Options& o, const RankSetup& setup, Report* report, std::F
                       "pairs have no peer column");
   }
   if (rank == 0 && o.limits && !setup.same_node)
-    report->AddNote("limit: not measured: the ranks are on different hosts, and the limit is one "
-                    "node's copy");
+    report->AddNote("limit and floors: not measured: the ranks are on different hosts, and they "
+                    "are one node's copies and round trips");
   if (rank == 1) *report = Report();
   return Status::Ok();
 }

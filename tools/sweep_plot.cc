@@ -104,7 +104,7 @@ std::string GnuplotScript(const Report& r, const std::string& png, const std::st
       const std::string name = "$s" + std::to_string(block++);
       s += name + " << EOD\n" + rows + "EOD\n";
       const char* style = ser.kind == kKindMpigpu ? "linespoints lw 2"
-                          : ser.kind == kKindLimit ? "lines dt 2 lw 2"
+                          : ser.kind == kKindLimit || ser.kind == kKindFloor ? "lines dt 2 lw 2"
                                                    : "linespoints dt 3";
       plots[panel].push_back(name + " using 1:2 with " + style + " title " +
                              Quote(PairName(t.pair) + " " + ser.name));

@@ -84,6 +84,16 @@ double GeoMean(const std::vector<double>& v) {
   return n > 0 ? std::exp(log_sum / n) : kNaN;
 }
 
+std::string FloorLegend(const std::string& name) {
+  if (name == kFloorCacheLine)
+    return "half a cache line's round trip between the two ranks' cores (one way)";
+  if (name == kFloorGpuFlag)
+    return "half a flag's round trip between kernels on the two GPUs (one way)";
+  if (name == kFloorCopy)
+    return "one host-driven copy issued and waited for (cudaMemcpyAsync + stream sync)";
+  return "";
+}
+
 const char* Unit(Test t) { return t == Test::kLatency ? "us" : "GB/s"; }
 
 const char* QuantityName(Test t) {
@@ -163,6 +173,11 @@ std::string FormatTableHead(const Table& t) {
          pair[0] + " (" + t.src_name + ") -> rank 1 " + pair[1] + " (" + t.dst_name + ")\n";
   out += "# " + std::string(QuantityName(t.test)) + "\n";
   if (!t.rule.empty()) out += "# iterations: " + t.rule + "\n";
+  for (const Series& s : t.series)
+    if (s.kind == kKindFloor) {
+      const std::string legend = FloorLegend(s.name);
+      out += "# floor " + s.name + (legend.empty() ? "" : ": " + legend) + "\n";
+    }
   std::string header = "# Size";
   header.resize(kSizeWidth, ' ');
   for (const Column& c : Columns(t)) header += Cell(c.title, Width(c));

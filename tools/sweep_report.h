@@ -14,15 +14,28 @@
 namespace mpigpu {
 namespace sweep {
 
-// What a series is: mpigpu itself, the copy-engine limit, or a peer library/method.
+// What a series is: mpigpu itself, the copy-engine limit (bandwidth), a floor (latency), or a
+// peer library/method.
 inline constexpr const char* kKindMpigpu = "mpigpu";
 inline constexpr const char* kKindLimit = "limit";
+inline constexpr const char* kKindFloor = "floor";
 inline constexpr const char* kKindPeer = "peer";
+
+// The latency floors, each a series of kind kKindFloor named so (FloorLegend says what each is):
+// what no message between the two ranks can beat.
+inline constexpr const char* kFloorCacheLine = "cacheline";  // H->H: half a cache line's round
+                                                             // trip between the ranks' cores
+inline constexpr const char* kFloorGpuFlag = "gpuflag";  // D->D: half a flag's round trip
+                                                         // between kernels on the two GPUs
+inline constexpr const char* kFloorCopy = "copy";  // H<->D, D->D: one host-driven copy issued
+                                                   // and waited for
+// A floor's meaning in one line ("" for a name that is not a floor).
+std::string FloorLegend(const std::string& name);
 
 // One column of a table: a value per message size (NaN where not measured).
 struct Series {
-  std::string name;  // column title: "mpigpu", "mpigpu[ring]", "limit", "nccl", "staged"
-  std::string kind;  // kKindMpigpu, kKindLimit or kKindPeer
+  std::string name;  // column title: "mpigpu", "mpigpu[ring]", "limit", "cacheline", "nccl", ...
+  std::string kind;  // kKindMpigpu, kKindLimit, kKindFloor or kKindPeer
   std::vector<double> values;
   std::string note;  // what it measures, or why it is n/a
   // Timed runs behind each value (0: not measured); empty in reports written before the
@@ -87,7 +100,8 @@ const char* Unit(Test t);            // "us" or "GB/s"
 const char* QuantityName(Test t);    // "Latency (us)", "Bandwidth (GB/s)", ...
 std::string FormatValue(double v);   // fixed width-free text; "n/a" for NaN
 
-// The OSU-style table of one test on one pair, with the ratio columns: FormatTableHead, a
+// The OSU-style table of one test on one pair, with the ratio columns (mpigpu over each other
+// series) and a "# floor NAME: ..." legend line per floor series: FormatTableHead, a
 // FormatTableRow per size, FormatTableTail. The head needs only the table's series (not their
 // values), so a sweep prints each row as soon as it is measured. Columns have fixed widths
 // (from their titles).

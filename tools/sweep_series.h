@@ -119,7 +119,9 @@ class SeriesRunner {
 };
 
 std::unique_ptr<SeriesRunner> MakeMpigpuSeries();  // sweep_mpigpu.cc
-std::unique_ptr<SeriesRunner> MakeLimitSeries();   // sweep_limit.cc
+std::unique_ptr<SeriesRunner> MakeLimitSeries();   // sweep_limit.cc (also the copy floor)
+std::unique_ptr<SeriesRunner> MakeCacheLineFloor(); // sweep_floor.cc
+std::unique_ptr<SeriesRunner> MakeGpuFlagFloor();   // sweep_floor.cc
 std::unique_ptr<SeriesRunner> MakeNcclSeries();    // sweep_peers.cc
 std::unique_ptr<SeriesRunner> MakeStagedSeries();  // sweep_peers.cc
 

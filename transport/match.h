@@ -8,7 +8,7 @@
 // sent is the first received (the transport must insert them in the order each sender sent).
 // Contexts never match across communicators.
 //
-// How a search stays near constant time with long queues (issue 15, item 10): a queue of at most
+// How a search stays near constant time with long queues: a queue of at most
 // `index_above` entries (default kMatchIndexAbove) is a plain list searched front to back, which
 // is the cheapest for the common short queue (a ping-pong has one posted receive). When it grows
 // past that it is indexed: every entry also sits in FIFO bins of hash tables, and it goes back to

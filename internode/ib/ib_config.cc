@@ -52,7 +52,7 @@ constexpr ParamVar<IbConfig> kVars[] = {
            "1: the receiver of a rendezvous message tells the sender it is done with a zero-byte "
            "RDMA WRITE with immediate posted behind its READs (fenced); 0: with a FIN message "
            "on the channel once the READs completed (a failed READ is always told that way). "
-           "Off by default: on Soft-RoCE it measured slower (benchmarks/results/2026-11-24-s12)",
+           "Off by default: on Soft-RoCE it measured slower (benchmarks/results/2026-11-24-ib-softroce-vm)",
            kBoolChoices, MPIGPU_PARAM_BOOL(IbConfig, fin_imm)),
     CountParam<IbConfig>("MPIGPU_IB_PORT_DOWN_S", "2",
            "seconds the port may stay down (the device's PORT_ERR event, e.g. its link went "

@@ -1,4 +1,4 @@
-/* Regressions of issue 19's MPICH entries, through mpi.h (2 ranks):
+/* Regressions of MPICH test-suite entries, through mpi.h (2 ranks):
  *  - MPI_Comm_idup is nonblocking: rank 0 receives from rank 1 before it starts its idup, while
  *    rank 1 starts its idup first and then sends with MPI_Ssend (a blocking idup deadlocks);
  *    MPI_Comm_idup_with_info likewise.

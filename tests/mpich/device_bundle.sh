@@ -2,12 +2,12 @@
 # Prepares the suite's GPU memory types (pt2pt/testlist.gpu, coll/testlist.gpu) for the GPU
 # machine, which has no network and little time: here, an opt installation of this checkout and
 # the suite configured --with-cuda against it, its GPU programs built, all under one fixed
-# absolute path (the Makefiles and wrappers name it), then copied to .device/mpich-gpu (ignored by
-# git, carried to the device) with the CUDA runtime the programs link. On the device:
-#   ln -sfn "$PWD/.device/mpich-gpu" /tmp/mpigpu-mpich-gpu
+# absolute path (the Makefiles and wrappers name it), then copied to gpu-bundle/mpich-gpu (ignored
+# by git, carried to the device) with the CUDA runtime the programs link. On the device:
+#   ln -sfn "$PWD/gpu-bundle/mpich-gpu" /tmp/mpigpu-mpich-gpu
 #   LD_LIBRARY_PATH=/tmp/mpigpu-mpich-gpu/cudart tests/mpich/run.sh --gpu \
 #     --prebuilt /tmp/mpigpu-mpich-gpu --out "$OUT/mpich-gpu"
-# (one GPU: under MPS, see benchmarks/results/device-steps.sh).
+# (one GPU: under MPS, see benchmarks/device/measure.sh).
 #   tests/mpich/device_bundle.sh [--no-build]   (--no-build: install from bazel-bin -c opt as is)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +44,7 @@ done
    case "$e" in pt2pt/|coll/|util/|dtpools/|include/|confdb/) ;; *) rm -rf "$e" ;; esac
  done)
 cp -L "$cuda"/lib64/libcudart.so.[0-9]* "$stage/cudart/"
-rm -rf "$top/.device/mpich-gpu"
-mkdir -p "$top/.device"
-cp -a "$stage" "$top/.device/mpich-gpu"
-du -sh "$top/.device/mpich-gpu"
+rm -rf "$top/gpu-bundle/mpich-gpu"
+mkdir -p "$top/gpu-bundle"
+cp -a "$stage" "$top/gpu-bundle/mpich-gpu"
+du -sh "$top/gpu-bundle/mpich-gpu"

@@ -8,7 +8,7 @@
 #     PREFIX  where to install (default /opt/prrte); the tests look there and on PATH
 #
 # Needs: autoconf automake libtool flex perl (for a git checkout), libpmix-dev libevent-dev
-# libhwloc-dev, a C compiler. About 3 minutes on 2 cores. Measured: session 15, this VM.
+# libhwloc-dev, a C compiler. About 3 minutes on 2 cores. Measured 2026-11-25 on a 2-CPU VM.
 set -euo pipefail
 src=${1:?usage: build.sh SRC [PREFIX]}
 prefix=${2:-/opt/prrte}

@@ -27,7 +27,8 @@ def rdma_vm_test(name, plan, bins = [], size = "large", tags = [], **kwargs):
     )
 
 # Benchmarks measure the optimized build: under TCG an unoptimized (fastbuild) binary's own
-# instructions were half of mpigpu's 8-byte latency (benchmarks/results/2026-11-25-s14).
+# instructions were half of mpigpu's 8-byte latency
+# (benchmarks/results/2026-11-25-ib-latency-softroce-vm).
 def _opt_transition_impl(settings, attr):
     return {"//command_line_option:compilation_mode": "opt"}
 

@@ -8,8 +8,9 @@
 // The block: one warp polls the mailbox, 512 worker threads copy. The poller loops on its reads
 // alone (no block-wide barrier per poll) and reads the next copy while the workers run the
 // current one; the hand-over between them is described at BlockState in device_copier.cu.
-// (Several polling warps at staggered times were tried in run 30: with 2, 3 and 4 of them an
-// 8-byte copy took 4.5, 8.0 and 10.7 us, against 3.5 us with one.)
+// (Several polling warps at staggered times were tried on one H200 on 2026-11-24: with 2, 3
+// and 4 of them an 8-byte copy took 4.5, 8.0 and 10.7 us, against 3.5 us with one:
+// benchmarks/results/2026-11-24-copier-polling-h200/.)
 //
 // Safety:
 //   - It leaves after MPIGPU_GPU_COPIER_IDLE_US without work, so an application's
@@ -30,9 +31,9 @@
 //   - `done` = the last copy number finished; the kernel stores it after its copies and a system
 //     fence, so the data is in place when the host sees it (acquire fence on the host). A copy's
 //     notify word is stored after the same fence, before `done`.
-//   - The descriptor is twelve 32-bit values (so a slot is 96 bytes: run 31b measured a full
-//     128-byte slot 1.1 us slower per copy): addresses take two, pitches, width and height one
-//     each (Submit refuses larger ones), the notify index and value one each.
+//   - The descriptor is twelve 32-bit values (so a slot is 96 bytes: a full 128-byte slot was
+//     1.1 us slower per copy on one H200, 2026-11-24): addresses take two, pitches, width and
+//     height one each (Submit refuses larger ones), the notify index and value one each.
 //   - Leaving: the kernel stores `exiting = 1`, fences, and reads the next slot once more; the
 //     host stores a slot's words, fences, and reads `exiting`. Of these two store-fence-load
 //     pairs at least one sees the other's store (Dekker), so a submitted copy is never stranded:

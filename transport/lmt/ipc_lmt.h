@@ -11,7 +11,8 @@
 //     next back-end; the send then waits for that one's answer).
 // Not offered below MPIGPU_SHARED_GPU_IPC_MIN to a rank on this same GPU unless MPS serves it
 // (memcopy/mps.h; MPIGPU_GPU_COPIER_SHARED=auto, or 1 declares it): a device copy between two processes' contexts runs on the
-// SMs and costs a context switch (about 140 us, run 34), while the copy engines move the bytes
+// SMs and costs a context switch (about 140 us on one H200, 2026-11-24:
+// benchmarks/results/2026-11-24-shared-gpu-context-h200/), while the copy engines move the bytes
 // through host memory without one. MPIGPU_LMT=ipc offers it to every peer.
 //
 // Notify words, in the job segment (this back-end's dense area): kNotifySlots 32-bit words per

@@ -75,9 +75,9 @@ Status ShmChannel::Attach(TransportHost* host, char* dense, char* sparse) {
 }
 
 // Pins the cells and fastboxes (every rank's: this process unpacks from any of them) the first
-// time a GPU buffer is copied into or out of one. A pageable cell costs the driver a staging
-// copy, and a small pageable host-to-device copy runs on the SMs, which pays a context switch
-// whenever ranks share a GPU (run 34: about 140 us per switch up to 64 KiB; pinned, the copy
+// time a GPU buffer is copied into or out of one. A pageable cell costs the driver a staging copy,
+// and a small pageable host-to-device copy runs on the SMs, which pays a context switch whenever
+// ranks share a GPU (one H200, 2026-11-24: about 140 us per switch up to 64 KiB; pinned, the copy
 // engine takes them from 32 KiB). MPIGPU_PIN_SHM=0 leaves them pageable.
 void ShmChannel::PrepareDeviceCopy() {
   if (pin_tried_ || !pin_ || cells_bytes_ == 0) return;
