@@ -247,27 +247,7 @@ int DoFree(Lock& lk, MPIGPU_Win* win) {
       std::any_of(w->lock_type.begin(), w->lock_type.end(), [](int t) { return t; }))
     return SetLastError(MPIGPU_ERR_RMA_SYNC, "window freed inside a lock or PSCW epoch");
   // Operations of a last fence epoch (without a closing fence) complete first.
-  std::vector<int> dirty;
-  for (int r = 0; r < w->comm->size(); ++r)
-    if (w->dirty[r]) dirty.push_back(r);
-  int rc = MPIGPU_SUCCESS;
-  if (!dirty.empty()) {
-    // Acknowledged flushes, as a fence would send.
-    for (int t : dirty) {
-      int tag = 0;
-      ApiRequest* req = nullptr;
-      int32_t code = 0;
-      if (PostAck(*w, t, &tag, &req, &code) != MPIGPU_SUCCESS) continue;
-      WireHdr h;
-      h.kind = AmKind::kFlush;
-      h.reply_tag = tag;
-      if (SendAm(*w, t, h, {}, nullptr, nullptr) != MPIGPU_SUCCESS) continue;
-      int arc = WaitReply(lk, req);
-      if (arc == MPIGPU_SUCCESS) arc = code;
-      if (rc == MPIGPU_SUCCESS) rc = arc;
-    }
-  }
-  if (int lrc = ReapOrigin(lk, *w, true); rc == MPIGPU_SUCCESS) rc = lrc;
+  int rc = FlushDirty(lk, *w);
   std::vector<int> all;
   if (int brc = AllgatherInts(lk, w->comm, {0}, &all); rc == MPIGPU_SUCCESS) rc = brc;
   StopTarget(lk, *w);

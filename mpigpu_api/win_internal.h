@@ -201,6 +201,10 @@ int ReapOrigin(Lock& lk, WinData& w, bool all);
 // Waits for a receive (reply) and completes it; its error.
 int WaitReply(Lock& lk, ApiRequest* r);
 
+// Completes every operation at every target written since the last flush, and every local
+// request (win_sync.cc); the first error.
+int FlushDirty(Lock& lk, WinData& w);
+
 // Starts the progress thread once (MPIGPU_ASYNC_PROGRESS=1); stops it when no window is left.
 void StartProgressThread();
 void StopProgressThreadIfIdle(Lock& lk);

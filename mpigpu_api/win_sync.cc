@@ -51,7 +51,12 @@ int AckedRound(Lock& lk, WinData& w, AmKind kind, int lock_type, const std::vect
     }
   }
   for (size_t i = 0; i < started; ++i) {
-    int rc = WaitReply(lk, waits[i].req);
+    MPIGPU_Status st;
+    int rc = WaitP2P(lk, waits[i].req, &st);
+    if (rc == MPIGPU_SUCCESS && st.count_bytes != sizeof(int32_t))
+      rc = SetLastError(MPIGPU_ERR_PROC_FAILED, "target " + std::to_string(targets[i]) +
+                                                    " ended without acknowledging (" +
+                                                    std::to_string(st.count_bytes) + " bytes)");
     if (rc == MPIGPU_SUCCESS) rc = waits[i].code;
     if (first == MPIGPU_SUCCESS) first = rc;
     if (rc == MPIGPU_SUCCESS) w.dirty[targets[i]] = false;
@@ -304,6 +309,9 @@ int WithWin(const char* fn, MPIGPU_Win win, Body&& body) {
 }
 
 }  // namespace
+
+int FlushDirty(Lock& lk, WinData& w) { return FlushTargets(lk, w, AllRanks(w), true); }
+
 }  // namespace mpigpu::api
 
 namespace api = mpigpu::api;

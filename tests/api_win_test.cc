@@ -284,10 +284,12 @@ TEST(ApiWinTest, BadCallsGetTheirErrorClass) {
 }
 
 // A target that dies while an origin holds its lock: the origin's flush and unlock return
-// PROC_FAILED instead of waiting.
+// PROC_FAILED instead of waiting. The target is held outside mpigpu (a blocking read) before the
+// origin's put, so nothing but its death can end the flush.
 TEST(ApiWinTest, TargetDeathDuringPassiveEpochGivesProcFailed) {
-  int quiet[2];
-  ASSERT_EQ(pipe(quiet), 0);
+  int ready[2], die[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(die), 0);
   std::string r = RunJob(
       2,
       [&](int rank) -> int {
@@ -298,22 +300,24 @@ TEST(ApiWinTest, TargetDeathDuringPassiveEpochGivesProcFailed) {
         API_OK(MPIGPU_Win_set_errhandler(win, MPIGPU_ERRORS_RETURN));
         if (rank == 1) {
           API_OK(MPIGPU_Barrier(kWorld));
+          RANK_CHECK(write(ready[1], "r", 1) == 1);  // out of mpigpu from here on
           char c = 0;
-          RANK_CHECK(read(quiet[0], &c, 1) == 1);  // rank 0 holds the lock now
+          RANK_CHECK(read(die[0], &c, 1) == 1);
           kill(getpid(), SIGKILL);
         }
         API_OK(MPIGPU_Win_lock(MPIGPU_LOCK_EXCLUSIVE, 1, 0, win));
         API_OK(MPIGPU_Barrier(kWorld));
-        RANK_CHECK(write(quiet[1], "q", 1) == 1);
+        char c = 0;
+        RANK_CHECK(read(ready[0], &c, 1) == 1);
         int32_t v = 7;
-        (void)MPIGPU_Put(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 1, 0, 1, MPIGPU_INT, win);
+        API_OK(MPIGPU_Put(&v, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 1, 0, 1, MPIGPU_INT, win));
+        RANK_CHECK(write(die[1], "d", 1) == 1);
         API_FAILS(MPIGPU_ERR_PROC_FAILED, MPIGPU_Win_flush(1, win));
         API_FAILS(MPIGPU_ERR_PROC_FAILED, MPIGPU_Win_unlock(1, win));
         _exit(0);  // the window's collective free needs the dead rank
       },
       30, {1});
-  close(quiet[0]);
-  close(quiet[1]);
+  for (int fd : {ready[0], ready[1], die[0], die[1]}) close(fd);
   EXPECT_EQ(r, "");
 }
 
