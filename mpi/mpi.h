@@ -212,18 +212,18 @@ typedef struct MPI_Status {
 #define MPI_ERR_PORT MPIGPU_ERR_UNSUPPORTED_OPERATION
 #define MPI_ERR_SERVICE MPIGPU_ERR_UNSUPPORTED_OPERATION
 #define MPI_ERR_NAME MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_WIN MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_BASE MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_SIZE MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_DISP MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_LOCKTYPE MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_ASSERT MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_RMA_CONFLICT MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_RMA_SYNC MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_RMA_RANGE MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_RMA_ATTACH MPIGPU_ERR_UNSUPPORTED_OPERATION
+#define MPI_ERR_WIN MPIGPU_ERR_WIN
+#define MPI_ERR_BASE MPIGPU_ERR_ARG
+#define MPI_ERR_SIZE MPIGPU_ERR_SIZE
+#define MPI_ERR_DISP MPIGPU_ERR_DISP
+#define MPI_ERR_LOCKTYPE MPIGPU_ERR_LOCKTYPE
+#define MPI_ERR_ASSERT MPIGPU_ERR_ASSERT
+#define MPI_ERR_RMA_CONFLICT MPIGPU_ERR_RMA_CONFLICT
+#define MPI_ERR_RMA_SYNC MPIGPU_ERR_RMA_SYNC
+#define MPI_ERR_RMA_RANGE MPIGPU_ERR_RMA_RANGE
+#define MPI_ERR_RMA_ATTACH MPIGPU_ERR_RMA_ATTACH
 #define MPI_ERR_RMA_SHARED MPIGPU_ERR_UNSUPPORTED_OPERATION
-#define MPI_ERR_RMA_FLAVOR MPIGPU_ERR_UNSUPPORTED_OPERATION
+#define MPI_ERR_RMA_FLAVOR MPIGPU_ERR_RMA_FLAVOR
 #define MPI_ERR_FILE MPIGPU_ERR_UNSUPPORTED_OPERATION
 #define MPI_ERR_NOT_SAME MPIGPU_ERR_UNSUPPORTED_OPERATION
 #define MPI_ERR_AMODE MPIGPU_ERR_UNSUPPORTED_OPERATION
@@ -1196,6 +1196,100 @@ MPIGPU_MPI_FN(MPI_Fint, Info_c2f, (MPI_Info info))
 MPIGPU_MPI_FN(MPI_Info, Info_f2c, (MPI_Fint info))
 MPIGPU_MPI_FN(MPI_Fint, Message_c2f, (MPI_Message message))
 MPIGPU_MPI_FN(MPI_Message, Message_f2c, (MPI_Fint message))
+
+/* ---- one-sided communication (windows; mpi_win.cc) ---- */
+#define MPI_WIN_BASE 0x66000001
+#define MPI_WIN_SIZE 0x66000003
+#define MPI_WIN_DISP_UNIT 0x66000005
+#define MPI_WIN_CREATE_FLAVOR 0x66000007
+#define MPI_WIN_MODEL 0x66000009
+#define MPI_WIN_FLAVOR_CREATE MPIGPU_WIN_FLAVOR_CREATE
+#define MPI_WIN_FLAVOR_ALLOCATE MPIGPU_WIN_FLAVOR_ALLOCATE
+#define MPI_WIN_FLAVOR_DYNAMIC MPIGPU_WIN_FLAVOR_DYNAMIC
+#define MPI_WIN_FLAVOR_SHARED MPIGPU_WIN_FLAVOR_SHARED
+#define MPI_WIN_SEPARATE MPIGPU_WIN_SEPARATE
+#define MPI_WIN_UNIFIED MPIGPU_WIN_UNIFIED
+#define MPI_LOCK_EXCLUSIVE MPIGPU_LOCK_EXCLUSIVE
+#define MPI_LOCK_SHARED MPIGPU_LOCK_SHARED
+#define MPI_MODE_NOCHECK MPIGPU_MODE_NOCHECK
+#define MPI_MODE_NOSTORE MPIGPU_MODE_NOSTORE
+#define MPI_MODE_NOPUT MPIGPU_MODE_NOPUT
+#define MPI_MODE_NOPRECEDE MPIGPU_MODE_NOPRECEDE
+#define MPI_MODE_NOSUCCEED MPIGPU_MODE_NOSUCCEED
+MPIGPU_MPI_FN(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Info info,
+                                MPI_Comm comm, MPI_Win* win))
+MPIGPU_MPI_FN(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                  void* baseptr, MPI_Win* win))
+MPIGPU_MPI_FN(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win))
+MPIGPU_MPI_FN(int, Win_attach, (MPI_Win win, void* base, MPI_Aint size))
+MPIGPU_MPI_FN(int, Win_detach, (MPI_Win win, const void* base))
+MPIGPU_MPI_FN(int, Win_free, (MPI_Win* win))
+MPIGPU_MPI_FN(int, Win_get_group, (MPI_Win win, MPI_Group* group))
+MPIGPU_MPI_FN(int, Win_set_name, (MPI_Win win, const char* win_name))
+MPIGPU_MPI_FN(int, Win_get_name, (MPI_Win win, char* win_name, int* resultlen))
+MPIGPU_MPI_FN(int, Win_set_info, (MPI_Win win, MPI_Info info))
+MPIGPU_MPI_FN(int, Win_get_info, (MPI_Win win, MPI_Info* info_used))
+MPIGPU_MPI_FN(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler* errhandler))
+MPIGPU_MPI_FN(int, Win_create_keyval, (MPI_Win_copy_attr_function* win_copy_attr_fn,
+                                       MPI_Win_delete_attr_function* win_delete_attr_fn,
+                                       int* win_keyval, void* extra_state))
+MPIGPU_MPI_FN(int, Win_free_keyval, (int* win_keyval))
+MPIGPU_MPI_FN(int, Win_set_attr, (MPI_Win win, int win_keyval, void* attribute_val))
+MPIGPU_MPI_FN(int, Win_get_attr, (MPI_Win win, int win_keyval, void* attribute_val, int* flag))
+MPIGPU_MPI_FN(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+MPIGPU_MPI_FN(int, Put, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Win win))
+MPIGPU_MPI_FN(int, Get, (void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Win win))
+MPIGPU_MPI_FN(int, Accumulate, (const void* origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, int target_rank,
+                                MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MPIGPU_MPI_FN(int, Get_accumulate, (const void* origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, void* result_addr,
+                                    int result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MPIGPU_MPI_FN(int, Fetch_and_op, (const void* origin_addr, void* result_addr,
+                                  MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                  MPI_Op op, MPI_Win win))
+MPIGPU_MPI_FN(int, Compare_and_swap, (const void* origin_addr, const void* compare_addr,
+                                      void* result_addr, MPI_Datatype datatype, int target_rank,
+                                      MPI_Aint target_disp, MPI_Win win))
+MPIGPU_MPI_FN(int, Rput, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                          int target_rank, MPI_Aint target_disp, int target_count,
+                          MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request))
+MPIGPU_MPI_FN(int, Rget, (void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                          int target_rank, MPI_Aint target_disp, int target_count,
+                          MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request))
+MPIGPU_MPI_FN(int, Raccumulate, (const void* origin_addr, int origin_count,
+                                 MPI_Datatype origin_datatype, int target_rank,
+                                 MPI_Aint target_disp, int target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                 MPI_Request* request))
+MPIGPU_MPI_FN(int, Rget_accumulate, (const void* origin_addr, int origin_count,
+                                     MPI_Datatype origin_datatype, void* result_addr,
+                                     int result_count, MPI_Datatype result_datatype,
+                                     int target_rank, MPI_Aint target_disp, int target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                     MPI_Request* request))
+MPIGPU_MPI_FN(int, Win_fence, (int assert_bits, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_lock, (int lock_type, int rank, int assert_bits, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_unlock, (int rank, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_lock_all, (int assert_bits, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_unlock_all, (MPI_Win win))
+MPIGPU_MPI_FN(int, Win_flush, (int rank, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_flush_all, (MPI_Win win))
+MPIGPU_MPI_FN(int, Win_flush_local, (int rank, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_flush_local_all, (MPI_Win win))
+MPIGPU_MPI_FN(int, Win_sync, (MPI_Win win))
+MPIGPU_MPI_FN(int, Win_post, (MPI_Group group, int assert_bits, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_start, (MPI_Group group, int assert_bits, MPI_Win win))
+MPIGPU_MPI_FN(int, Win_complete, (MPI_Win win))
+MPIGPU_MPI_FN(int, Win_wait, (MPI_Win win))
+MPIGPU_MPI_FN(int, Win_test, (MPI_Win win, int* flag))
 
 #ifdef __cplusplus
 } /* extern "C" */

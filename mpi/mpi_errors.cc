@@ -82,26 +82,35 @@ int Fail(const char* fn, MPI_Comm comm, int rc) {
   if (MPIGPU_Comm_get_errhandler(comm, &v) != MPIGPU_SUCCESS &&
       MPIGPU_Comm_get_errhandler(MPI_COMM_WORLD, &v) != MPIGPU_SUCCESS)
     v = kLayerFatal;
-  const MPI_Errhandler h = FromCore(v);
   // Fatal names fn itself; a returned error's string names it in the detail.
-  mpigpu::SetLastError(rc, h == MPI_ERRORS_ARE_FATAL || bare.rfind(std::string(fn) + ": ", 0) == 0
+  mpigpu::SetLastError(rc, FromCore(v) == MPI_ERRORS_ARE_FATAL ||
+                                   bare.rfind(std::string(fn) + ": ", 0) == 0
                                ? bare
                            : bare.empty() ? std::string(fn)
                                           : std::string(fn) + ": " + bare);
+  return ApplyErrhandler(fn, v, comm, comm, rc);
+}
+
+int ApplyErrhandler(const char* fn, int core_value, int object, MPI_Comm abort_comm, int rc) {
+  const MPI_Errhandler h = FromCore(core_value);
   if (h == MPI_ERRORS_RETURN) return rc;
-  if (h == MPI_ERRORS_ARE_FATAL) Fatal(fn, comm, rc);
+  if (h == MPI_ERRORS_ARE_FATAL) Fatal(fn, abort_comm, rc);
   MPI_Comm_errhandler_function* f = nullptr;
   {
     std::lock_guard<std::mutex> g(T().mu);
     if (h >= kFirstUser && static_cast<size_t>(h - kFirstUser) < T().handlers.size())
       f = T().handlers[h - kFirstUser];
   }
-  if (f == nullptr) Fatal(fn, comm, rc);
-  MPI_Comm c = comm;
+  if (f == nullptr) Fatal(fn, abort_comm, rc);
+  int o = object;  // a communicator or window handle: both are ints
   int code = rc;
-  f(&c, &code);
+  f(&o, &code);
   return rc;
 }
+
+bool ValidErrhandler(MPI_Errhandler h) { return ValidHandler(h); }
+int ErrhandlerToCore(MPI_Errhandler h) { return ToCore(h); }
+MPI_Errhandler ErrhandlerFromCore(int v) { return FromCore(v); }
 
 int FailWith(const char* fn, MPI_Comm comm, int rc, const char* detail) {
   // The core keeps the thread's latest detail per class; MPIGPU_Error_string shows it.

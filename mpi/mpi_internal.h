@@ -49,6 +49,15 @@ int Fail(const char* fn, MPI_Comm comm, int rc);
 inline int Done(const char* fn, MPI_Comm comm, int rc) {
   return rc == MPI_SUCCESS ? rc : Fail(fn, comm, rc);
 }
+// Applies the handler stored in the core as `core_value` to the failed call `fn` on `object` (a
+// communicator or a window: the user function gets its handle); fatal ones abort abort_comm.
+int ApplyErrhandler(const char* fn, int core_value, int object, MPI_Comm abort_comm, int rc);
+// Applies window win's handler to the failed call `fn` (mpi_win.cc); returns rc.
+int WinDone(const char* fn, MPI_Win win, int rc);
+// Handlers as the layer stores them in the core (windows keep theirs there too).
+bool ValidErrhandler(MPI_Errhandler h);
+int ErrhandlerToCore(MPI_Errhandler h);
+MPI_Errhandler ErrhandlerFromCore(int v);
 // Records `detail` for rc (shown by MPI_Error_string) and applies comm's handler.
 int FailWith(const char* fn, MPI_Comm comm, int rc, const char* detail);
 // Records `detail` for rc without applying a handler (for helpers whose caller applies it).

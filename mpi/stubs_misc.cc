@@ -3,27 +3,6 @@
 // The area's owner replaces this file with the real calls.
 #include "mpi/mpi_internal.h"
 
-extern "C" int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* function, MPI_Errhandler* errhandler) {
-  (void)function;
-  (void)errhandler;
-  return mpigpu::mpi::Unsupported("MPI_Win_create_errhandler", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Win_create_errhandler)
-
-extern "C" int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
-  (void)win;
-  (void)errhandler;
-  return mpigpu::mpi::Unsupported("MPI_Win_set_errhandler", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Win_set_errhandler)
-
-extern "C" int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
-  (void)win;
-  (void)errorcode;
-  return mpigpu::mpi::Unsupported("MPI_Win_call_errhandler", MPI_COMM_WORLD);
-}
-MPIGPU_MPI_ALIAS(Win_call_errhandler)
-
 extern "C" int PMPI_File_create_errhandler(MPI_File_errhandler_function* function, MPI_Errhandler* errhandler) {
   (void)function;
   (void)errhandler;

@@ -31,6 +31,11 @@ constexpr ParamVar<ApiConfig> kVars[] = {
            "when the node is oversubscribed (more local ranks than CPUs available to the job), "
            "else from the 2048th",
            "auto | on | off", MPIGPU_PARAM_ENUM(ApiConfig, yield, YieldMode, "auto", "on", "off")),
+    ChoiceParam<ApiConfig>("MPIGPU_ASYNC_PROGRESS", "0",
+           "a progress thread per process while windows exist, polling every 50 us: one-sided "
+           "operations aimed at the process are applied while it computes outside mpigpu (0: only "
+           "when it calls mpigpu; docs/rma.md)",
+           kBoolChoices, MPIGPU_PARAM_BOOL(ApiConfig, async_progress)),
 };
 
 }  // namespace

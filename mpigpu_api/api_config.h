@@ -1,6 +1,7 @@
-// The API's settings (MPIGPU_CHECK_BUFFERS, MPIGPU_COLL_CHECK, MPIGPU_YIELD), declared here
-// where they are used and registered with every other component's in the one registry
-// (memcopy/params.h), which mpigpu-info prints and MPIGPU_Init checks.
+// The API's settings (MPIGPU_CHECK_BUFFERS, MPIGPU_COLL_CHECK, MPIGPU_YIELD,
+// MPIGPU_ASYNC_PROGRESS), declared here where they are used and registered with every other
+// component's in the one registry (memcopy/params.h), which mpigpu-info prints and MPIGPU_Init
+// checks.
 #pragma once
 
 #include "memcopy/params.h"
@@ -18,6 +19,7 @@ struct ApiConfig {
   bool check_buffers = false;          // verify each buffer's tag with cudaPointerGetAttributes
   bool coll_check = false;             // collectives check their ranks' arguments (coll_check.h)
   YieldMode yield = YieldMode::kAuto;  // waiting ranks yield the CPU when idle (wait_policy.h)
+  bool async_progress = false;  // a thread applies one-sided operations (win.cc)
 };
 
 // The environment's values, read once (defaults where refused: ConfigStatus says why).

@@ -156,6 +156,8 @@ struct State {
   std::vector<ApiRequest*> detached;  // freed by the user, still in flight
   // Nonblocking collectives not yet done, advanced by every progress round.
   std::vector<std::shared_ptr<CollSched>> coll_scheds;
+  // Some window exists: progress rounds take in one-sided operations (win_target.cc).
+  bool rma_active = false;
 };
 State* MakeState();
 // Inline: every call asks for it, and a call per question costs more than the question.
@@ -278,6 +280,8 @@ int WaitP2P(Lock& lk, ApiRequest* r, MPIGPU_Status* status);
 
 // Completes detached requests that are done (their errors have nobody to go to).
 void ReapDetached();
+// Takes in and applies the one-sided operations that arrived for every window (win_target.cc).
+void ProgressWindows();
 // Advances every nonblocking collective in State::coll_scheds; drops the done ones.
 void AdvanceCollScheds();
 // Makes a nonblocking collective's schedule the operation of a new user request (*request)
@@ -301,6 +305,7 @@ inline int ProgressOnce() {
     return rc;
   if (!s.coll_scheds.empty()) AdvanceCollScheds();
   if (!s.detached.empty()) ReapDetached();
+  if (s.rma_active) ProgressWindows();
   return MPIGPU_SUCCESS;
 }
 

@@ -44,6 +44,16 @@ constexpr ClassInfo kClasses[] = {
     {"MPIGPU_ERR_INFO_NOKEY", "no such info key"},
     {"MPIGPU_ERR_NO_MEM", "out of memory"},
     {"MPIGPU_ERR_UNSUPPORTED_OPERATION", "operation not supported by mpigpu"},
+    {"MPIGPU_ERR_WIN", "invalid window"},
+    {"MPIGPU_ERR_RMA_RANGE", "target memory outside the window"},
+    {"MPIGPU_ERR_RMA_SYNC", "one-sided call outside its synchronisation epoch"},
+    {"MPIGPU_ERR_RMA_CONFLICT", "conflicting one-sided accesses or epochs"},
+    {"MPIGPU_ERR_RMA_ATTACH", "memory cannot be attached or detached"},
+    {"MPIGPU_ERR_RMA_FLAVOR", "call not valid for the window's flavor"},
+    {"MPIGPU_ERR_LOCKTYPE", "invalid lock type"},
+    {"MPIGPU_ERR_ASSERT", "invalid assertion"},
+    {"MPIGPU_ERR_DISP", "invalid displacement unit"},
+    {"MPIGPU_ERR_SIZE", "invalid size"},
 };
 static_assert(sizeof(kClasses) / sizeof(kClasses[0]) == MPIGPU_ERR_LASTCODE + 1,
               "one entry per error class");

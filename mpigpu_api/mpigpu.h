@@ -136,7 +136,18 @@ typedef struct {
 #define MPIGPU_ERR_INFO_NOKEY 27     /* no such info key */
 #define MPIGPU_ERR_NO_MEM 28         /* out of memory */
 #define MPIGPU_ERR_UNSUPPORTED_OPERATION 29 /* not supported by mpigpu */
-#define MPIGPU_ERR_LASTCODE 29       /* largest valid error code */
+/* One-sided communication (windows). */
+#define MPIGPU_ERR_WIN 30            /* bad or freed window */
+#define MPIGPU_ERR_RMA_RANGE 31      /* target displacement and size outside the window */
+#define MPIGPU_ERR_RMA_SYNC 32       /* call outside its epoch (op without lock, unlock without lock) */
+#define MPIGPU_ERR_RMA_CONFLICT 33   /* conflicting epochs or accesses */
+#define MPIGPU_ERR_RMA_ATTACH 34     /* attach/detach refused (overlap, not attached, wrong flavor) */
+#define MPIGPU_ERR_RMA_FLAVOR 35     /* call not valid for the window's flavor */
+#define MPIGPU_ERR_LOCKTYPE 36       /* lock type neither shared nor exclusive */
+#define MPIGPU_ERR_ASSERT 37         /* invalid assertion bits */
+#define MPIGPU_ERR_DISP 38           /* invalid displacement unit */
+#define MPIGPU_ERR_SIZE 39           /* invalid window size */
+#define MPIGPU_ERR_LASTCODE 39       /* largest valid error code */
 
 /* ---- predefined datatypes ---- */
 
@@ -1063,6 +1074,135 @@ int MPIGPU_Error_string(int errorcode, char* str, int* resultlen);
 /* *errorclass = the class of errorcode (codes equal classes). Errors: ARG (unknown code).
  * Callable at any time. */
 int MPIGPU_Error_class(int errorcode, int* errorclass);
+
+/* ---- one-sided communication (windows) ----
+ * A window exposes memory of every member of a communicator (host or device memory, named by
+ * its buffer-type tag) to the others' Put, Get and accumulates. Operations travel as active
+ * messages on the window's own context: the target applies them whenever it enters mpigpu (any
+ * call's progress) or, with MPIGPU_ASYNC_PROGRESS=1, from a progress thread (docs/rma.md says
+ * exactly what progress is guaranteed). Displacements count target disp_units (dynamic windows:
+ * absolute addresses, unit 1). Accumulates take a predefined op (REPLACE, NO_OP included) on
+ * elements of one predefined type; target datatypes may be derived (their layout travels with
+ * the operation). Common errors: WIN (bad or freed window), RMA_SYNC (outside an epoch),
+ * RMA_RANGE (outside the target's window: checked at the origin, and again at the target, whose
+ * refusal the next flush/unlock/fence/complete returns), PROC_FAILED (the target died). */
+typedef int MPIGPU_Win;
+#define MPIGPU_WIN_NULL ((MPIGPU_Win)0)
+/* Flavors (MPIGPU_Win_query) and the memory model. */
+#define MPIGPU_WIN_FLAVOR_CREATE 1
+#define MPIGPU_WIN_FLAVOR_ALLOCATE 2
+#define MPIGPU_WIN_FLAVOR_DYNAMIC 3
+#define MPIGPU_WIN_FLAVOR_SHARED 4
+#define MPIGPU_WIN_SEPARATE 1
+#define MPIGPU_WIN_UNIFIED 2
+/* Lock types and assertions (values as MPI's). */
+#define MPIGPU_LOCK_EXCLUSIVE 234
+#define MPIGPU_LOCK_SHARED 235
+#define MPIGPU_MODE_NOCHECK 1024
+#define MPIGPU_MODE_NOSTORE 2048
+#define MPIGPU_MODE_NOPUT 4096
+#define MPIGPU_MODE_NOPRECEDE 8192
+#define MPIGPU_MODE_NOSUCCEED 16384
+
+/* Collective over comm: every member exposes [base, base + size) (size in bytes, may differ per
+ * member; size 0 exposes nothing). Errors: COMM, SIZE (negative), DISP (disp_unit <= 0), BUFFER. */
+int MPIGPU_Win_create(void* base, MPIGPU_Buftype buftype, MPIGPU_Aint size, int disp_unit,
+                      MPIGPU_Info info, MPIGPU_Comm comm, MPIGPU_Win* win);
+/* As Win_create over new memory: host memory (MPIGPU_BUF_HOST) or cudaMalloc'd device memory
+ * (a GPU tag); *(void**)baseptr receives it. Win_free frees it. Errors: as Win_create, NO_MEM. */
+int MPIGPU_Win_allocate(MPIGPU_Aint size, int disp_unit, MPIGPU_Buftype buftype, MPIGPU_Info info,
+                        MPIGPU_Comm comm, void* baseptr, MPIGPU_Win* win);
+/* A window with no memory until Win_attach; displacements are addresses (MPIGPU_Get_address). */
+int MPIGPU_Win_create_dynamic(MPIGPU_Info info, MPIGPU_Comm comm, MPIGPU_Win* win);
+/* Local: exposes [base, base + size) of a dynamic window / withdraws the region at base.
+ * Errors: RMA_FLAVOR (not dynamic), RMA_ATTACH (overlaps an attached region; not attached). */
+int MPIGPU_Win_attach(MPIGPU_Win win, void* base, MPIGPU_Buftype buftype, MPIGPU_Aint size);
+int MPIGPU_Win_detach(MPIGPU_Win win, const void* base);
+/* Collective: completes every operation on the window, then frees it (*win = WIN_NULL).
+ * Errors: WIN, RMA_SYNC (a lock or access/exposure epoch still open). */
+int MPIGPU_Win_free(MPIGPU_Win* win);
+/* The window's base, size (bytes), disp_unit and flavor on this process (any may be NULL). */
+int MPIGPU_Win_query(MPIGPU_Win win, void** base, MPIGPU_Aint* size, int* disp_unit, int* flavor);
+/* A new group of the window's members. */
+int MPIGPU_Win_get_group(MPIGPU_Win win, MPIGPU_Group* group);
+int MPIGPU_Win_set_name(MPIGPU_Win win, const char* name);
+int MPIGPU_Win_get_name(MPIGPU_Win win, char* name, int* resultlen);
+/* A window's error handler (ERRORS_ARE_FATAL by default, as WORLD's; values from 2 up are the
+ * MPI interface's, which the core treats as ERRORS_RETURN). */
+int MPIGPU_Win_set_errhandler(MPIGPU_Win win, MPIGPU_Errhandler errhandler);
+int MPIGPU_Win_get_errhandler(MPIGPU_Win win, MPIGPU_Errhandler* errhandler);
+
+/* Operations. target_rank is a rank of the window's communicator (PROC_NULL: nothing happens). */
+int MPIGPU_Put(const void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+               MPIGPU_Datatype origin_type, int target_rank, MPIGPU_Aint target_disp,
+               int target_count, MPIGPU_Datatype target_type, MPIGPU_Win win);
+int MPIGPU_Get(void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+               MPIGPU_Datatype origin_type, int target_rank, MPIGPU_Aint target_disp,
+               int target_count, MPIGPU_Datatype target_type, MPIGPU_Win win);
+/* target = target op origin, element-wise, atomic per element with respect to other
+ * accumulates; accumulates of one origin to one location are applied in order. */
+int MPIGPU_Accumulate(const void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+                      MPIGPU_Datatype origin_type, int target_rank, MPIGPU_Aint target_disp,
+                      int target_count, MPIGPU_Datatype target_type, MPIGPU_Op op,
+                      MPIGPU_Win win);
+/* result = target; target = target op origin (origin ignored for NO_OP), as one atomic step. */
+int MPIGPU_Get_accumulate(const void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+                          MPIGPU_Datatype origin_type, void* result, MPIGPU_Buftype result_buftype,
+                          int result_count, MPIGPU_Datatype result_type, int target_rank,
+                          MPIGPU_Aint target_disp, int target_count, MPIGPU_Datatype target_type,
+                          MPIGPU_Op op, MPIGPU_Win win);
+int MPIGPU_Fetch_and_op(const void* origin, MPIGPU_Buftype origin_buftype, void* result,
+                        MPIGPU_Buftype result_buftype, MPIGPU_Datatype type, int target_rank,
+                        MPIGPU_Aint target_disp, MPIGPU_Op op, MPIGPU_Win win);
+/* result = target; if target == compare (bytewise), target = origin. */
+int MPIGPU_Compare_and_swap(const void* origin, MPIGPU_Buftype origin_buftype, const void* compare,
+                            MPIGPU_Buftype compare_buftype, void* result,
+                            MPIGPU_Buftype result_buftype, MPIGPU_Datatype type, int target_rank,
+                            MPIGPU_Aint target_disp, MPIGPU_Win win);
+/* Request forms: the request completes at the origin (origin buffer reusable; Get: data
+ * arrived). */
+int MPIGPU_Rput(const void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+                MPIGPU_Datatype origin_type, int target_rank, MPIGPU_Aint target_disp,
+                int target_count, MPIGPU_Datatype target_type, MPIGPU_Win win,
+                MPIGPU_Request* request);
+int MPIGPU_Rget(void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+                MPIGPU_Datatype origin_type, int target_rank, MPIGPU_Aint target_disp,
+                int target_count, MPIGPU_Datatype target_type, MPIGPU_Win win,
+                MPIGPU_Request* request);
+int MPIGPU_Raccumulate(const void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+                       MPIGPU_Datatype origin_type, int target_rank, MPIGPU_Aint target_disp,
+                       int target_count, MPIGPU_Datatype target_type, MPIGPU_Op op,
+                       MPIGPU_Win win, MPIGPU_Request* request);
+int MPIGPU_Rget_accumulate(const void* origin, MPIGPU_Buftype origin_buftype, int origin_count,
+                           MPIGPU_Datatype origin_type, void* result,
+                           MPIGPU_Buftype result_buftype, int result_count,
+                           MPIGPU_Datatype result_type, int target_rank, MPIGPU_Aint target_disp,
+                           int target_count, MPIGPU_Datatype target_type, MPIGPU_Op op,
+                           MPIGPU_Win win, MPIGPU_Request* request);
+
+/* Synchronisation. Fence: collective; ends the previous epoch (every operation complete at
+ * every target) and opens the next (unless MODE_NOSUCCEED). Lock/unlock: a passive-target epoch
+ * at one target (shared or exclusive, granted by the target's lock manager; MODE_NOCHECK skips
+ * the lock); unlock completes every operation at that target. Flush: every operation to the
+ * target complete there; flush_local: complete at the origin. PSCW: Win_post exposes to a
+ * group, Win_start opens access to a group (waits for their posts), Win_complete ends it,
+ * Win_wait / Win_test end the exposure once every origin completed. */
+int MPIGPU_Win_fence(int assert_bits, MPIGPU_Win win);
+int MPIGPU_Win_lock(int lock_type, int rank, int assert_bits, MPIGPU_Win win);
+int MPIGPU_Win_unlock(int rank, MPIGPU_Win win);
+int MPIGPU_Win_lock_all(int assert_bits, MPIGPU_Win win);
+int MPIGPU_Win_unlock_all(MPIGPU_Win win);
+int MPIGPU_Win_flush(int rank, MPIGPU_Win win);
+int MPIGPU_Win_flush_all(MPIGPU_Win win);
+int MPIGPU_Win_flush_local(int rank, MPIGPU_Win win);
+int MPIGPU_Win_flush_local_all(MPIGPU_Win win);
+/* Memory barrier between the process's own loads/stores and the window (unified model). */
+int MPIGPU_Win_sync(MPIGPU_Win win);
+int MPIGPU_Win_post(MPIGPU_Group group, int assert_bits, MPIGPU_Win win);
+int MPIGPU_Win_start(MPIGPU_Group group, int assert_bits, MPIGPU_Win win);
+int MPIGPU_Win_complete(MPIGPU_Win win);
+int MPIGPU_Win_wait(MPIGPU_Win win);
+int MPIGPU_Win_test(MPIGPU_Win win, int* flag);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -8,7 +8,7 @@ set -uo pipefail
 run=$1; shift
 fail=0
 for prog in "$@"; do
-  for n in 2 $(case "$(basename "$prog")" in mpi_p2p_test) echo 3 ;; mpi_coll_test|mpi_persistent_test) echo 1 5 ;; esac); do
+  for n in 2 $(case "$(basename "$prog")" in mpi_p2p_test) echo 3 ;; mpi_rma_test) echo 3 4 ;; mpi_coll_test|mpi_persistent_test) echo 1 5 ;; esac); do
     out=$(timeout 120 "$run" -n "$n" "$prog" 2>&1); rc=$?
     if [ "$(basename "$prog")" = mpi_fatal_test ]; then  # must end the job, naming the call
       if [ $rc -ne 0 ] && grep -q 'MPI_Send: invalid rank' <<<"$out" && ! grep -q 'still running' <<<"$out"; then
