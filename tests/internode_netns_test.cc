@@ -221,7 +221,7 @@ TEST_F(Netns, SweepAcrossTheHosts) {
         << r.out;
   EXPECT_NE(r.out.find("\n1048576 "), std::string::npos) << r.out;
   EXPECT_EQ(r.Count("# Size            mpigpu\n"), 3) << r.out;  // no limit column
-  EXPECT_NE(r.out.find("# note: limit: not measured: the ranks are on different hosts"),
+  EXPECT_NE(r.out.find("# note: limit and floors: not measured: the ranks are on different hosts"),
             std::string::npos)
       << r.out;
 }
