@@ -7,8 +7,10 @@
 //
 //   mpigpurun -n 4 bazel-bin/benchmarks/coll_bench -d cuda -m 8:256M [-c] [-i 50] [-x 5]
 //       [--coll allreduce,bcast,allgather,alltoall,reduce_scatter] [-t float|double|int]
-//       [--op sum|max|min|prod] [--csv FILE] [--json FILE] [--phases]
+//       [--op sum|max|min|prod] [--csv FILE] [--json FILE] [--phases] [--sync-device]
 //
+// --sync-device: cudaDeviceSynchronize() after every call, as a program that waits for its GPU
+// between collectives (PyTorch's torch.cuda.synchronize(), CuPy's Device.synchronize()).
 // Sizes follow nccl-tests: Allreduce and Bcast move `size` bytes per rank; Allgather's size is
 // the gathered whole (each rank sends size / n), Alltoall's and Reduce_scatter's the whole send
 // buffer (size / n to or from each rank).
@@ -44,6 +46,7 @@ struct Options {
   size_t min_bytes = 8, max_bytes = size_t{64} << 20;
   int iters = 50, warmup = 5;
   bool device = true, check = false, phases = false;
+  bool sync_device = false;  // --sync-device: cudaDeviceSynchronize after every call
   std::vector<Coll> colls = {Coll::kAllreduce, Coll::kBcast, Coll::kAllgather, Coll::kAlltoall,
                              Coll::kReduceScatter};
   std::string type = "float", op = "sum", csv, json;
@@ -80,7 +83,8 @@ bool ParseColls(const std::string& list, std::vector<Coll>* out) {
 
 const char* kUsage =
     "usage: coll_bench [-d cuda|host] [-m MIN:MAX] [-i ITERS] [-x WARMUP] [-c] [-t float|double|"
-    "int] [--op sum|max|min|prod] [--coll LIST] [--csv FILE] [--json FILE] [--phases]\n";
+    "int] [--op sum|max|min|prod] [--coll LIST] [--csv FILE] [--json FILE] [--phases]\n"
+    "  [--sync-device]\n";
 
 bool Parse(int argc, char** argv, Options* o, std::string* err) {
   for (int i = 1; i < argc; ++i) {
@@ -95,6 +99,8 @@ bool Parse(int argc, char** argv, Options* o, std::string* err) {
       o->check = true;
     } else if (a == "--phases") {
       o->phases = true;
+    } else if (a == "--sync-device") {
+      o->sync_device = true;
     } else if (a == "-d" && next(&v)) {
       if (v != "cuda" && v != "host") return *err = "-d takes cuda or host", false;
       o->device = v == "cuda";
@@ -312,7 +318,10 @@ class Bench {
     for (int i = 0; i < o_.warmup; ++i) fn();
     MPIGPU_Barrier(MPIGPU_COMM_WORLD);
     const double t0 = MPIGPU_Wtime();
-    for (int i = 0; i < o_.iters; ++i) fn();
+    for (int i = 0; i < o_.iters; ++i) {
+      fn();
+      if (o_.sync_device) cudaDeviceSynchronize();  // as a program that waits for its GPU
+    }
     double us = (MPIGPU_Wtime() - t0) * 1e6 / o_.iters;
     MPIGPU_Allreduce(MPIGPU_IN_PLACE, MPIGPU_BUF_HOST, &us, MPIGPU_BUF_HOST, 1, MPIGPU_DOUBLE,
                      MPIGPU_MAX, MPIGPU_COMM_WORLD);
