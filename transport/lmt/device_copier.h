@@ -17,8 +17,9 @@
 //     cudaDeviceSynchronize() waits at most that long for it; the next Submit relaunches it.
 //     Release() asks it to leave as soon as it is idle: the engine does so when the program
 //     leaves the library for a while (a blocking collective ended), where a program typically
-//     synchronises its GPU next and would otherwise wait out the idle time (550 us per small
-//     device Allgather on 2026-11-28, 4xH200, in a loop that synchronised the device each call).
+//     synchronises its GPU next and would otherwise wait out the idle time (small device Allgather
+//     with the device synchronised after each call, 2 ranks on 4xH200, 2026-11-28: about 550 us
+//     before, 44 us after; benchmarks/results/2026-11-28-device-collectives-h200x4/).
 //   - It holds one SM while it runs; Stop() (Finalize) ends it at once.
 //   - A copy through a bad address (a pointer tagged GPU that is not device memory) ends the
 //     kernel with a sticky CUDA error: its copies never finish. Check() finds that (a driver
@@ -42,8 +43,8 @@
 //     host stores a slot's words, fences, and reads `exiting`. Of these two store-fence-load
 //     pairs at least one sees the other's store (Dekker), so a submitted copy is never stranded:
 //     either the kernel sees all its words and stays, or the host sees `exiting` and relaunches.
-//   - `stop`: the host asks the kernel to leave now; `release`: to leave once idle (the idle
-//     timeout cut short). Both are read in the same round trip as the slot.
+//   - `stop`: the host asks the kernel to leave now (Stop), or once idle (Release: the idle
+//     timeout cut short); read in the same round trip as the slot.
 // One thread of one process uses a DeviceCopier.
 #pragma once
 
