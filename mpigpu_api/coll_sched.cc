@@ -107,6 +107,9 @@ int CollSched::Run(Lock& lk) {
     Advance();
     return done_;
   });
+  // A blocking collective returns to a program that likely synchronises its GPU next: that must
+  // not wait out the resident copy kernel's idle time (transport/lmt/device_copier.h).
+  if (State& st = GetState(); st.engine) st.engine->Idle();
   if (rc != MPIGPU_SUCCESS) {
     for (ApiRequest* r : inflight_) Detach(r);
     inflight_.clear();

@@ -6,7 +6,10 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tests/api_test_util.h"
 #include "tests/coll_suite.h"
@@ -129,6 +132,65 @@ TEST(ApiGpuCollTest, NeighborhoodCollectivesOnDeviceBuffers) {
       },
       300);
   if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
+}
+
+
+// A program that synchronises its GPU after a blocking collective (torch.cuda.synchronize(),
+// cudaDeviceSynchronize) must not wait for the resident copy kernel's idle time: the collective
+// releases it (DeviceCopier::Release). The idle time is set to 1 s, so a kernel left resident
+// would hold the synchronisation for about a second; the bound checked is half of that, far
+// above what an idle GPU's synchronisation costs. The control: after a point-to-point message
+// the kernel does stay resident (or this GPU pair does not use it, and the test says so).
+TEST(ApiGpuCollTest, ABlockingCollectiveLeavesNoResidentCopierForTheProgramToWaitFor) {
+  setenv("MPIGPU_GPU_COPIER_IDLE_US", "1000000", 1);
+  std::string r = RunJob(
+      2,
+      [](int) {
+        if (CudaDeviceCount() < 2) return kRankSkip;  // one GPU: the copier runs only under MPS
+        return RunApiRank([](int rank) {
+          const int n = 2048;  // 8 KiB a rank: a size the copier carries (MPIGPU_GPU_COPIER_MAX)
+          void* send = nullptr;
+          void* recv = nullptr;
+          CUDA_OK(cudaMalloc(&send, n * sizeof(int)));
+          CUDA_OK(cudaMalloc(&recv, 2 * n * sizeof(int)));
+          CUDA_OK(cudaMemset(send, rank + 1, n * sizeof(int)));
+          CUDA_OK(cudaDeviceSynchronize());
+          auto sync_seconds = [] {
+            const double t0 = MPIGPU_Wtime();
+            CUDA_OK(cudaDeviceSynchronize());
+            return MPIGPU_Wtime() - t0;
+          };
+          // Control: a small device message; the receiver's copier, if it carried it, stays.
+          if (rank == 0) API_OK(MPIGPU_Send(send, MPIGPU_BUF_GPU, n, MPIGPU_INT, 1, 5,
+                                            MPIGPU_COMM_WORLD));
+          else API_OK(MPIGPU_Recv(recv, MPIGPU_BUF_GPU, n, MPIGPU_INT, 0, 5, MPIGPU_COMM_WORLD,
+                                  MPIGPU_STATUS_IGNORE));
+          int resident = rank == 1 && sync_seconds() > 0.5;
+          API_OK(MPIGPU_Bcast(&resident, MPIGPU_BUF_HOST, 1, MPIGPU_INT, 1, MPIGPU_COMM_WORLD));
+          if (!resident) {
+            std::fprintf(stderr, "rank %d: the resident copier did not carry the message\n", rank);
+            RANK_CHECK(resident);  // a GPU pair that never uses the copier cannot show the fault
+          }
+          for (int i = 0; i < 3; ++i) {
+            API_OK(MPIGPU_Allgather(send, MPIGPU_BUF_GPU, n, MPIGPU_INT, recv, MPIGPU_BUF_GPU, n,
+                                    MPIGPU_INT, MPIGPU_COMM_WORLD));
+            const double waited = sync_seconds();
+            if (waited > 0.5)
+              std::fprintf(stderr, "rank %d: cudaDeviceSynchronize after Allgather took %.3f s\n",
+                           rank, waited);
+            RANK_CHECK(waited <= 0.5);
+          }
+          std::vector<int> host(2 * n);
+          CUDA_OK(cudaMemcpy(host.data(), recv, 2 * n * sizeof(int), cudaMemcpyDeviceToHost));
+          for (int i = 0; i < 2 * n; ++i) RANK_CHECK(host[i] == (i < n ? 0x01010101 : 0x02020202));
+          CUDA_OK(cudaFree(send));
+          CUDA_OK(cudaFree(recv));
+        });
+      },
+      120);
+  unsetenv("MPIGPU_GPU_COPIER_IDLE_US");
+  if (r == kSkipped) GTEST_SKIP() << "needs two CUDA devices";
   EXPECT_EQ(r, "");
 }
 

@@ -186,6 +186,10 @@ void Engine::FreeRequest(Request* req) {
   free_requests_.push_back(req);
 }
 
+void Engine::Idle() {
+  for (auto& b : backends_->lmts) b->Idle();
+}
+
 void Engine::Release(Request* req) {
   if (req == nullptr) return;
   if (req->done()) FreeRequest(req);

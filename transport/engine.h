@@ -132,6 +132,7 @@ class Engine final : public Messenger, public ChannelSink, public LmtHost {
   Status Wait(Request* req, double timeout_s = -1);
   // Lets go of a request: deleted now if done, else when it completes.
   void Release(Request* req) override;
+  void Idle() override;
 
   // Completes outstanding sends, waits (bounded) for every peer to finalize or die (on this node
   // through the segment, on others through the bootstrap's Depart/Departed), removes the shared

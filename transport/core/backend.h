@@ -354,6 +354,10 @@ class LmtBackend {
   // Housekeeping on the engine's peer-check cadence (every ~20 ms while progress runs), busy or
   // not: health checks of what the back-end runs on its own (the resident copy kernel).
   virtual void Tick() = 0;
+  // The program leaves the library for a while (a blocking collective ended; it will likely
+  // synchronise its GPU next): let go of what that synchronisation would wait for, without
+  // waiting (the resident copy kernel leaves once idle instead of after its idle time).
+  virtual void Idle() = 0;
   // Finalize waits while this is true: copies a peer's send is waiting for.
   virtual bool Serving() const = 0;
   // Finalize: release what it holds (pins, mappings, kernels).
@@ -376,6 +380,7 @@ class LmtBackendStubs : public LmtBackend {
   size_t Offer(Request*, unsigned char*) override { return 0; }
   PayloadPlace PlacePayload(const MsgHeader&, size_t) override { return {}; }
   void Tick() override {}
+  void Idle() override {}
   bool Serving() const override { return false; }
   Status Close() override { return Status::Ok(); }
   void AddStats(TransportStats*) const override {}

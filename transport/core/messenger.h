@@ -55,6 +55,9 @@ class Messenger {
   virtual Status Progress() = 0;
   // Lets go of a request: deleted now if done, else when it completes.
   virtual void Release(Request* req) = 0;
+  // The program leaves the library for a while (a blocking collective ended): back-ends let go
+  // of what its own GPU synchronisation would wait for (LmtBackend::Idle). Does not wait.
+  virtual void Idle() = 0;
 
   // The ranks that take part in `context` (a communicator's): a rank's death fails the wildcard
   // receives of the contexts it belongs to only. A context never declared counts every rank.

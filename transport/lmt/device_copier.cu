@@ -32,6 +32,9 @@ struct CopierMailbox {
   alignas(64) volatile uint64_t done;     // kernel: last copy number finished
   alignas(64) volatile uint32_t exiting;  // kernel: 1 while leaving (or gone)
   alignas(64) volatile uint32_t stop;     // host: 1 = leave now
+  // host: 1 = leave as soon as idle, without waiting out idle_ns (Release); 0 again at the next
+  // Submit. The kernel leaves through the same exiting handshake as on its idle timeout.
+  alignas(64) volatile uint32_t release;
 };
 
 namespace {
@@ -96,6 +99,7 @@ __device__ void CopyRows(unsigned tid, char* dst, const char* src, uint64_t dp, 
 struct SlotRead {
   bool ready;     // every word carries copy number t: `half` is this lane's 32 bits of it
   bool stop;      // the host asked the kernel to leave
+  bool release;   // the host asked the kernel to leave once idle
   uint32_t half;  // lanes < kSlotWords: word `lane`'s low half
 };
 
@@ -103,12 +107,13 @@ __device__ SlotRead ReadSlot(const CopierMailbox* m, uint64_t t) {
   const unsigned lane = threadIdx.x % 32;
   const CopierSlot& slot = m->slots[(t - 1) % DeviceCopier::kSlots];
   uint64_t w = 0;
-  bool stop = false;
+  bool stop = false, release = false;
   if (lane < kSlotWords) w = slot.word[lane];
   else if (lane == kSlotWords) stop = m->stop != 0;
+  else if (lane == kSlotWords + 1) release = m->release != 0;
   const bool mine = lane >= kSlotWords || static_cast<uint32_t>(w >> 32) == static_cast<uint32_t>(t);
   return {__all_sync(0xffffffffu, mine) != 0, __any_sync(0xffffffffu, stop) != 0,
-          static_cast<uint32_t>(w)};
+          __any_sync(0xffffffffu, release) != 0, static_cast<uint32_t>(w)};
 }
 
 // The block's shared state, between the poller and the workers:
@@ -139,7 +144,7 @@ __device__ void Poll(CopierMailbox* m, BlockState& s, uint64_t idle_ns) {
       continue;  // both field buffers in use: wait for the workers
     SlotRead r = ReadSlot(m, t);
     const bool idle = lane == 0 && !r.ready && !r.stop && s.finished == s.seen &&
-                      GlobalTimerNs() - s.last_work_ns > idle_ns;
+                      (r.release || GlobalTimerNs() - s.last_work_ns > idle_ns);
     if (__shfl_sync(0xffffffffu, idle, 0)) {
       // Leaving: store `exiting`, fence, look at the slot once more (Dekker with the host's
       // slot stores, fence, `exiting` load): a copy the host submitted meanwhile is either seen
@@ -248,6 +253,7 @@ Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
   mailbox_->done = 0;
   mailbox_->exiting = 1;  // not running yet
   mailbox_->stop = 0;
+  mailbox_->release = 0;
   DeviceScope scope(device_);
   MPIGPU_RETURN_IF_ERROR(scope.status());
   e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
@@ -258,6 +264,7 @@ Status DeviceCopier::Init(int device, uint64_t idle_us, uint32_t* notify_words,
 Status DeviceCopier::Launch() {
   mailbox_->exiting = 0;
   mailbox_->stop = 0;
+  mailbox_->release = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   CopierMailbox* dev_mailbox = nullptr;
   cudaError_t e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_mailbox), mailbox_, 0);
@@ -317,6 +324,9 @@ Status DeviceCopier::Submit(const CopyDesc& d, uint64_t* ticket, bool* queued) {
       static_cast<uint32_t>(d.width), static_cast<uint32_t>(d.height),
       d.notify_index, d.notify_value, 0, 0};
   const uint64_t tag = static_cast<uint64_t>(static_cast<uint32_t>(t)) << 32;
+  // Stay for this copy and after it (a Release before it no longer holds). The kernel may still
+  // read the old 1 and start to leave: the exiting handshake below then keeps it or relaunches.
+  if (mailbox_->release != 0) mailbox_->release = 0;
   for (int i = 0; i < kSlotWords; ++i) slot.word[i] = tag | values[i];  // each seen whole or not
   submitted_ = t;
   ++stats_.copies;
@@ -341,6 +351,10 @@ Status DeviceCopier::Check() {
   const cudaError_t q = cudaStreamQuery(stream_);
   if (q != cudaSuccess && q != cudaErrorNotReady) fault_ = CudaFailure("copier kernel", q);
   return fault_;
+}
+
+void DeviceCopier::Release() {
+  if (mailbox_ != nullptr && running_) mailbox_->release = 1;
 }
 
 Status DeviceCopier::Stop() {

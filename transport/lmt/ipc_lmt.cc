@@ -481,6 +481,12 @@ void IpcLmt::Tick() {
   MPIGPU_WARN("resident copy kernel faulted (%s): its copies fail", st.ToString().c_str());
 }
 
+// The resident kernel leaves once its queued copies are done (the program's
+// cudaDeviceSynchronize would otherwise wait out MPIGPU_GPU_COPIER_IDLE_US for it).
+void IpcLmt::Idle() {
+  if (gpu_copier_ok_ && gpu_copier_.ready()) gpu_copier_.Release();
+}
+
 // Pins the notify region (every rank's slots) into this process's GPU address space, once, so
 // the resident kernel can store into a sender's slot.
 bool IpcLmt::NotifyMapped() {

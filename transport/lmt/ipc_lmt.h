@@ -59,6 +59,7 @@ class IpcLmt final : public LmtBackend {
   void Finished(Request* req) override;
   void FailPeer(int rank, const Status& why) override;
   void Tick() override;
+  void Idle() override;
   bool Serving() const override { return !active_.empty(); }
   Status Close() override;
   void AddStats(TransportStats* s) const override { s->sends_notified += sends_notified_; }
