@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "memcopy/memcopy.h"
@@ -41,6 +43,17 @@ std::string RunGpuWinJob(int n, const std::function<void(int)>& body) {
     CUDA_OK(cudaSetDevice(rank % ndev));
     return RunApiRank(body);
   }, 180);
+}
+
+// Runs body in jobs of each size in `ns`: kSkipped when the ranks skipped, else what went wrong.
+std::string RunOnRanks(std::initializer_list<int> ns, const std::function<void(int)>& body) {
+  std::string out;
+  for (int n : ns) {
+    const std::string r = RunGpuWinJob(n, body);
+    if (r == kSkipped) return r;
+    if (!r.empty()) out += std::to_string(n) + " ranks: " + r + "\n";
+  }
+  return out;
 }
 
 int Size() {
@@ -110,9 +123,10 @@ uint32_t Seed(int rank, int mode, size_t size_index) {
   return static_cast<uint32_t>(rank + 1 + 8 * mode + 64 * size_index);
 }
 
-// Each rank puts into its right neighbour and gets from its left one, fence-separated.
-void PutGetFence(int rank) {
-  const int n = Size(), right = (rank + 1) % n, left = (rank + n - 1) % n;
+// For every mode and size: a window over `mem` (zeroed), `src` holding the pattern of
+// Seed(rank, m, k) and `back` (0xEE) at the origin; body(m, k, mem, src, back, win); Win_free.
+void EachModeAndSize(int rank, const std::function<void(int, size_t, const Buf&, const Buf&,
+                                                        const Buf&, MPIGPU_Win)>& body) {
   for (int m = 0; m < 3; ++m) {
     for (size_t k = 0; k < sizeof kSizes / sizeof kSizes[0]; ++k) {
       const size_t s = kSizes[k];
@@ -121,62 +135,61 @@ void PutGetFence(int rank) {
       src.Fill(Seed(rank, m, k));
       MPIGPU_Win win;
       API_OK(MPIGPU_Win_create(mem.p, mem.bt(), s, 1, MPIGPU_INFO_NULL, kWorld, &win));
-      API_OK(MPIGPU_Win_fence(0, win));
-      API_OK(MPIGPU_Put(src.p, src.bt(), static_cast<int>(s), MPIGPU_BYTE, right, 0,
-                        static_cast<int>(s), MPIGPU_BYTE, win));
-      API_OK(MPIGPU_Win_fence(0, win));
-      CheckPattern(mem, Seed(left, m, k), "fence put", s, m);
-      API_OK(MPIGPU_Get(back.p, back.bt(), static_cast<int>(s), MPIGPU_BYTE, left, 0,
-                        static_cast<int>(s), MPIGPU_BYTE, win));
-      API_OK(MPIGPU_Win_fence(MPIGPU_MODE_NOSUCCEED, win));
-      // left's window holds what left-of-left put there.
-      CheckPattern(back, Seed((left + n - 1) % n, m, k), "fence get", s, m);
+      body(m, k, mem, src, back, win);
       API_OK(MPIGPU_Win_free(&win));
     }
   }
 }
 
+// Each rank puts into its right neighbour and gets from its left one, fence-separated.
+void PutGetFence(int rank) {
+  const int n = Size(), right = (rank + 1) % n, left = (rank + n - 1) % n;
+  EachModeAndSize(rank, [&](int m, size_t k, const Buf& mem, const Buf& src, const Buf& back,
+                            MPIGPU_Win win) {
+    const size_t s = kSizes[k];
+    API_OK(MPIGPU_Win_fence(0, win));
+    API_OK(MPIGPU_Put(src.p, src.bt(), static_cast<int>(s), MPIGPU_BYTE, right, 0,
+                      static_cast<int>(s), MPIGPU_BYTE, win));
+    API_OK(MPIGPU_Win_fence(0, win));
+    CheckPattern(mem, Seed(left, m, k), "fence put", s, m);
+    API_OK(MPIGPU_Get(back.p, back.bt(), static_cast<int>(s), MPIGPU_BYTE, left, 0,
+                      static_cast<int>(s), MPIGPU_BYTE, win));
+    API_OK(MPIGPU_Win_fence(MPIGPU_MODE_NOSUCCEED, win));
+    // left's window holds what left-of-left put there.
+    CheckPattern(back, Seed((left + n - 1) % n, m, k), "fence get", s, m);
+  });
+}
+
 TEST(ApiWinGpuTest, PutAndGetWithFenceMoveEveryByteToAndFromDeviceWindows) {
-  for (int n : {2, 4}) {
-    const std::string r = RunGpuWinJob(n, PutGetFence);
-    if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
-    EXPECT_EQ(r, "") << n << " ranks";
-  }
+  const std::string r = RunOnRanks({2, 4}, PutGetFence);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 // Each rank locks its right neighbour, puts, flushes, reads its own bytes back with a Get and
 // unlocks; after a barrier its own window holds its left neighbour's bytes.
 void PutGetLock(int rank) {
   const int n = Size(), right = (rank + 1) % n, left = (rank + n - 1) % n;
-  for (int m = 0; m < 3; ++m) {
-    for (size_t k = 0; k < sizeof kSizes / sizeof kSizes[0]; ++k) {
-      const size_t s = kSizes[k];
-      Buf mem(kModes[m].win_dev, s, 0), src(kModes[m].origin_dev, s, 0),
-          back(kModes[m].origin_dev, s, 0xEE);
-      src.Fill(Seed(rank, m, k));
-      MPIGPU_Win win;
-      API_OK(MPIGPU_Win_create(mem.p, mem.bt(), s, 1, MPIGPU_INFO_NULL, kWorld, &win));
-      API_OK(MPIGPU_Win_lock(k % 2 ? MPIGPU_LOCK_SHARED : MPIGPU_LOCK_EXCLUSIVE, right, 0, win));
-      API_OK(MPIGPU_Put(src.p, src.bt(), static_cast<int>(s), MPIGPU_BYTE, right, 0,
-                        static_cast<int>(s), MPIGPU_BYTE, win));
-      API_OK(MPIGPU_Win_flush(right, win));
-      API_OK(MPIGPU_Get(back.p, back.bt(), static_cast<int>(s), MPIGPU_BYTE, right, 0,
-                        static_cast<int>(s), MPIGPU_BYTE, win));
-      API_OK(MPIGPU_Win_unlock(right, win));
-      CheckPattern(back, Seed(rank, m, k), "lock get", s, m);
-      API_OK(MPIGPU_Barrier(kWorld));
-      CheckPattern(mem, Seed(left, m, k), "lock put", s, m);
-      API_OK(MPIGPU_Win_free(&win));
-    }
-  }
+  EachModeAndSize(rank, [&](int m, size_t k, const Buf& mem, const Buf& src, const Buf& back,
+                            MPIGPU_Win win) {
+    const size_t s = kSizes[k];
+    API_OK(MPIGPU_Win_lock(k % 2 ? MPIGPU_LOCK_SHARED : MPIGPU_LOCK_EXCLUSIVE, right, 0, win));
+    API_OK(MPIGPU_Put(src.p, src.bt(), static_cast<int>(s), MPIGPU_BYTE, right, 0,
+                      static_cast<int>(s), MPIGPU_BYTE, win));
+    API_OK(MPIGPU_Win_flush(right, win));
+    API_OK(MPIGPU_Get(back.p, back.bt(), static_cast<int>(s), MPIGPU_BYTE, right, 0,
+                      static_cast<int>(s), MPIGPU_BYTE, win));
+    API_OK(MPIGPU_Win_unlock(right, win));
+    CheckPattern(back, Seed(rank, m, k), "lock get", s, m);
+    API_OK(MPIGPU_Barrier(kWorld));
+    CheckPattern(mem, Seed(left, m, k), "lock put", s, m);
+  });
 }
 
 TEST(ApiWinGpuTest, PutAndGetUnderLockFlushUnlockMoveEveryByte) {
-  for (int n : {2, 4}) {
-    const std::string r = RunGpuWinJob(n, PutGetLock);
-    if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
-    EXPECT_EQ(r, "") << n << " ranks";
-  }
+  const std::string r = RunOnRanks({2, 4}, PutGetLock);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 // Every rank accumulates (SUM) ints from host memory and doubles from device memory into rank
@@ -233,11 +246,9 @@ void AccumulateSums(int rank) {
 }
 
 TEST(ApiWinGpuTest, AccumulateSumsIntsAndDoublesIntoDeviceWindow) {
-  for (int n : {2, 3, 4}) {
-    const std::string r = RunGpuWinJob(n, AccumulateSums);
-    if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
-    EXPECT_EQ(r, "") << n << " ranks";
-  }
+  const std::string r = RunOnRanks({2, 3, 4}, AccumulateSums);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 // Fetch_and_op: every rank adds 1 to rank 0's device word 10 times; the old values seen over
@@ -297,11 +308,9 @@ void Atomics(int rank) {
 }
 
 TEST(ApiWinGpuTest, FetchAndOpAndCompareAndSwapOnDeviceWords) {
-  for (int n : {2, 4}) {
-    const std::string r = RunGpuWinJob(n, Atomics);
-    if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
-    EXPECT_EQ(r, "") << n << " ranks";
-  }
+  const std::string r = RunOnRanks({2, 4}, Atomics);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 // Win_allocate with the GPU tag returns device memory of the rank's device, which Win_free
@@ -343,11 +352,9 @@ void AllocateOnDevice(int rank) {
 }
 
 TEST(ApiWinGpuTest, WinAllocateWithGpuTagGivesDeviceMemoryThatPutAndGetReach) {
-  for (int n : {2, 4}) {
-    const std::string r = RunGpuWinJob(n, AllocateOnDevice);
-    if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
-    EXPECT_EQ(r, "") << n << " ranks";
-  }
+  const std::string r = RunOnRanks({2, 4}, AllocateOnDevice);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 // A vector target type (blocks of `block` ints every `stride`) into the right neighbour's
@@ -401,11 +408,9 @@ void VectorTarget(int rank) {
 }
 
 TEST(ApiWinGpuTest, VectorTargetTypeScattersIntoDeviceWindow) {
-  for (int n : {2, 4}) {
-    const std::string r = RunGpuWinJob(n, VectorTarget);
-    if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
-    EXPECT_EQ(r, "") << n << " ranks";
-  }
+  const std::string r = RunOnRanks({2, 4}, VectorTarget);
+  if (r == kSkipped) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r, "");
 }
 
 }  // namespace
